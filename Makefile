@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make            build build/autoprof
+# make run        install what is missing, build, run with config/autoprof.yaml
+# make test       install what is missing, build, run every test (unit + integration)
+# make bench      run bench/*.sh
+# BUILD=dir       put every output under dir instead of build/
+
+BUILD ?= build
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+
+CFLAGS ?= -O2 -g
+# Frame pointers everywhere: autoprof profiles itself like any other process.
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
+	  -I. -I$(BUILD) -I$(BUILD)/gen -Isrc \
+	  -DAUTOPROF_VERSION='"$(VERSION)"' -DAUTOPROF_COMMIT='"$(GIT_COMMIT)"'
+LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -lprotobuf-c -lpthread
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+PROTOS := $(shell find otlp -name '*.proto' 2>/dev/null)
+GEN_SRCS := $(patsubst otlp/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+SRCS := $(shell find src -name '*.c')
+OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS)) $(GEN_SRCS:.c=.o)
+LIB_OBJS := $(filter-out $(BUILD)/obj/src/main.o,$(OBJS))
+
+# Generated sources are intermediate to make: keep them, they are slow to redo.
+.SECONDARY: $(GEN_SRCS) $(GEN_SRCS:.c=.h) $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))
+
+.PHONY: all run test unit integration bench deps clean format
+all: $(BUILD)/autoprof
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: otlp/%.proto
+	@mkdir -p $(BUILD)/gen
+	$(PROTOC_C) --proto_path=otlp --c_out=$(BUILD)/gen $<
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+# Every object may include a skeleton or a generated header: build those first.
+$(BUILD)/obj/%.o: %.c | $(SKELS) $(GEN_SRCS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/autoprof: $(OBJS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Unit tests: tests/unit/test_X.c names the sources it links in a comment line
+#   /* DEPS: src/lib/buf.c src/lib/strtab.c gen/pprof/profile.pb-c.c */
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+deps_of = $(shell sed -n 's@^.*DEPS:\(.*\)\*/.*$$@\1@p' $(1))
+dep_objs = $(patsubst gen/%.c,$(BUILD)/gen/%.o,$(filter gen/%,$(call deps_of,$(1)))) \
+	$(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out gen/%,$(call deps_of,$(1))))
+define unit_rule
+$(BUILD)/tests/unit/$(1): $(BUILD)/obj/tests/unit/$(1).o $(call dep_objs,tests/unit/$(1).c)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) $$^ -o $$@ $$(LDLIBS)
+endef
+$(foreach t,$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)),$(eval $(call unit_rule,$(t))))
+
+# Fragments that add test fixtures and targets (tests/targets/targets.mk, ...).
+-include $(wildcard tests/*.mk tests/*/*.mk)
+
+unit: $(UNIT_BINS) $(TEST_FIXTURES)
+	@BUILD=$(BUILD) bash tests/run.sh unit
+
+integration: $(BUILD)/autoprof $(TEST_TARGETS)
+	@BUILD=$(BUILD) bash tests/run.sh integration
+
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(TEST_FIXTURES) $(TEST_TARGETS)
+	@BUILD=$(BUILD) bash tests/run.sh all
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/autoprof --config.file=config/autoprof.yaml
+
+bench: deps all $(TEST_TARGETS)
+	@for b in bench/*.sh; do bash $$b || exit 1; done
+
+format:
+	clang-format -i $(SRCS) $(wildcard bpf/*.c bpf/*.h tests/unit/*.c tests/targets/*.c)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * On-CPU sampling: a perf_event program on the cpu-clock software event of every CPU.
+ * Each sample carries its whole stack to user space through a ring buffer, where stacks are
+ * deduplicated without loss; a full ring buffer is the only way to lose a sample and is counted.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "oncpu.h"
+
+#define PF_KTHREAD 0x00200000
+
+/* Wake user space only when this much is waiting; otherwise it drains on its own timer. */
+const volatile __u64 wakeup_bytes = 256 * 1024;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ONCPU_CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* The event is too big for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct oncpu_event);
+} scratch SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		(*c)++;
+}
+
+SEC("perf_event")
+int oncpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task;
+	struct oncpu_event *e;
+	__u32 zero = 0;
+	long kn, un;
+	__u64 size, flags;
+
+	if ((__u32)id == 0) {
+		count(ONCPU_CNT_IDLE);
+		return 0;
+	}
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+
+	e->time_ns = bpf_ktime_get_ns();
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->flags = 0;
+	e->pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+		e->flags |= ONCPU_F_KTHREAD;
+
+	kn = bpf_get_stack(ctx, e->stack, ONCPU_MAX_KSTACK * sizeof(__u64), 0);
+	if (kn < 0) {
+		count(ONCPU_CNT_KSTACK_ERROR);
+		kn = 0;
+	}
+	kn /= sizeof(__u64);
+	if (kn > ONCPU_MAX_KSTACK)
+		kn = ONCPU_MAX_KSTACK;
+
+	un = 0;
+	if (!(e->flags & ONCPU_F_KTHREAD)) {
+		un = bpf_get_stack(ctx, &e->stack[kn], ONCPU_MAX_USTACK * sizeof(__u64),
+				   BPF_F_USER_STACK);
+		if (un < 0) {
+			count(ONCPU_CNT_USTACK_ERROR);
+			e->flags |= ONCPU_F_USTACK_ERROR;
+			un = 0;
+		}
+		un /= sizeof(__u64);
+		if (un >= ONCPU_MAX_USTACK) {
+			un = ONCPU_MAX_USTACK;
+			e->flags |= ONCPU_F_USTACK_TRUNCATED;
+			count(ONCPU_CNT_USTACK_TRUNCATED);
+		}
+	}
+	e->nr_kstack = kn;
+	e->nr_ustack = un;
+
+	size = __builtin_offsetof(struct oncpu_event, stack) + (kn + un) * sizeof(__u64);
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			BPF_RB_FORCE_WAKEUP :
+			BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&events, e, size, flags)) {
+		count(ONCPU_CNT_DROP_RINGBUF);
+		return 0;
+	}
+	count(ONCPU_CNT_SAMPLES);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_BPF_ONCPU_H
+#define AUTOPROF_BPF_ONCPU_H
+
+/* Shared between bpf/oncpu.bpf.c and src/collect/oncpu.c: __u32/__u64 only, no libc. */
+
+/* bpf_get_stack() walks at most kernel.perf_event_max_stack (127) frames per stack. */
+#define ONCPU_MAX_KSTACK 127
+#define ONCPU_MAX_USTACK 127
+#define ONCPU_COMM_LEN 16
+
+enum oncpu_flags {
+	ONCPU_F_KTHREAD = 1 << 0,	  /* kernel thread: no user stack by design */
+	ONCPU_F_USTACK_TRUNCATED = 1 << 1, /* the user stack filled ONCPU_MAX_USTACK */
+	ONCPU_F_USTACK_ERROR = 1 << 2,	  /* bpf_get_stack() failed for the user stack */
+};
+
+/*
+ * One sample, sent through the ring buffer with only nr_kstack + nr_ustack entries of stack[]
+ * (kernel frames first, then user frames, each leaf first).
+ */
+struct oncpu_event {
+	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 pid;     /* thread group id */
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags;
+	__u16 nr_kstack;
+	__u16 nr_ustack;
+	__u32 pad;
+	char comm[ONCPU_COMM_LEN];
+	__u64 stack[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
+};
+
+/* Per-CPU counters, index into the `counters` array. */
+enum oncpu_counter {
+	ONCPU_CNT_SAMPLES = 0,	   /* samples sent to user space */
+	ONCPU_CNT_IDLE,		   /* samples of the idle task, not recorded */
+	ONCPU_CNT_DROP_RINGBUF,	   /* ring buffer full: sample lost */
+	ONCPU_CNT_KSTACK_ERROR,	   /* kernel stack could not be read (sample still sent) */
+	ONCPU_CNT_USTACK_ERROR,	   /* user stack could not be read (sample still sent) */
+	ONCPU_CNT_USTACK_TRUNCATED, /* user stack deeper than ONCPU_MAX_USTACK */
+	ONCPU_CNT__MAX,
+};
+
+#endif

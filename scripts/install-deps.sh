@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Installs what autoprof needs to build, run and test on Debian bookworm. Idempotent: it does
+# nothing (and needs no network) when every package is already there. libbpf 1.4 and bpftool
+# come from bookworm-backports because bookworm's libbpf 1.1 lacks uprobe_multi and ring__ APIs.
+set -euo pipefail
+
+PKGS=(
+	make gcc clang llvm pkg-config
+	libelf-dev libdw-dev zlib1g-dev libzstd-dev
+	libmicrohttpd-dev libyaml-dev libcurl4-openssl-dev
+	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+	golang-go golang-github-google-pprof-dev
+	prometheus linux-perf curl procps python3
+)
+BACKPORTS_PKGS=(libbpf-dev bpftool)
+
+missing=()
+for p in "${PKGS[@]}" "${BACKPORTS_PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+# bookworm's own libbpf-dev (1.1) does not count: we need the 1.4 API.
+if dpkg-query -W -f='${Version}' libbpf-dev 2>/dev/null | grep -q '^1:1\.[0-3]\.'; then
+	missing+=(libbpf-dev)
+fi
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}; run as root to install them" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	# Same mirror as the machine's bookworm source.
+	mirror=$(grep -rhs -E '^(URIs:|deb) ' /etc/apt/sources.list /etc/apt/sources.list.d/ |
+		grep -m1 -o 'http[s]*://[^ ]*debian/*' || true)
+	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+	echo "deb $mirror bookworm-backports main" >/etc/apt/sources.list.d/autoprof-backports.list
+fi
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${PKGS[@]}"
+apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BACKPORTS_PKGS[@]}"

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "collect: " fmt
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../lib/log.h"
+#include "collect.h"
+
+int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, void *, size_t),
+		      void *fn_ctx, struct ring **ring)
+{
+	int err;
+
+	if (!ctx->rb) {
+		ctx->rb = ring_buffer__new(map_fd, fn, fn_ctx, NULL);
+		if (!ctx->rb) {
+			err = -errno;
+			pr_err("cannot create ring buffer manager: %s\n", strerror(-err));
+			return err;
+		}
+	} else {
+		err = ring_buffer__add(ctx->rb, map_fd, fn, fn_ctx);
+		if (err) {
+			pr_err("cannot add ring buffer: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	if (ring)
+		*ring = ring_buffer__ring(ctx->rb, ctx->nr_rings);
+	ctx->nr_rings++;
+	return 0;
+}
+
+int collect__read_counters(int map_fd, unsigned long long *out, unsigned int n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	unsigned long long *vals;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (unsigned int k = 0; k < n; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(map_fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+unsigned long long collect__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_COLLECT_H
+#define AUTOPROF_COLLECT_H
+
+/*
+ * What every collector feeds: the store (samples), the process table (mappings and names) and
+ * the symbolizer (dsos). Collectors run on the ingest thread only.
+ */
+struct store;
+struct proctab;
+struct symbolizer;
+struct ring_buffer;
+
+struct collect_ctx {
+	struct store *store;
+	struct proctab *proctab;
+	struct symbolizer *sym;
+	/* All collectors' ring buffers are drained by one ring_buffer manager on one thread. */
+	struct ring_buffer *rb;
+	unsigned int nr_rings;
+};
+
+struct ring;
+/*
+ * Adds map_fd to ctx->rb (creating it on first use); *ring (optional) gets the ring, for
+ * occupancy. Returns 0 or a negative errno.
+ */
+int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, void *, size_t),
+		      void *fn_ctx, struct ring **ring);
+/* Sums a per-CPU array of __u64 counters into out[0..n). Returns 0 or a negative errno. */
+int collect__read_counters(int map_fd, unsigned long long *out, unsigned int n);
+/* CLOCK_MONOTONIC in nanoseconds (the clock of bpf_ktime_get_ns). */
+unsigned long long collect__now_ns(void);
+
+#endif

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "oncpu: " fmt
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "../lib/log.h"
+#include "../store/store.h"
+#include "../symbolize/proctab.h"
+#include "../symbolize/symbolizer.h"
+#include "bpf/oncpu.h"
+#include "bpf/oncpu.skel.h"
+#include "oncpu.h"
+
+struct oncpu {
+	struct collect_ctx *ctx;
+	struct oncpu_bpf *skel;
+	struct bpf_link **links;
+	int *pfds;
+	int nr_cpus;
+	uint64_t period_ns;
+	uint64_t ringbuf_size;
+	struct ring *ring;
+	unsigned long long ingested, drop_store, drop_malformed;
+	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
+};
+
+static int handle_sample(void *arg, void *data, size_t size)
+{
+	struct oncpu *oc = arg;
+	const struct oncpu_event *e = data;
+	struct collect_ctx *ctx = oc->ctx;
+	struct dso *kernel = symbolizer__kernel_dso(ctx->sym);
+	unsigned long long now = collect__now_ns();
+	uint64_t uaddrs[ONCPU_MAX_USTACK];
+	struct sample smp;
+	struct proc *p;
+	char comm[ONCPU_COMM_LEN + 1];
+	uint32_t nk, nu;
+
+	if (size < offsetof(struct oncpu_event, stack))
+		goto malformed;
+	nk = e->nr_kstack;
+	nu = e->nr_ustack;
+	if (nk > ONCPU_MAX_KSTACK || nu > ONCPU_MAX_USTACK ||
+	    size < offsetof(struct oncpu_event, stack) + (nk + nu) * sizeof(__u64))
+		goto malformed;
+
+	/* Past the leaf, stack entries are return addresses: step back into the call. */
+	for (uint32_t i = 0; i < nk; i++)
+		oc->frames[i] = (struct frame){ kernel, e->stack[i] - (i > 0) };
+	for (uint32_t i = 0; i < nu; i++)
+		uaddrs[i] = e->stack[nk + i] - (i > 0 || nk > 0);
+
+	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
+	if (p && nu)
+		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now);
+	else
+		nu = 0;
+
+	memcpy(comm, e->comm, ONCPU_COMM_LEN);
+	comm[ONCPU_COMM_LEN] = '\0';
+	smp = (struct sample){
+		.type = PROFILE_CPU,
+		.pid = e->pid,
+		.tid = e->tid,
+		.time_ns = e->time_ns,
+		.comm = comm,
+		.exe = p ? proc__exe(p) : "",
+		.frames = oc->frames,
+		.nr_frames = nk + nu,
+		.values = { 1, oc->period_ns },
+	};
+	if (store__add(ctx->store, &smp))
+		oc->drop_store++;
+	else
+		oc->ingested++;
+	return 0;
+malformed:
+	oc->drop_malformed++;
+	return 0;
+}
+
+static int attach(struct oncpu *oc)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		/* cpu-clock counts nanoseconds: a fixed period gives exactly Hz samples per CPU
+		 * second, each worth period_ns of CPU time. */
+		.sample_period = oc->period_ns,
+	};
+	int n = libbpf_num_possible_cpus(), err = 0;
+
+	if (n <= 0)
+		return n ? n : -EINVAL;
+	oc->links = calloc(n, sizeof(*oc->links));
+	oc->pfds = malloc(n * sizeof(*oc->pfds));
+	if (!oc->links || !oc->pfds)
+		return -ENOMEM;
+	oc->nr_cpus = n;
+	for (int cpu = 0; cpu < n; cpu++)
+		oc->pfds[cpu] = -1;
+	for (int cpu = 0; cpu < n; cpu++) {
+		oc->pfds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
+					PERF_FLAG_FD_CLOEXEC);
+		if (oc->pfds[cpu] < 0) {
+			err = -errno;
+			if (err == -ENODEV) {
+				/* A possible CPU that is offline. */
+				err = 0;
+				continue;
+			}
+			pr_err("perf_event_open(cpu-clock) on CPU %d: %s\n", cpu, strerror(-err));
+			return err;
+		}
+		oc->links[cpu] = bpf_program__attach_perf_event(oc->skel->progs.oncpu_sample,
+								 oc->pfds[cpu]);
+		if (!oc->links[cpu]) {
+			err = -errno;
+			pr_err("cannot attach to CPU %d: %s\n", cpu, strerror(-err));
+			return err;
+		}
+		/* The link owns the perf event fd now and closes it when destroyed. */
+		oc->pfds[cpu] = -1;
+	}
+	return 0;
+}
+
+struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx, int *err)
+{
+	struct oncpu *oc = calloc(1, sizeof(*oc));
+
+	if (!oc) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	oc->ctx = ctx;
+	oc->period_ns = 1000000000ULL / opts->frequency;
+	oc->ringbuf_size = opts->ringbuf_size;
+	oc->skel = oncpu_bpf__open();
+	if (!oc->skel) {
+		*err = -errno;
+		pr_err("cannot open BPF object: %s\n", strerror(-*err));
+		goto out_free;
+	}
+	oc->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
+	*err = bpf_map__set_max_entries(oc->skel->maps.events, opts->ringbuf_size);
+	if (*err)
+		goto out_destroy;
+	*err = oncpu_bpf__load(oc->skel);
+	if (*err) {
+		pr_err("cannot load BPF program: %s\n", strerror(-*err));
+		goto out_destroy;
+	}
+	*err = attach(oc);
+	if (*err)
+		goto out_destroy;
+	*err = collect__add_ring(ctx, bpf_map__fd(oc->skel->maps.events), handle_sample, oc,
+				 &oc->ring);
+	if (*err)
+		goto out_destroy;
+	store__set_period(ctx->store, PROFILE_CPU, oc->period_ns);
+	return oc;
+
+out_destroy:
+	oncpu__free(oc);
+	return NULL;
+out_free:
+	free(oc);
+	return NULL;
+}
+
+void oncpu__free(struct oncpu *oc)
+{
+	if (!oc)
+		return;
+	for (int cpu = 0; cpu < oc->nr_cpus; cpu++) {
+		bpf_link__destroy(oc->links[cpu]);
+		if (oc->pfds[cpu] >= 0)
+			close(oc->pfds[cpu]);
+	}
+	free(oc->links);
+	free(oc->pfds);
+	oncpu_bpf__destroy(oc->skel);
+	free(oc);
+}
+
+void oncpu__stats(struct oncpu *oc, struct oncpu_stats *out)
+{
+	unsigned long long c[ONCPU_CNT__MAX] = { 0 };
+	unsigned int cpus = 0;
+
+	collect__read_counters(bpf_map__fd(oc->skel->maps.counters), c, ONCPU_CNT__MAX);
+	for (int cpu = 0; cpu < oc->nr_cpus; cpu++)
+		cpus += oc->links[cpu] != NULL;
+	*out = (struct oncpu_stats){
+		.samples = c[ONCPU_CNT_SAMPLES],
+		.idle = c[ONCPU_CNT_IDLE],
+		.drop_ringbuf = c[ONCPU_CNT_DROP_RINGBUF],
+		.kstack_errors = c[ONCPU_CNT_KSTACK_ERROR],
+		.ustack_errors = c[ONCPU_CNT_USTACK_ERROR],
+		.ustack_truncated = c[ONCPU_CNT_USTACK_TRUNCATED],
+		.ingested = oc->ingested,
+		.drop_store = oc->drop_store,
+		.drop_malformed = oc->drop_malformed,
+		.ringbuf_used = oc->ring ? ring__avail_data_size(oc->ring) : 0,
+		.ringbuf_size = oc->ringbuf_size,
+		.cpus = cpus,
+	};
+}

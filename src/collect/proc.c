@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "proc: " fmt
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "../lib/log.h"
+#include "../symbolize/proctab.h"
+#include "bpf/proc.h"
+#include "bpf/proc.skel.h"
+#include "proc.h"
+
+#define MAX_PENDING_EXITS 4096
+
+struct proc_collector {
+	struct collect_ctx *ctx;
+	struct proc_bpf *skel;
+	uint32_t pending[MAX_PENDING_EXITS];
+	uint32_t nr_pending;
+};
+
+static int handle_event(void *arg, void *data, size_t size)
+{
+	struct proc_collector *pc = arg;
+	const struct proc_ev *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case PROC_EV_EXEC:
+		proctab__exec(pc->ctx->proctab, e->pid, collect__now_ns());
+		break;
+	case PROC_EV_EXIT:
+		if (pc->nr_pending == MAX_PENDING_EXITS)
+			proc_collector__reap(pc);
+		pc->pending[pc->nr_pending++] = e->pid;
+		break;
+	}
+	return 0;
+}
+
+struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
+{
+	struct proc_collector *pc = calloc(1, sizeof(*pc));
+
+	if (!pc) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pc->ctx = ctx;
+	pc->skel = proc_bpf__open_and_load();
+	if (!pc->skel) {
+		*err = -errno;
+		pr_err("cannot load BPF programs: %s\n", strerror(-*err));
+		goto out_free;
+	}
+	*err = proc_bpf__attach(pc->skel);
+	if (*err) {
+		pr_err("cannot attach to sched_process_exec/exit: %s\n", strerror(-*err));
+		goto out_destroy;
+	}
+	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
+				  NULL);
+	if (*err)
+		goto out_destroy;
+	return pc;
+
+out_destroy:
+	proc_bpf__destroy(pc->skel);
+out_free:
+	free(pc);
+	return NULL;
+}
+
+void proc_collector__reap(struct proc_collector *pc)
+{
+	for (uint32_t i = 0; i < pc->nr_pending; i++)
+		proctab__exit(pc->ctx->proctab, pc->pending[i]);
+	pc->nr_pending = 0;
+}
+
+void proc_collector__free(struct proc_collector *pc)
+{
+	if (!pc)
+		return;
+	proc_bpf__destroy(pc->skel);
+	free(pc);
+}
+
+void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stats *out)
+{
+	unsigned long long c[PROC_CNT__MAX] = { 0 };
+
+	collect__read_counters(bpf_map__fd(pc->skel->maps.proc_counters), c, PROC_CNT__MAX);
+	out->execs = c[PROC_CNT_EXEC];
+	out->exits = c[PROC_CNT_EXIT];
+	out->dropped = c[PROC_CNT_DROP_RINGBUF];
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_COLLECT_PROC_H
+#define AUTOPROF_COLLECT_PROC_H
+
+#include "collect.h"
+
+/* Process life cycle (exec, exit) into the process table, for every profile type. */
+struct proc_collector;
+
+struct proc_collector_stats {
+	unsigned long long execs;
+	unsigned long long exits;
+	unsigned long long dropped; /* events lost to a full ring buffer */
+};
+
+/* Loads and attaches bpf/proc.bpf.c. Returns NULL with *err set. */
+struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err);
+void proc_collector__free(struct proc_collector *pc); /* accepts NULL */
+/*
+ * Exits are applied after the samples already in flight were ingested: the ingest loop calls
+ * this after draining every ring, so a process's last samples still find its mappings.
+ */
+void proc_collector__reap(struct proc_collector *pc);
+void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stats *out);
+
+#endif

@@ -1,0 +1,1105 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Configuration: one table of keys drives the flags, the YAML file, the defaults, validation,
+ * --help and the printed YAML, so adding a setting is adding one row.
+ *
+ * User-facing errors are printed with fprintf(stderr), not pr_err(): they have a fixed shape
+ * ("autoprof: FILE:LINE: KEY: reason", "autoprof: --KEY: reason") that scripts and tests match,
+ * and they must appear whatever log.level ends up being.
+ */
+#define pr_fmt(fmt) "config: " fmt
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "config.h"
+
+#ifndef AUTOPROF_VERSION
+#define AUTOPROF_VERSION "0.0.0"
+#endif
+#ifndef AUTOPROF_COMMIT
+#define AUTOPROF_COMMIT "unknown"
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_SEC  1000000000ULL
+#define KiB	      1024ULL
+#define MiB	      (1024ULL * KiB)
+#define GiB	      (1024ULL * MiB)
+
+/* A config file is a handful of lines; the cap keeps --config.file=/dev/zero from hanging. */
+#define CONFIG_FILE_MAX (1024 * 1024)
+#define WHY_MAX		512
+#define PATH_MAX_KEY	128
+
+struct key;
+
+/*
+ * How one kind of value is read, stored and written back. Numeric kinds parse into a uint64_t
+ * that is bounds-checked and stored by field size; the string kind copies into a char array.
+ */
+struct key_type {
+	const char *metavar;	/* in --help: --KEY=<metavar> */
+	bool bounded;		/* min/max apply and are shown in --help */
+	bool quoted;		/* printed as a YAML double-quoted string */
+	int (*set)(const struct key *k, void *field, const char *s, char *why, size_t n);
+	void (*get)(const struct key *k, const void *field, char *out, size_t n);
+	/* Numeric kinds only. */
+	int (*parse)(const char *s, uint64_t *v);
+	void (*format)(uint64_t v, char *out, size_t n);
+	const char *invalid;	/* reason when parse fails, %s is the value */
+};
+
+enum key_flags {
+	KEY_FLAG_ONLY = 1 << 0, /* not accepted in the YAML file */
+	KEY_EARLY = 1 << 1,	/* applied in the first flag pass, before the file is read */
+};
+
+struct key {
+	const char *name;
+	const struct key_type *type;
+	const char *def;
+	uint64_t min, max;
+	/* Extra validation after parsing and bounds: s is the text, v the parsed number. */
+	int (*check)(const char *s, uint64_t v, char *why, size_t n);
+	size_t off, size;
+	unsigned int flags;
+	const char *help;
+};
+
+/* ---- value kinds ---------------------------------------------------------------------------- */
+
+/* Reads decimal digits at *s; no sign, no base prefix: config values are never negative. */
+static int digits__parse(const char **s, uint64_t *v)
+{
+	const char *p = *s;
+	uint64_t acc = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (__builtin_mul_overflow(acc, 10, &acc) ||
+		    __builtin_add_overflow(acc, (uint64_t)(*p - '0'), &acc))
+			return -ERANGE;
+	}
+	*s = p;
+	*v = acc;
+	return 0;
+}
+
+static int uint__parse(const char *s, uint64_t *v)
+{
+	int err = digits__parse(&s, v);
+
+	if (err)
+		return err;
+	return *s ? -EINVAL : 0;
+}
+
+static void uint__format(uint64_t v, char *out, size_t n)
+{
+	snprintf(out, n, "%llu", (unsigned long long)v);
+}
+
+struct unit {
+	const char *name;
+	uint64_t mult;
+	bool out; /* used when formatting */
+};
+
+/* Largest first: formatting walks down, parsing requires each unit smaller than the last. */
+static const struct unit duration_units[] = {
+	{ "d", 86400 * NSEC_PER_SEC, false }, /* accepted, but 48h reads better than 2d */
+	{ "h", 3600 * NSEC_PER_SEC, true },
+	{ "m", 60 * NSEC_PER_SEC, true },
+	{ "s", NSEC_PER_SEC, true },
+	{ "ms", NSEC_PER_MSEC, true },
+	{ "us", 1000, true },
+	{ "µs", 1000, false },
+	{ "ns", 1, true },
+};
+
+static const struct unit byte_units[] = {
+	{ "TiB", 1024 * GiB, true },
+	{ "GiB", GiB, true },
+	{ "MiB", MiB, true },
+	{ "KiB", KiB, true },
+	{ "TB", 1000000000000ULL, false },
+	{ "GB", 1000000000ULL, false },
+	{ "MB", 1000000ULL, false },
+	{ "KB", 1000ULL, false },
+	{ "B", 1, true },
+	{ "", 1, false },
+};
+
+static const struct unit *unit__find(const struct unit *units, size_t count, const char *s,
+				     size_t len)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (strlen(units[i].name) == len && !strncmp(units[i].name, s, len))
+			return &units[i];
+	}
+	return NULL;
+}
+
+/* Writes v as the largest units that divide it, e.g. 5400s -> "1h30m", 1536KiB -> "1536KiB". */
+static void unit__format(const struct unit *units, size_t count, bool all, uint64_t v,
+			 char *out, size_t n)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < count && used < n; i++) {
+		if (!units[i].out || v < units[i].mult)
+			continue;
+		if (!all && v % units[i].mult)
+			continue;
+		used += snprintf(out + used, n - used, "%llu%s",
+				 (unsigned long long)(v / units[i].mult), units[i].name);
+		v %= units[i].mult;
+		if (!v)
+			break;
+	}
+	if (!out[0])
+		snprintf(out, n, "0%s", all ? "s" : "B");
+}
+
+/* Go/Prometheus-style "1h30m", "500ms": integer components, units strictly decreasing. */
+static int duration__parse(const char *s, uint64_t *v)
+{
+	uint64_t total = 0, last = UINT64_MAX;
+
+	if (!*s)
+		return -EINVAL;
+	while (*s) {
+		const struct unit *u;
+		const char *unit;
+		uint64_t num;
+		int err;
+
+		err = digits__parse(&s, &num);
+		if (err)
+			return err;
+		for (unit = s; *s && (*s < '0' || *s > '9'); s++)
+			;
+		u = unit__find(duration_units, ARRAY_SIZE(duration_units), unit, s - unit);
+		if (!u || u->mult >= last)
+			return -EINVAL;
+		last = u->mult;
+		if (__builtin_mul_overflow(num, u->mult, &num) ||
+		    __builtin_add_overflow(total, num, &total))
+			return -ERANGE;
+	}
+	*v = total;
+	return 0;
+}
+
+static void duration__format(uint64_t v, char *out, size_t n)
+{
+	unit__format(duration_units, ARRAY_SIZE(duration_units), true, v, out, n);
+}
+
+/* A count with an optional binary (KiB = 1024) or SI (KB = 1000) suffix. */
+static int bytes__parse(const char *s, uint64_t *v)
+{
+	const struct unit *u;
+	uint64_t num;
+	int err;
+
+	err = digits__parse(&s, &num);
+	if (err)
+		return err;
+	while (*s == ' ')
+		s++;
+	u = unit__find(byte_units, ARRAY_SIZE(byte_units), s, strlen(s));
+	if (!u)
+		return -EINVAL;
+	if (__builtin_mul_overflow(num, u->mult, v))
+		return -ERANGE;
+	return 0;
+}
+
+static void bytes__format(uint64_t v, char *out, size_t n)
+{
+	unit__format(byte_units, ARRAY_SIZE(byte_units), false, v, out, n);
+}
+
+static int level__parse(const char *s, uint64_t *v)
+{
+	enum log_level level;
+
+	if (log__parse_level(s, &level))
+		return -EINVAL;
+	*v = level;
+	return 0;
+}
+
+static void level__format(uint64_t v, char *out, size_t n)
+{
+	snprintf(out, n, "%s", log__level_name((enum log_level)v));
+}
+
+/* Numeric fields are uint32_t, uint64_t or an enum; memcpy of the right width stores them. */
+static void field__store(void *field, size_t size, uint64_t v)
+{
+	uint32_t v32 = (uint32_t)v;
+
+	if (size == sizeof(v32))
+		memcpy(field, &v32, sizeof(v32));
+	else
+		memcpy(field, &v, sizeof(v));
+}
+
+static uint64_t field__load(const void *field, size_t size)
+{
+	uint32_t v32;
+	uint64_t v;
+
+	if (size == sizeof(v32)) {
+		memcpy(&v32, field, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v, field, sizeof(v));
+	return v;
+}
+
+static int number__set(const struct key *k, void *field, const char *s, char *why, size_t n)
+{
+	const struct key_type *t = k->type;
+	char lo[32], hi[32];
+	uint64_t v;
+	int err;
+
+	err = t->parse(s, &v);
+	if (err == -ERANGE) {
+		snprintf(why, n, "%s is too large", s);
+		return -EINVAL;
+	}
+	if (err) {
+		snprintf(why, n, t->invalid, s);
+		return -EINVAL;
+	}
+	if (t->bounded && (v < k->min || v > k->max)) {
+		t->format(k->min, lo, sizeof(lo));
+		t->format(k->max, hi, sizeof(hi));
+		snprintf(why, n, "%s is out of range %s..%s", s, lo, hi);
+		return -EINVAL;
+	}
+	if (k->check && k->check(s, v, why, n))
+		return -EINVAL;
+	field__store(field, k->size, v);
+	return 0;
+}
+
+static void number__get(const struct key *k, const void *field, char *out, size_t n)
+{
+	k->type->format(field__load(field, k->size), out, n);
+}
+
+static int string__set(const struct key *k, void *field, const char *s, char *why, size_t n)
+{
+	size_t len = strlen(s);
+
+	if (len >= k->size) {
+		snprintf(why, n, "value is too long (%zu bytes, at most %zu)", len, k->size - 1);
+		return -EINVAL;
+	}
+	if (k->check && k->check(s, 0, why, n))
+		return -EINVAL;
+	memcpy(field, s, len + 1);
+	return 0;
+}
+
+static void string__get(const struct key *k, const void *field, char *out, size_t n)
+{
+	(void)k;
+	snprintf(out, n, "%s", (const char *)field);
+}
+
+static const struct key_type type_string = {
+	.metavar = "string",
+	.quoted = true,
+	.set = string__set,
+	.get = string__get,
+};
+
+static const struct key_type type_path = {
+	.metavar = "path",
+	.quoted = true,
+	.set = string__set,
+	.get = string__get,
+};
+
+static const struct key_type type_uint = {
+	.metavar = "uint",
+	.bounded = true,
+	.set = number__set,
+	.get = number__get,
+	.parse = uint__parse,
+	.format = uint__format,
+	.invalid = "invalid number \"%s\" (want a non-negative integer)",
+};
+
+static const struct key_type type_duration = {
+	.metavar = "duration",
+	.bounded = true,
+	.set = number__set,
+	.get = number__get,
+	.parse = duration__parse,
+	.format = duration__format,
+	.invalid = "invalid duration \"%s\" (want e.g. 500ms, 30s, 5m, 1h30m)",
+};
+
+static const struct key_type type_bytes = {
+	.metavar = "bytes",
+	.bounded = true,
+	.set = number__set,
+	.get = number__get,
+	.parse = bytes__parse,
+	.format = bytes__format,
+	.invalid = "invalid size \"%s\" "
+		   "(want e.g. 65536, 512KiB, 64MiB, 1GiB; KB/MB/GB are 1000-based)",
+};
+
+static const struct key_type type_level = {
+	.metavar = "level",
+	.set = number__set,
+	.get = number__get,
+	.parse = level__parse,
+	.format = level__format,
+	.invalid = "invalid log level \"%s\" (want error, warn, info or debug)",
+};
+
+/* ---- validators ----------------------------------------------------------------------------- */
+
+/* [host]:port where host is empty, an IPv4 address or a bracketed IPv6 address. */
+static int listen_address__check(const char *arg, uint64_t unused, char *why, size_t n)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	unsigned char addr[sizeof(struct in6_addr)];
+	const char *s = arg, *port, *end;
+	uint64_t portnum;
+	int family = AF_INET;
+	size_t len;
+
+	(void)unused;
+	if (s[0] == '[') {
+		end = strchr(s, ']');
+		if (!end || end[1] != ':')
+			goto bad_form;
+		family = AF_INET6;
+		len = end - s - 1;
+		s++;
+		port = end + 2;
+	} else {
+		/* The last colon, so an unbracketed IPv6 address fails as a host, not a port. */
+		end = strrchr(s, ':');
+		if (!end)
+			goto bad_form;
+		len = end - s;
+		port = end + 1;
+	}
+	if (len >= sizeof(host) || (family == AF_INET6 && !len))
+		goto bad_host;
+	memcpy(host, s, len);
+	host[len] = '\0';
+	if (len && inet_pton(family, host, addr) != 1)
+		goto bad_host;
+	if (uint__parse(port, &portnum) || portnum > 65535) {
+		snprintf(why, n, "invalid listen address \"%s\": port must be a number 0..65535",
+			 arg);
+		return -EINVAL;
+	}
+	return 0;
+bad_form:
+	snprintf(why, n, "invalid listen address \"%s\": want [host]:port, e.g. \":9740\"", arg);
+	return -EINVAL;
+bad_host:
+	snprintf(why, n,
+		 "invalid listen address \"%s\": host must be empty, an IPv4 address or [IPv6]",
+		 arg);
+	return -EINVAL;
+}
+
+/* BPF ring buffers must be a power-of-two multiple of the page size, or map creation fails. */
+static int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (page <= 0)
+		page = 4096;
+	if (v & (v - 1)) {
+		snprintf(why, n, "%s is not a power of two", s);
+		return -EINVAL;
+	}
+	if (v % (uint64_t)page) {
+		snprintf(why, n, "%s is not a multiple of the %ld-byte page size", s, page);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+#define FIELD(f) .off = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
+
+/*
+ * Keys of one section must be adjacent: config__print_yaml opens a section when the prefix
+ * changes. Defaults are text and go through the same parser as user input.
+ */
+static const struct key keys[] = {
+	{
+		.name = "config.file",
+		.type = &type_path,
+		.def = "",
+		FIELD(config_file),
+		.flags = KEY_FLAG_ONLY | KEY_EARLY,
+		.help = "YAML configuration file; flags override its values. Flag only.",
+	},
+	{
+		.name = "web.listen-address",
+		.type = &type_string,
+		.def = ":9740",
+		.check = listen_address__check,
+		FIELD(web_listen_address),
+		.help = "Address for /metrics and the HTTP API, [host]:port; host is empty (all "
+			"interfaces), an IPv4 address or [IPv6].",
+	},
+	{
+		.name = "profile.frequency",
+		.type = &type_uint,
+		.def = "99",
+		.min = 1,
+		.max = 1000,
+		FIELD(profile_frequency),
+		.help = "CPU sampling frequency in Hz, per CPU. 99 rather than 100 avoids "
+			"sampling in lockstep with periodic timers.",
+	},
+	{
+		.name = "profile.retention",
+		.type = &type_duration,
+		.def = "5m",
+		.min = 10 * NSEC_PER_SEC,
+		.max = 24 * 3600 * NSEC_PER_SEC,
+		FIELD(profile_retention_ns),
+		.help = "How long aggregated profiles are kept in memory (e.g. 30s, 5m, 1h30m).",
+	},
+	{
+		.name = "log.level",
+		.type = &type_level,
+		.def = "info",
+		.min = LOG_ERROR,
+		.max = LOG_DEBUG,
+		FIELD(log_level),
+		.help = "Log verbosity: error, warn, info or debug.",
+	},
+	{
+		.name = "store.memory-limit",
+		.type = &type_bytes,
+		.def = "64MiB",
+		.min = MiB,
+		.max = 64 * GiB,
+		FIELD(store_memory_limit),
+		.help = "Memory budget of the profile store; the oldest data is dropped beyond it.",
+	},
+	{
+		.name = "symbolizer.cache-size",
+		.type = &type_bytes,
+		.def = "64MiB",
+		.min = MiB,
+		.max = 64 * GiB,
+		FIELD(symbolizer_cache_size),
+		.help = "Memory budget of the symbol cache (ELF/DWARF symbol tables).",
+	},
+	{
+		.name = "bpf.ringbuf-size",
+		.type = &type_bytes,
+		.def = "1MiB",
+		.min = 64 * KiB,
+		.max = GiB,
+		.check = ringbuf_size__check,
+		FIELD(bpf_ringbuf_size),
+		.help = "Size of the BPF ring buffer for samples; a power of two and a multiple "
+			"of the page size.",
+	},
+};
+
+#define NR_KEYS ARRAY_SIZE(keys)
+
+static const struct key *key__find(const char *name)
+{
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	}
+	return NULL;
+}
+
+/* True when name is a section of some key: "web" for "web.listen-address". */
+static bool key__is_section(const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		if (!strncmp(keys[i].name, name, len) && keys[i].name[len] == '.')
+			return true;
+	}
+	return false;
+}
+
+static int key__set(const struct key *k, struct config *cfg, const char *s, char *why, size_t n)
+{
+	return k->type->set(k, (char *)cfg + k->off, s, why, n);
+}
+
+static void key__get(const struct key *k, const struct config *cfg, char *out, size_t n)
+{
+	k->type->get(k, (const char *)cfg + k->off, out, n);
+}
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
+static void __attribute__((format(printf, 4, 5)))
+file__error(const char *file, size_t line, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "autoprof: %s:%zu: ", file, line);
+	if (key)
+		fprintf(stderr, "%s: ", key);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+flag__error(const char *flag, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "autoprof: %s: ", flag);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- YAML ----------------------------------------------------------------------------------- */
+
+struct yaml_ctx {
+	yaml_parser_t parser;
+	const char *file;
+	const char *text;
+	size_t len;
+	struct config *cfg;
+	size_t seen[NR_KEYS]; /* line where each key was set, 0 if not yet */
+};
+
+static size_t yaml__line(const yaml_mark_t *mark)
+{
+	return mark->line + 1;
+}
+
+static void yaml__syntax_error(struct yaml_ctx *c)
+{
+	const yaml_parser_t *p = &c->parser;
+	size_t line = yaml__line(&p->problem_mark);
+
+	/* Reader errors (bad encoding) carry a byte offset instead of a mark. */
+	if (p->error == YAML_READER_ERROR) {
+		line = 1;
+		for (size_t i = 0; i < p->problem_offset && i < c->len; i++)
+			line += c->text[i] == '\n';
+	}
+	if (p->context)
+		file__error(c->file, line, NULL, "syntax error: %s %s (line %zu)",
+			    p->problem ? p->problem : "invalid YAML", p->context,
+			    yaml__line(&p->context_mark));
+	else
+		file__error(c->file, line, NULL, "syntax error: %s",
+			    p->problem ? p->problem : "invalid YAML");
+}
+
+static int yaml__next(struct yaml_ctx *c, yaml_event_t *ev)
+{
+	if (yaml_parser_parse(&c->parser, ev))
+		return 0;
+	yaml__syntax_error(c);
+	return -EINVAL;
+}
+
+static bool yaml__is_null(const yaml_event_t *ev)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+	const char *v = (const char *)ev->data.scalar.value;
+
+	if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(nulls); i++) {
+		if (!strcmp(v, nulls[i]))
+			return true;
+	}
+	return false;
+}
+
+static const char *const yaml_kinds[] = {
+	[YAML_SEQUENCE_START_EVENT] = "a sequence",
+	[YAML_MAPPING_START_EVENT] = "a mapping",
+	[YAML_ALIAS_EVENT] = "an alias",
+};
+
+static int yaml__mapping(struct yaml_ctx *c, const char *prefix);
+
+/* Handles the value of path; ev is consumed. */
+static int yaml__value(struct yaml_ctx *c, const char *path, size_t key_line, yaml_event_t *ev)
+{
+	const struct key *k = key__find(path);
+	char why[WHY_MAX];
+	int err = -EINVAL;
+
+	if (ev->type == YAML_ALIAS_EVENT) {
+		file__error(c->file, key_line, path, "aliases are not supported");
+	} else if (!k && key__is_section(path)) {
+		if (ev->type == YAML_MAPPING_START_EVENT)
+			err = yaml__mapping(c, path);
+		else if (yaml__is_null(ev))
+			err = 0; /* "web:" with nothing under it */
+		else
+			file__error(c->file, key_line, path,
+				    "is a section, want a mapping of its keys");
+	} else if (!k) {
+		file__error(c->file, key_line, path, "unknown key");
+	} else if (k->flags & KEY_FLAG_ONLY) {
+		file__error(c->file, key_line, path, "only valid as a flag (--%s)", k->name);
+	} else if (ev->type != YAML_SCALAR_EVENT) {
+		file__error(c->file, key_line, path, "want a single value, got %s",
+			    yaml_kinds[ev->type]);
+	} else if (yaml__is_null(ev)) {
+		file__error(c->file, key_line, path, "missing value");
+	} else if (c->seen[k - keys]) {
+		file__error(c->file, key_line, path, "duplicate key (first set on line %zu)",
+			    c->seen[k - keys]);
+	} else if (key__set(k, c->cfg, (const char *)ev->data.scalar.value, why, sizeof(why))) {
+		file__error(c->file, yaml__line(&ev->start_mark), path, "%s", why);
+	} else {
+		c->seen[k - keys] = key_line;
+		err = 0;
+	}
+	yaml_event_delete(ev);
+	return err;
+}
+
+static int yaml__mapping(struct yaml_ctx *c, const char *prefix)
+{
+	yaml_event_t key, val;
+	char path[PATH_MAX_KEY];
+	size_t line;
+
+	for (;;) {
+		if (yaml__next(c, &key))
+			return -EINVAL;
+		if (key.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&key);
+			return 0;
+		}
+		line = yaml__line(&key.start_mark);
+		if (key.type != YAML_SCALAR_EVENT) {
+			yaml_event_delete(&key);
+			file__error(c->file, line, *prefix ? prefix : NULL,
+				    "keys must be plain names");
+			return -EINVAL;
+		}
+		/* The flat form "web.listen-address:" joins to the same path as the nested one. */
+		snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "",
+			 (const char *)key.data.scalar.value);
+		yaml_event_delete(&key);
+		if (yaml__next(c, &val))
+			return -EINVAL;
+		if (yaml__value(c, path, line, &val))
+			return -EINVAL;
+	}
+}
+
+static int yaml__document(struct yaml_ctx *c)
+{
+	yaml_event_t ev;
+	int err = 0;
+
+	if (yaml__next(c, &ev))
+		return -EINVAL;
+	if (ev.type == YAML_MAPPING_START_EVENT)
+		err = yaml__mapping(c, "");
+	else if (!yaml__is_null(&ev)) {
+		file__error(c->file, yaml__line(&ev.start_mark), NULL,
+			    "the top level must be a mapping of keys");
+		err = -EINVAL;
+	}
+	yaml_event_delete(&ev);
+	if (err)
+		return err;
+	if (yaml__next(c, &ev)) /* DOCUMENT_END */
+		return -EINVAL;
+	yaml_event_delete(&ev);
+	return 0;
+}
+
+static int yaml__stream(struct yaml_ctx *c)
+{
+	yaml_event_t ev;
+	int docs = 0;
+
+	for (;;) {
+		if (yaml__next(c, &ev))
+			return -EINVAL;
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			yaml_event_delete(&ev);
+			return 0;
+		case YAML_DOCUMENT_START_EVENT:
+			if (docs++) {
+				file__error(c->file, yaml__line(&ev.start_mark), NULL,
+					    "only one YAML document is allowed");
+				yaml_event_delete(&ev);
+				return -EINVAL;
+			}
+			yaml_event_delete(&ev);
+			if (yaml__document(c))
+				return -EINVAL;
+			break;
+		default: /* STREAM_START */
+			yaml_event_delete(&ev);
+			break;
+		}
+	}
+}
+
+/* Reads the whole file so read errors get a proper errno and reader errors a line number. */
+static int file__read(const char *path, char **text, size_t *len)
+{
+	size_t cap = 4096, used = 0, got;
+	FILE *f = fopen(path, "rb");
+	char *buf, *p;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	for (;;) {
+		got = fread(buf + used, 1, cap - used, f);
+		used += got;
+		if (got == 0) {
+			if (ferror(f))
+				err = errno ? -errno : -EIO;
+			break;
+		}
+		if (used == cap) {
+			if (cap >= CONFIG_FILE_MAX) {
+				err = -EFBIG;
+				break;
+			}
+			cap *= 2;
+			p = realloc(buf, cap);
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = p;
+		}
+	}
+	fclose(f);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*text = buf;
+	*len = used;
+	return 0;
+}
+
+static enum config_result config__load_file(struct config *cfg, const char *path)
+{
+	struct yaml_ctx c = { .file = path, .cfg = cfg };
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	err = file__read(path, &text, &len);
+	if (err) {
+		flag__error("--config.file", "cannot read \"%s\": %s", path,
+			    err == -EFBIG ? "larger than 1MiB" : strerror(-err));
+		return CONFIG_INVALID;
+	}
+	c.text = text;
+	c.len = len;
+	if (!yaml_parser_initialize(&c.parser)) {
+		free(text);
+		flag__error("--config.file", "cannot parse \"%s\": out of memory", path);
+		return CONFIG_INVALID;
+	}
+	yaml_parser_set_input_string(&c.parser, (const unsigned char *)text, len);
+	err = yaml__stream(&c);
+	yaml_parser_delete(&c.parser);
+	free(text);
+	if (err)
+		return CONFIG_INVALID;
+	pr_debug("loaded %s\n", path);
+	return CONFIG_OK;
+}
+
+/* ---- flags ---------------------------------------------------------------------------------- */
+
+enum {
+	OPT_HELP = 'h',
+	OPT_VERSION = 0x100,
+	OPT_KEY = 0x200, /* OPT_KEY + index into keys[] */
+};
+
+/* Help lines are indented one tab; wrapping at 72 columns keeps them inside 80. */
+static void text__wrap(const char *s, FILE *f)
+{
+	const int width = 72;
+	int col = 0, len;
+
+	while (*s) {
+		s += strspn(s, " ");
+		len = (int)strcspn(s, " ");
+		if (!len)
+			break;
+		if (col && col + 1 + len > width) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fprintf(f, "%s%.*s", col ? " " : "\t", len, s);
+		col += len + !!col;
+		s += len;
+	}
+	fputc('\n', f);
+}
+
+static void config__usage(FILE *f)
+{
+	char def[WHY_MAX], why[WHY_MAX], lo[32], hi[32];
+	struct config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	fprintf(f, "Usage: autoprof [FLAGS]\n\n"
+		   "A continuous eBPF profiler. Every flag --KEY is also the YAML key KEY in\n"
+		   "the file named by --config.file (web.listen-address is\n"
+		   "web: {listen-address: ...}); flags override the file, the file overrides\n"
+		   "the defaults.\n\n"
+		   "Flags:\n"
+		   "  -h, --help\n\tShow this help and exit.\n"
+		   "  --version\n\tShow the version and exit.\n");
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		const struct key *k = &keys[i];
+		const struct key_type *t = k->type;
+
+		fprintf(f, "  --%s=<%s>\n", k->name, t->metavar);
+		text__wrap(k->help, f);
+		fprintf(f, "\t(default: ");
+		/* Round-trip the default so --help shows it as config__print_yaml would. */
+		if (key__set(k, &cfg, k->def, why, sizeof(why)))
+			snprintf(def, sizeof(def), "%s", k->def);
+		else
+			key__get(k, &cfg, def, sizeof(def));
+		fprintf(f, t->quoted ? "\"%s\"" : "%s", def);
+		if (t->bounded) {
+			t->format(k->min, lo, sizeof(lo));
+			t->format(k->max, hi, sizeof(hi));
+			fprintf(f, ", range: %s..%s", lo, hi);
+		}
+		fprintf(f, ")\n");
+	}
+}
+
+/* "--name=value" -> "--name", for naming the flag in errors. */
+static const char *flag__name(const char *arg, char *out, size_t n)
+{
+	size_t len = strcspn(arg, "=");
+
+	snprintf(out, n, "%.*s", (int)len, arg);
+	return out;
+}
+
+/*
+ * One walk over argv. The early pass validates the flag syntax, handles --help/--version and
+ * applies the KEY_EARLY keys (config.file); the late pass applies the rest over the file's
+ * values, so flags win.
+ */
+static enum config_result flags__apply(struct config *cfg, int argc, char **argv, bool early)
+{
+	struct option opts[NR_KEYS + 3];
+	char why[WHY_MAX], name[PATH_MAX_KEY + 2];
+	enum config_result ret = CONFIG_OK;
+	int saved_opterr = opterr;
+	int c, prev, longindex;
+	const struct key *k;
+
+	for (size_t i = 0; i < NR_KEYS; i++)
+		opts[i] = (struct option){ keys[i].name, required_argument, NULL,
+					   OPT_KEY + (int)i };
+	opts[NR_KEYS] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	opts[NR_KEYS + 1] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	opts[NR_KEYS + 2] = (struct option){ NULL, 0, NULL, 0 };
+
+	/* '+': no permutation, so argv[prev] is the element of the option just returned.
+	 * ':': report a missing value as ':' rather than printing getopt's own message. */
+	opterr = 0;
+	optind = 0;
+	for (;;) {
+		prev = optind ? optind : 1;
+		longindex = -1;
+		c = getopt_long(argc, argv, "+:h", opts, &longindex);
+		if (c == -1)
+			break;
+		/* getopt_long accepts unique prefixes; a typo should not silently set a key. */
+		if (longindex >= 0 &&
+		    strcmp(flag__name(argv[prev], name, sizeof(name)) + 2, opts[longindex].name)) {
+			flag__error(name, "unknown flag");
+			ret = CONFIG_INVALID;
+			break;
+		}
+		if (c == '?') {
+			/* optopt is set for a known long flag given a value it does not take. */
+			flag__name(argv[prev], name, sizeof(name));
+			flag__error(name, optopt && !strncmp(name, "--", 2) ? "takes no value"
+									   : "unknown flag");
+			ret = CONFIG_INVALID;
+			break;
+		}
+		if (c == ':') {
+			flag__error(flag__name(argv[prev], name, sizeof(name)), "missing value");
+			ret = CONFIG_INVALID;
+			break;
+		}
+		if (c == OPT_HELP) {
+			config__usage(stdout);
+			ret = CONFIG_EXIT_OK;
+			break;
+		}
+		if (c == OPT_VERSION) {
+			printf("autoprof version %s (commit %s)\n", AUTOPROF_VERSION,
+			       AUTOPROF_COMMIT);
+			ret = CONFIG_EXIT_OK;
+			break;
+		}
+		k = &keys[c - OPT_KEY];
+		if (!(k->flags & KEY_EARLY) != !early)
+			continue;
+		if (key__set(k, cfg, optarg, why, sizeof(why))) {
+			snprintf(name, sizeof(name), "--%s", k->name);
+			flag__error(name, "%s", why);
+			ret = CONFIG_INVALID;
+			break;
+		}
+	}
+	if (ret == CONFIG_OK && optind < argc) {
+		fprintf(stderr, "autoprof: %s: unexpected argument (flags are --KEY=VALUE)\n",
+			argv[optind]);
+		ret = CONFIG_INVALID;
+	}
+	opterr = saved_opterr;
+	return ret;
+}
+
+/* ---- entry points --------------------------------------------------------------------------- */
+
+static int config__defaults(struct config *cfg)
+{
+	char why[WHY_MAX];
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		if (key__set(&keys[i], cfg, keys[i].def, why, sizeof(why))) {
+			/* Only a broken table row gets here. */
+			fprintf(stderr, "autoprof: %s: bad built-in default: %s\n", keys[i].name,
+				why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+enum config_result config__load(struct config *cfg, int argc, char **argv)
+{
+	enum config_result ret;
+
+	if (config__defaults(cfg))
+		return CONFIG_INVALID;
+	ret = flags__apply(cfg, argc, argv, true);
+	if (ret != CONFIG_OK)
+		return ret;
+	if (cfg->config_file[0]) {
+		ret = config__load_file(cfg, cfg->config_file);
+		if (ret != CONFIG_OK)
+			return ret;
+	}
+	return flags__apply(cfg, argc, argv, false);
+}
+
+static void yaml__print_string(const char *s, FILE *f)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+void config__print_yaml(const struct config *cfg, FILE *f)
+{
+	const char *section = "", *dot;
+	size_t section_len = 0;
+	char val[WHY_MAX];
+
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		const struct key *k = &keys[i];
+
+		key__get(k, cfg, val, sizeof(val));
+		/* A flag-only key would be rejected when the output is loaded back. */
+		if (k->flags & KEY_FLAG_ONLY) {
+			if (val[0]) {
+				fprintf(f, "# --%s=", k->name);
+				yaml__print_string(val, f);
+				fputc('\n', f);
+			}
+			continue;
+		}
+		dot = strchr(k->name, '.');
+		if ((size_t)(dot - k->name) != section_len ||
+		    strncmp(k->name, section, section_len)) {
+			section = k->name;
+			section_len = dot - k->name;
+			fprintf(f, "%.*s:\n", (int)section_len, section);
+		}
+		fprintf(f, "  %s: ", dot + 1);
+		if (k->type->quoted)
+			yaml__print_string(val, f);
+		else
+			fputs(val, f);
+		fputc('\n', f);
+	}
+}

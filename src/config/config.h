@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_CONFIG_H
+#define AUTOPROF_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../lib/log.h"
+
+/*
+ * Every setting is one row of the key table in config.c (name, type, default, bounds, help).
+ * A key "a.b-c" is the flag --a.b-c and the YAML path a: { b-c: ... }. Flags override the file.
+ */
+struct config {
+	char web_listen_address[256];	/* web.listen-address, default ":9740" */
+	char config_file[4096];		/* config.file (flag only), "" for none */
+	uint32_t profile_frequency;	/* profile.frequency, Hz per CPU, default 99, 1..1000 */
+	uint64_t profile_retention_ns;	/* profile.retention, default 5m, 10s..24h */
+	enum log_level log_level;	/* log.level, default info */
+	uint64_t store_memory_limit;	/* store.memory-limit, bytes, default 64MiB, 1MiB..64GiB */
+	uint64_t symbolizer_cache_size;	/* symbolizer.cache-size, bytes, default 64MiB, 1MiB..64GiB */
+	uint64_t bpf_ringbuf_size;	/* bpf.ringbuf-size, bytes, power of two, default 1MiB, 64KiB..1GiB */
+};
+
+enum config_result {
+	CONFIG_OK = 0,
+	CONFIG_EXIT_OK = 1,	/* --help or --version was printed: exit 0 */
+	CONFIG_INVALID = 2,	/* an error naming the key (and file line) was printed: exit 2 */
+};
+
+/* Fills cfg from defaults, then the YAML file (--config.file), then the flags. Errors go to
+ * stderr as "autoprof: FILE:LINE: KEY: reason" or "autoprof: --KEY: reason". */
+enum config_result config__load(struct config *cfg, int argc, char **argv);
+/* Prints the effective configuration as YAML (for the docs and /api/v1/config). */
+void config__print_yaml(const struct config *cfg, FILE *f);
+
+#endif

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* autoprof's one HTTP route table and its handlers. */
+#define pr_fmt(fmt) "http: " fmt
+
+#include <errno.h>
+#include <stdio.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../daemon.h"
+#include "../export/pprof.h"
+#include "../lib/log.h"
+#include "../lib/metrics.h"
+#include "../profiles.h"
+#include "../store/store.h"
+#include "http.h"
+
+#define NSEC 1000000000ULL
+#define DEFAULT_SECONDS 30
+#define MAX_PIDS 256
+
+static void handle_index(const struct http_request *req, struct http_response *resp, void *ctx);
+static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx);
+
+static const struct http_route routes[] = {
+	{ "GET", "/", "index", NULL, handle_index },
+	{ "GET", "/debug/pprof/profile", "profile",
+	  "On-CPU profile of the last N seconds, answered at once: ?seconds=N (default 30), "
+	  "pid=1,2 (processes), comm=NAME (process or thread name), format=folded",
+	  handle_profile },
+	{ "GET", "/metrics", "metrics",
+	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", http__metrics },
+};
+
+static void handle_index(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	(void)req;
+	(void)ctx;
+	http__index(routes, sizeof(routes) / sizeof(routes[0]), resp);
+}
+
+/* A whole-string non-negative integer, or -1. */
+static long long parse_uint(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	return v;
+}
+
+static int parse_pids(const char *s, uint32_t *pids, size_t *nr, struct http_response *resp)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy) {
+		http__error(resp, 500, "out of memory");
+		return -ENOMEM;
+	}
+	*nr = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long long pid = parse_uint(tok);
+
+		if (pid <= 0 || pid > 0x3fffffff) {
+			http__error(resp, 400, "pid: \"%s\" is not a process id", tok);
+			err = -EINVAL;
+			break;
+		}
+		if (*nr == MAX_PIDS) {
+			http__error(resp, 400, "pid: at most %d processes", MAX_PIDS);
+			err = -EINVAL;
+			break;
+		}
+		pids[(*nr)++] = (uint32_t)pid;
+	}
+	if (!err && !*nr) {
+		http__error(resp, 400, "pid: empty list");
+		err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	struct daemon *d = ctx;
+	const struct profile_desc *desc = profile__by_path(http__path(req));
+	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC;
+	const char *seconds = http__query(req, "seconds");
+	const char *pid = http__query(req, "pid");
+	const char *comm = http__query(req, "comm");
+	const char *format = http__query(req, "format");
+	struct store_filter filter = { 0 };
+	struct store_result *res = NULL;
+	uint32_t pids[MAX_PIDS];
+	long long n = DEFAULT_SECONDS;
+	bool folded = false;
+	int err;
+
+	if (!desc) {
+		http__error(resp, 404, "no profile type at %s", http__path(req));
+		return;
+	}
+	if (seconds) {
+		n = parse_uint(seconds);
+		if (n <= 0) {
+			http__error(resp, 400, "seconds: \"%s\" is not a positive whole number",
+				    seconds);
+			return;
+		}
+		if ((uint64_t)n > retention_s) {
+			http__error(resp, 400,
+				    "seconds: %lld is beyond the retention of %" PRIu64
+				    " s (profile.retention)",
+				    n, retention_s);
+			return;
+		}
+	} else if ((uint64_t)n > retention_s) {
+		n = (long long)retention_s;
+	}
+	if (pid) {
+		if (parse_pids(pid, pids, &filter.nr_pids, resp))
+			return;
+		filter.pids = pids;
+	}
+	if (comm) {
+		if (!*comm || strlen(comm) > 255) {
+			http__error(resp, 400, "comm: must be 1 to 255 characters");
+			return;
+		}
+		filter.comm = comm;
+	}
+	if (format) {
+		if (!strcmp(format, "folded")) {
+			folded = true;
+		} else if (strcmp(format, "pprof") && strcmp(format, "proto")) {
+			http__error(resp, 400, "format: \"%s\" is not one of pprof, folded", format);
+			return;
+		}
+	}
+
+	err = store__query(d->ctx.store, desc->type, (uint64_t)n * NSEC, &filter, &res);
+	if (err) {
+		http__error(resp, 503, "query failed: %s", strerror(-err));
+		return;
+	}
+	if (folded) {
+		err = folded__encode(res, d->ctx.sym, &resp->body);
+		resp->content_type = "text/plain; charset=utf-8";
+	} else {
+		err = pprof__encode(res, d->ctx.sym, &resp->body);
+		resp->content_type = "application/octet-stream";
+		resp->content_disposition = "attachment; filename=\"profile\"";
+	}
+	store_result__free(res);
+	if (err) {
+		buf__reset(&resp->body);
+		http__error(resp, 500, "encoding failed: %s", strerror(-err));
+	}
+}
+
+int routes__start(struct daemon *d)
+{
+	int err = 0;
+
+	d->http = http_server__start(d->cfg.web_listen_address, routes,
+				     sizeof(routes) / sizeof(routes[0]), d, &err);
+	if (!d->http) {
+		fprintf(stderr, "autoprof: cannot listen on %s: %s\n", d->cfg.web_listen_address,
+			strerror(-err));
+		return err ? err : -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "http: " fmt
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/log.h"
+#include "../lib/metrics.h"
+#include "http.h"
+
+#ifndef AUTOPROF_VERSION
+#define AUTOPROF_VERSION "unknown"
+#endif
+
+/* Idle keep-alive connections are dropped after this; scrapers reconnect cheaply. */
+#define CONNECTION_TIMEOUT_S 5
+/* Thread per connection: bound the threads a burst of clients can make us spawn. */
+#define CONNECTION_LIMIT 64
+#define LISTEN_BACKLOG 64
+
+#define CODE_MIN 100
+#define CODE_MAX 599
+#define NR_CODES (CODE_MAX - CODE_MIN + 1)
+
+static const double duration_bounds[] = {
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+#define NR_BOUNDS (sizeof(duration_bounds) / sizeof(duration_bounds[0]))
+
+/* One per distinct handler name; fixed size, so label sets cannot grow without bound. */
+struct handler_stats {
+	const char *name;
+	unsigned long long codes[NR_CODES];
+	unsigned long long buckets[NR_BOUNDS]; /* not cumulative: observations in (b[i-1], b[i]] */
+	unsigned long long count;
+	double sum;
+};
+
+struct http_server {
+	struct MHD_Daemon *mhd;
+	const struct http_route *routes;
+	size_t nr_routes;
+	void *ctx;
+	int port;
+	size_t *route_stats;	/* route index -> stats index */
+	size_t notfound_stats;
+	struct handler_stats *stats;
+	size_t nr_stats;
+	pthread_mutex_t stats_lock;
+};
+
+struct http_request {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *path;
+	struct buf body;
+	bool body_too_large;
+	bool answered;
+	struct timespec start;
+};
+
+const char *http__method(const struct http_request *req)
+{
+	return req->method;
+}
+
+const char *http__path(const struct http_request *req)
+{
+	return req->path;
+}
+
+const char *http__query(const struct http_request *req, const char *key)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http__header(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http__body(const struct http_request *req, size_t *len)
+{
+	*len = req->body.len;
+	return req->body.data ? req->body.data : "";
+}
+
+void http__error(struct http_response *resp, int status, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	resp->status = status;
+	resp->content_type = "text/plain; charset=utf-8";
+	/* Whatever the handler prepared no longer describes the body. */
+	resp->content_disposition = NULL;
+	resp->content_encoding = NULL;
+	buf__reset(&resp->body);
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || buf__reserve(&resp->body, (size_t)n + 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(resp->body.data, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	resp->body.len = (size_t)n;
+	buf__puts(&resp->body, "\n");
+}
+
+static void put_html(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			buf__puts(b, "&amp;");
+			break;
+		case '<':
+			buf__puts(b, "&lt;");
+			break;
+		case '>':
+			buf__puts(b, "&gt;");
+			break;
+		case '"':
+			buf__puts(b, "&quot;");
+			break;
+		default:
+			buf__append(b, s, 1);
+		}
+	}
+}
+
+void http__index(const struct http_route *routes, size_t nr_routes, struct http_response *resp)
+{
+	struct buf *b = &resp->body;
+	size_t i;
+
+	resp->content_type = "text/html; charset=utf-8";
+	buf__puts(b, "<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"><title>autoprof</title>"
+		     "</head>\n<body>\n<h1>autoprof</h1>\n<p>Version ");
+	put_html(b, AUTOPROF_VERSION);
+	buf__puts(b, "</p>\n<ul>\n");
+	for (i = 0; i < nr_routes; i++) {
+		const struct http_route *r = &routes[i];
+
+		if (!r->help)
+			continue;
+		buf__puts(b, "<li>");
+		if (strcmp(r->method, "GET")) {
+			/* A browser can only follow a link with GET: show the others as text. */
+			buf__puts(b, "<code>");
+			put_html(b, r->method);
+			buf__puts(b, " ");
+			put_html(b, r->path);
+			buf__puts(b, "</code>");
+		} else {
+			buf__puts(b, "<a href=\"");
+			put_html(b, r->path);
+			buf__puts(b, "\">");
+			put_html(b, r->path);
+			buf__puts(b, "</a>");
+		}
+		buf__puts(b, ": ");
+		put_html(b, r->help);
+		buf__puts(b, "</li>\n");
+	}
+	buf__puts(b, "</ul>\n</body>\n</html>\n");
+}
+
+/* True when the comma-separated header value lists token (parameters such as ;q= ignored). */
+static bool header_lists(const char *value, const char *token)
+{
+	size_t n = strlen(token);
+	const char *p = value;
+
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (!strncasecmp(p, token, n) && strchr(" \t;,", p[n]))
+			return true;
+		p = strchr(p, ',');
+	}
+	return false;
+}
+
+void http__metrics(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	const char *accept = http__header(req, "Accept");
+	const char *encoding = http__header(req, "Accept-Encoding");
+	bool openmetrics = accept && header_lists(accept, "application/openmetrics-text");
+	struct buf gz = {};
+	int ret;
+
+	(void)ctx;
+	ret = metrics__render(&resp->body, openmetrics);
+	if (ret) {
+		http__error(resp, 500, "rendering metrics: %s", strerror(-ret));
+		return;
+	}
+	resp->content_type = openmetrics ? METRICS_CONTENT_TYPE_OPENMETRICS :
+					   METRICS_CONTENT_TYPE_TEXT;
+	if (!encoding || !header_lists(encoding, "gzip"))
+		return;
+	ret = buf__gzip(resp->body.data, resp->body.len, &gz);
+	if (ret) {
+		/* Uncompressed is still a valid answer. */
+		buf__free(&gz);
+		return;
+	}
+	buf__free(&resp->body);
+	resp->body = gz;
+	resp->content_encoding = "gzip";
+}
+
+static double elapsed_s(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static void observe(struct http_server *srv, size_t h, int status, double seconds)
+{
+	struct handler_stats *st = &srv->stats[h];
+	size_t i;
+
+	pthread_mutex_lock(&srv->stats_lock);
+	st->codes[status - CODE_MIN]++;
+	for (i = 0; i < NR_BOUNDS; i++) {
+		if (seconds <= duration_bounds[i]) {
+			st->buckets[i]++;
+			break;
+		}
+	}
+	st->count++;
+	st->sum += seconds;
+	pthread_mutex_unlock(&srv->stats_lock);
+}
+
+static void render_stats(struct metrics_writer *w, void *ctx)
+{
+	struct http_server *srv = ctx;
+	unsigned long long cumulative[NR_BOUNDS];
+	char code[8];
+	size_t h, i;
+
+	pthread_mutex_lock(&srv->stats_lock);
+	metrics__family(w, "autoprof_http_requests", METRIC_COUNTER,
+			"HTTP requests answered, by handler and status code.");
+	for (h = 0; h < srv->nr_stats; h++) {
+		for (i = 0; i < NR_CODES; i++) {
+			if (!srv->stats[h].codes[i])
+				continue;
+			snprintf(code, sizeof(code), "%zu", i + CODE_MIN);
+			metrics__sample(w, (double)srv->stats[h].codes[i], "handler",
+					srv->stats[h].name, "code", code, NULL);
+		}
+	}
+	metrics__family(w, "autoprof_http_request_duration_seconds", METRIC_HISTOGRAM,
+			"Time from receiving an HTTP request to queueing its response.");
+	for (h = 0; h < srv->nr_stats; h++) {
+		const struct handler_stats *st = &srv->stats[h];
+		unsigned long long acc = 0;
+
+		for (i = 0; i < NR_BOUNDS; i++) {
+			acc += st->buckets[i];
+			cumulative[i] = acc;
+		}
+		metrics__histogram(w, duration_bounds, cumulative, NR_BOUNDS, st->count, st->sum,
+				   "handler", st->name, NULL);
+	}
+	pthread_mutex_unlock(&srv->stats_lock);
+}
+
+static enum MHD_Result send_response(struct http_request *req, struct http_response *resp,
+				     size_t stats, const char *allow)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	double seconds;
+
+	if (!resp->status)
+		resp->status = 200;
+	if (resp->status < CODE_MIN || resp->status > CODE_MAX) {
+		pr_warn("%s %s: handler set status %d\n", req->method, req->path, resp->status);
+		http__error(resp, 500, "internal error");
+	}
+	if (resp->body.len) {
+		r = MHD_create_response_from_buffer_with_free_callback(resp->body.len,
+								       resp->body.data, free);
+		if (r)
+			resp->body = (struct buf){};
+	} else {
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	}
+	buf__free(&resp->body);
+	if (!r) {
+		pr_err("%s %s: cannot create a response\n", req->method, req->path);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				resp->content_type ? resp->content_type :
+						     "text/plain; charset=utf-8");
+	if (resp->content_disposition)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					resp->content_disposition);
+	if (resp->content_encoding)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					resp->content_encoding);
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(req->conn, (unsigned int)resp->status, r);
+	MHD_destroy_response(r);
+	req->answered = true;
+
+	/* Counted here rather than on completion so a client sees its own request counted. */
+	seconds = elapsed_s(&req->start);
+	observe(req->srv, stats, resp->status, seconds);
+	pr_debug("%s %s %d %.3fms\n", req->method, req->path, resp->status, seconds * 1e3);
+	return ret;
+}
+
+static bool method_matches(const char *route, const char *method)
+{
+	return !strcmp(route, method) || (!strcmp(method, "HEAD") && !strcmp(route, "GET"));
+}
+
+static enum MHD_Result dispatch(struct http_request *req)
+{
+	struct http_server *srv = req->srv;
+	struct http_response resp = { .status = 200 };
+	const struct http_route *route = NULL;
+	char allow[128] = "";
+	size_t stats = srv->notfound_stats;
+	bool known_path = false;
+	size_t i;
+
+	for (i = 0; i < srv->nr_routes; i++) {
+		const struct http_route *r = &srv->routes[i];
+		size_t len = strlen(allow);
+
+		if (strcmp(r->path, req->path))
+			continue;
+		if (!known_path)
+			stats = srv->route_stats[i];
+		known_path = true;
+		if (method_matches(r->method, req->method)) {
+			route = r;
+			stats = srv->route_stats[i];
+			break;
+		}
+		snprintf(allow + len, sizeof(allow) - len, "%s%s%s", len ? ", " : "", r->method,
+			 strcmp(r->method, "GET") ? "" : ", HEAD");
+	}
+
+	if (req->body_too_large) {
+		http__error(&resp, 413, "request body over %u bytes", HTTP_MAX_BODY);
+		return send_response(req, &resp, stats, NULL);
+	}
+	if (route) {
+		route->fn(req, &resp, srv->ctx);
+		return send_response(req, &resp, stats, NULL);
+	}
+	if (known_path) {
+		http__error(&resp, 405, "method %s not allowed", req->method);
+		return send_response(req, &resp, stats, allow);
+	}
+	http__error(&resp, 404, "not found");
+	return send_response(req, &resp, stats, NULL);
+}
+
+static bool content_length_over(struct MHD_Connection *conn, unsigned long long max)
+{
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return cl && strtoull(cl, NULL, 10) > max;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	struct http_request *req = *con_cls;
+
+	(void)version;
+	if (!req) {
+		/* Headers only so far: the body, if any, arrives in the calls that follow. */
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		req->srv = cls;
+		req->conn = conn;
+		req->method = method;
+		req->path = url;
+		clock_gettime(CLOCK_MONOTONIC, &req->start);
+		*con_cls = req;
+		if (content_length_over(conn, HTTP_MAX_BODY)) {
+			/* Answering before reading the body makes MHD close the connection after. */
+			req->body_too_large = true;
+			return dispatch(req);
+		}
+		return MHD_YES;
+	}
+	if (req->answered) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		/* Chunked bodies have no Content-Length: stop keeping them past the limit. */
+		if (req->body_too_large || req->body.len + *upload_data_size > HTTP_MAX_BODY ||
+		    buf__append(&req->body, upload_data, *upload_data_size))
+			req->body_too_large = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return dispatch(req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_request *req = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!req)
+		return;
+	buf__free(&req->body);
+	free(req);
+	*con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	pr_warn("libmicrohttpd: %s\n", msg);
+}
+
+/*
+ * "[v6]:port", "v4:port", "name:port" or ":port" (every address). Leaves *ss zeroed for the
+ * latter and fills *port.
+ */
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len,
+			int *port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	char host[256];
+	const char *colon, *p;
+	bool bracketed = false;
+	size_t host_len;
+	long val = 0;
+	int ret;
+
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		bracketed = true;
+		colon = close + 1;
+		listen++;
+		host_len = (size_t)(close - listen);
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon)
+			return -EINVAL;
+		host_len = (size_t)(colon - listen);
+		/* An IPv6 literal must be bracketed, or its port would be ambiguous. */
+		if (memchr(listen, ':', host_len))
+			return -EINVAL;
+	}
+	if (host_len >= sizeof(host) || !colon[1] || strlen(colon + 1) > 5)
+		return -EINVAL;
+	for (p = colon + 1; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		val = val * 10 + (*p - '0');
+	}
+	if (val > 65535)
+		return -EINVAL;
+	*port = (int)val;
+	memcpy(host, listen, host_len);
+	host[host_len] = '\0';
+
+	memset(ss, 0, sizeof(*ss));
+	*len = 0;
+	if (!host_len)
+		return bracketed ? -EINVAL : 0;
+	hints.ai_family = bracketed ? AF_INET6 : AF_UNSPEC;
+	hints.ai_flags = bracketed ? AI_NUMERICHOST : 0;
+	ret = getaddrinfo(host, NULL, &hints, &ai);
+	if (ret) {
+		pr_err("listen address %s: %s\n", host, gai_strerror(ret));
+		return -EINVAL;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static int listen_any(int port)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int one = 1, zero = 0;
+	int fd, ret;
+
+	sin6.sin6_addr = in6addr_any;
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0) {
+		/* Dual stack: IPv4 clients arrive as v4-mapped addresses. */
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))
+			pr_warn("cannot listen dual-stack, IPv6 only: %s\n", strerror(errno));
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!bind(fd, (struct sockaddr *)&sin6, sizeof(sin6)))
+			return fd;
+		ret = -errno;
+		close(fd);
+		if (ret != -EADDRNOTAVAIL && ret != -EAFNOSUPPORT)
+			return ret;
+	} else if (errno != EAFNOSUPPORT) {
+		return -errno;
+	}
+	/* No IPv6 on this host. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* Binds ourselves rather than through MHD, which reports no errno for a failed bind. */
+static int open_listener(const char *listen_addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1;
+	int port, fd, ret;
+
+	ret = parse_listen(listen_addr, &ss, &len, &port);
+	if (ret)
+		return ret;
+	if (!len) {
+		fd = listen_any(port);
+		if (fd < 0)
+			return fd;
+	} else {
+		if (ss.ss_family == AF_INET6)
+			((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+		else
+			((struct sockaddr_in *)&ss)->sin_port = htons(port);
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return -errno;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&ss, len)) {
+			ret = -errno;
+			goto close_fd;
+		}
+	}
+	if (listen(fd, LISTEN_BACKLOG)) {
+		ret = -errno;
+		goto close_fd;
+	}
+	return fd;
+
+close_fd:
+	close(fd);
+	return ret;
+}
+
+static int bound_port(struct MHD_Daemon *mhd, int fd)
+{
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (info && info->port)
+		return info->port;
+	/* MHD may not know the port of a socket it did not bind itself. */
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return -errno;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static size_t stats_index(struct http_server *srv, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < srv->nr_stats; i++)
+		if (!strcmp(srv->stats[i].name, name))
+			return i;
+	srv->stats[srv->nr_stats].name = name;
+	return srv->nr_stats++;
+}
+
+static void server_free(struct http_server *srv)
+{
+	pthread_mutex_destroy(&srv->stats_lock);
+	free(srv->stats);
+	free(srv->route_stats);
+	free(srv);
+}
+
+struct http_server *http_server__start(const char *listen, const struct http_route *routes,
+				       size_t nr_routes, void *ctx, int *err)
+{
+	const unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+				   MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	struct http_server *srv;
+	size_t i;
+	int fd, ret;
+
+	srv = calloc(1, sizeof(*srv));
+	if (!srv) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	pthread_mutex_init(&srv->stats_lock, NULL);
+	srv->routes = routes;
+	srv->nr_routes = nr_routes;
+	srv->ctx = ctx;
+	srv->route_stats = calloc(nr_routes + 1, sizeof(*srv->route_stats));
+	srv->stats = calloc(nr_routes + 1, sizeof(*srv->stats));
+	if (!srv->route_stats || !srv->stats) {
+		ret = -ENOMEM;
+		goto free_srv;
+	}
+	for (i = 0; i < nr_routes; i++)
+		srv->route_stats[i] = stats_index(srv, routes[i].name ? routes[i].name :
+									  routes[i].path);
+	srv->notfound_stats = stats_index(srv, "notfound");
+
+	fd = open_listener(listen);
+	if (fd < 0) {
+		ret = fd;
+		pr_err("listen on %s: %s\n", listen, strerror(-ret));
+		goto free_srv;
+	}
+	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+				    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+				    MHD_OPTION_LISTEN_SOCKET, fd,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
+				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	if (!srv->mhd) {
+		ret = -EIO;
+		pr_err("listen on %s: libmicrohttpd failed to start\n", listen);
+		goto close_fd;
+	}
+	srv->port = bound_port(srv->mhd, fd);
+	ret = metrics__register(render_stats, srv);
+	if (ret)
+		goto stop_mhd;
+	pr_info("listening on %s (port %d)\n", listen, srv->port);
+	return srv;
+
+stop_mhd:
+	/* MHD owns the listening socket once started and closes it here. */
+	MHD_stop_daemon(srv->mhd);
+	goto free_srv;
+close_fd:
+	close(fd);
+free_srv:
+	server_free(srv);
+fail:
+	*err = ret;
+	return NULL;
+}
+
+void http_server__stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	/* First, so no scrape reads the stats once they are freed. */
+	metrics__unregister(render_stats, srv);
+	MHD_stop_daemon(srv->mhd);
+	server_free(srv);
+}
+
+int http_server__port(const struct http_server *srv)
+{
+	return srv->port;
+}

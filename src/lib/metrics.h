@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_METRICS_H
+#define AUTOPROF_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+/*
+ * The exporter's own metrics. Modules register a callback at setup; at scrape time each callback
+ * writes its families through the writer, which renders Prometheus text 0.0.4 or OpenMetrics 1.0.
+ */
+struct metrics_writer;
+
+enum metric_type {
+	METRIC_COUNTER,	/* name without _total; the writer adds it */
+	METRIC_GAUGE,
+	METRIC_HISTOGRAM,
+};
+
+typedef void (*metrics_fn)(struct metrics_writer *w, void *ctx);
+
+/*
+ * Returns 0 or -ENOMEM. Callbacks run in registration order, from HTTP threads, one render at a
+ * time (the registry lock is held), so a callback must not register or unregister.
+ */
+int metrics__register(metrics_fn fn, void *ctx);
+/* Removes every registration of (fn, ctx); once it returns, fn is not running with that ctx. */
+void metrics__unregister(metrics_fn fn, void *ctx);
+void metrics__unregister_all(void);
+
+/*
+ * Registers the usual exporter process metrics: process_cpu_seconds_total,
+ * process_resident_memory_bytes, process_virtual_memory_bytes, process_open_fds,
+ * process_max_fds and process_start_time_seconds. Call once. Returns 0 or -ENOMEM.
+ */
+int metrics__register_process(void);
+
+#define METRICS_CONTENT_TYPE_TEXT "text/plain; version=0.0.4; charset=utf-8"
+#define METRICS_CONTENT_TYPE_OPENMETRICS \
+	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/* Starts a family: writes HELP and TYPE. Every sample until the next family belongs to it. */
+void metrics__family(struct metrics_writer *w, const char *name, enum metric_type type,
+		     const char *help);
+/*
+ * One sample of the current family. The variadic part is label name/value pairs ending with
+ * NULL; values are escaped by the writer. Counters get "_total" appended.
+ */
+void metrics__sample(struct metrics_writer *w, double value, ...) __attribute__((sentinel));
+/* Like metrics__sample with an explicit suffix (histograms: "_bucket", "_sum", "_count"). */
+void metrics__sample_suffix(struct metrics_writer *w, const char *suffix, double value, ...)
+	__attribute__((sentinel));
+
+/*
+ * One whole histogram sample set of the current family: a _bucket per bound (cumulative[i] is the
+ * number of observations <= bounds[i], bounds ascending), the +Inf bucket (count), _sum and
+ * _count. The variadic part is the label pairs shared by all of them, ending with NULL.
+ */
+void metrics__histogram(struct metrics_writer *w, const double *bounds,
+			const unsigned long long *cumulative, size_t nr_bounds,
+			unsigned long long count, double sum, ...) __attribute__((sentinel));
+
+/* Formats v as the writer does ("12345", "0.25", "+Inf", "NaN"). Returns dst. */
+char *metrics__format_value(char *dst, size_t size, double v);
+
+/*
+ * Appends every registered family to out, in OpenMetrics ending with "# EOF". Returns 0 or
+ * -ENOMEM (out then holds a partial exposition).
+ */
+int metrics__render(struct buf *out, bool openmetrics);
+
+#endif

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * autoprof: a continuous profiler. Loads the BPF collectors, drains their ring buffers into the
+ * store on this (the ingest) thread, and serves pprof, metrics and the API from HTTP threads.
+ */
+#define pr_fmt(fmt) "main: " fmt
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include <bpf/libbpf.h>
+
+#include "collect/oncpu.h"
+#include "collect/proc.h"
+#include "daemon.h"
+#include "http/http.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "store/store.h"
+#include "symbolize/proctab.h"
+#include "symbolize/symbolizer.h"
+
+#define POLL_MS 100
+#define NSEC 1000000000ULL
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	/* libbpf is chatty at info and debug: both are our debug. */
+	if (level != LIBBPF_WARN && log__level() < LOG_DEBUG)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log__printf(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, "%s", msg);
+	return 0;
+}
+
+static const struct {
+	int cap;
+	const char *name;
+	const char *why;
+	bool required;
+} needed_caps[] = {
+	{ 39 /* CAP_BPF */, "CAP_BPF", "to load BPF programs and maps", true },
+	{ 38 /* CAP_PERFMON */, "CAP_PERFMON", "to open perf events on every CPU", true },
+	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE", "to read other processes' /proc/PID/maps", false },
+	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN",
+	  "to open deleted binaries through /proc/PID/map_files", false },
+};
+
+/* Says which capability is missing before anything is loaded. */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	int missing = 0;
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		pr_warn("cannot read capabilities: %s\n", strerror(errno));
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(needed_caps) / sizeof(needed_caps[0]); i++) {
+		int c = needed_caps[i].cap;
+		bool have = data[c / 32].effective & (1u << (c % 32));
+		/* Before CAP_BPF and CAP_PERFMON existed, CAP_SYS_ADMIN covered both. */
+		bool admin = data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
+
+		if (have || (admin && c >= 38))
+			continue;
+		if (needed_caps[i].required) {
+			fprintf(stderr, "autoprof: missing capability %s, needed %s; run as root or "
+				"grant it (setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_sys_admin+ep)\n",
+				needed_caps[i].name, needed_caps[i].why);
+			missing++;
+		} else {
+			pr_warn("missing capability %s, needed %s: some frames may stay unnamed\n",
+				needed_caps[i].name, needed_caps[i].why);
+		}
+	}
+	return missing ? -EPERM : 0;
+}
+
+static void ingest_loop(struct daemon *d)
+{
+	struct collect_ctx *ctx = &d->ctx;
+	unsigned long long next_expire = 0, next_sweep = 0;
+
+	while (!stopping) {
+		unsigned long long now;
+		int err;
+
+		/* Samples do not wake us (their ring is drained on this timer); exec events do. */
+		err = ring_buffer__poll(ctx->rb, POLL_MS);
+		if (err < 0 && err != -EINTR) {
+			pr_err("polling ring buffers: %s\n", strerror(-err));
+			break;
+		}
+		ring_buffer__consume(ctx->rb);
+		proc_collector__reap(d->procs);
+
+		now = collect__now_ns();
+		if (now >= next_expire) {
+			store__expire(ctx->store);
+			next_expire = now + NSEC;
+		}
+		if (now >= next_sweep) {
+			proctab__sweep(ctx->proctab);
+			symbolizer__trim(ctx->sym);
+			next_sweep = now + 10 * NSEC;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err, ret = 1;
+
+	switch (config__load(&d.cfg, argc, argv)) {
+	case CONFIG_OK:
+		break;
+	case CONFIG_EXIT_OK:
+		return 0;
+	default:
+		return 2;
+	}
+	log__set_level(d.cfg.log_level);
+	libbpf_set_print(libbpf_print);
+	if (check_privileges())
+		return 1;
+
+	/* No SA_RESTART: the poll must return at once so that we exit within a second. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	d.ctx.sym = symbolizer__new(&(struct symbolizer_opts){
+		.cache_bytes = d.cfg.symbolizer_cache_size,
+	});
+	d.ctx.store = store__new(&(struct store_opts){
+		.retention_ns = d.cfg.profile_retention_ns,
+		.memory_limit = d.cfg.store_memory_limit,
+	});
+	d.ctx.proctab = d.ctx.sym ? proctab__new(d.ctx.sym) : NULL;
+	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab) {
+		pr_err("out of memory\n");
+		goto cleanup;
+	}
+	err = selfmetrics__register(&d);
+	if (err)
+		goto cleanup;
+	/* Bind before attaching: a busy port must not leave probes behind. */
+	err = routes__start(&d);
+	if (err)
+		goto cleanup;
+
+	d.procs = proc_collector__new(&d.ctx, &err);
+	if (!d.procs)
+		goto cleanup;
+	d.oncpu = oncpu__new(&(struct oncpu_opts){
+				     .frequency = d.cfg.profile_frequency,
+				     .ringbuf_size = d.cfg.bpf_ringbuf_size,
+			     },
+			     &d.ctx, &err);
+	if (!d.oncpu)
+		goto cleanup;
+	pr_info("autoprof %s: sampling every CPU at %u Hz, serving on %s\n", AUTOPROF_VERSION,
+		d.cfg.profile_frequency, d.cfg.web_listen_address);
+
+	ingest_loop(&d);
+	pr_info("stopping\n");
+	ret = 0;
+
+cleanup:
+	http_server__stop(d.http);
+	/* The manager maps the collectors' rings: unmap before their maps go. */
+	ring_buffer__free(d.ctx.rb);
+	oncpu__free(d.oncpu);
+	proc_collector__free(d.procs);
+	metrics__unregister_all();
+	proctab__free(d.ctx.proctab);
+	store__free(d.ctx.store);
+	symbolizer__free(d.ctx.sym);
+	return ret;
+}

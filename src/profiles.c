@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stddef.h>
+#include <string.h>
+
+#include "profiles.h"
+
+static const struct profile_desc profile_table[PROFILE__MAX] = {
+	[PROFILE_CPU] = {
+		.type = PROFILE_CPU,
+		.name = "cpu",
+		.path = "/debug/pprof/profile",
+		.help = "on-CPU profile of the last N seconds (?seconds=N&pid=&comm=&format=folded)",
+		.nr_values = 2,
+		.values = { { "samples", "count" }, { "cpu", "nanoseconds" } },
+		.period_type = { "cpu", "nanoseconds" },
+		.default_value = -1,
+	},
+};
+
+const struct profile_desc *profile__desc(enum profile_type type)
+{
+	return (unsigned int)type < PROFILE__MAX ? &profile_table[type] : NULL;
+}
+
+const struct profile_desc *profile__by_path(const char *path)
+{
+	for (unsigned int i = 0; i < PROFILE__MAX; i++)
+		if (!strcmp(profile_table[i].path, path))
+			return &profile_table[i];
+	return NULL;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_PROFILES_H
+#define AUTOPROF_PROFILES_H
+
+/*
+ * Every profile type is one row of the table in profiles.c: its name, its pprof endpoint and its
+ * sample types. A new profile type is a new row plus its collector.
+ */
+#define PROFILE_MAX_VALUES 4
+
+enum profile_type {
+	PROFILE_CPU = 0,
+	PROFILE__MAX,
+};
+
+struct value_type {
+	const char *type;
+	const char *unit;
+};
+
+struct profile_desc {
+	enum profile_type type;
+	const char *name;  /* short name, e.g. "cpu" */
+	const char *path;  /* pprof endpoint, e.g. "/debug/pprof/profile" */
+	const char *help;  /* one line for the index page */
+	unsigned int nr_values;
+	struct value_type values[PROFILE_MAX_VALUES];
+	struct value_type period_type;
+	int default_value; /* index into values for default_sample_type, -1 for none */
+};
+
+const struct profile_desc *profile__desc(enum profile_type type);
+/* The profile type served at path, or NULL. */
+const struct profile_desc *profile__by_path(const char *path);
+
+#endif

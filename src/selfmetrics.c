@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* autoprof's own health in /metrics: one table-free callback per subsystem's stats. */
+#include <stdio.h>
+
+#include <bpf/libbpf.h>
+
+#include "collect/oncpu.h"
+#include "collect/proc.h"
+#include "daemon.h"
+#include "lib/metrics.h"
+#include "store/store.h"
+#include "symbolize/proctab.h"
+#include "symbolize/symbolizer.h"
+
+#define NSEC 1e9
+
+static void build_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	char libbpf[32];
+
+	snprintf(libbpf, sizeof(libbpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
+	metrics__family(w, "autoprof_build_info", METRIC_GAUGE,
+			"autoprof's version, commit and libbpf version (always 1)");
+	metrics__sample(w, 1, "version", AUTOPROF_VERSION, "commit", AUTOPROF_COMMIT, "libbpf",
+			libbpf, NULL);
+	metrics__family(w, "autoprof_profile_frequency_hertz", METRIC_GAUGE,
+			"On-CPU sampling frequency per CPU");
+	metrics__sample(w, d->cfg.profile_frequency, NULL);
+}
+
+static void oncpu_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct oncpu_stats s;
+
+	if (!d->oncpu)
+		return;
+	oncpu__stats(d->oncpu, &s);
+	metrics__family(w, "autoprof_samples", METRIC_COUNTER,
+			"Samples taken by the BPF collectors and sent to user space");
+	metrics__sample(w, s.samples, "profile", "cpu", NULL);
+	metrics__family(w, "autoprof_samples_stored", METRIC_COUNTER,
+			"Samples aggregated into the store");
+	metrics__sample(w, s.ingested, "profile", "cpu", NULL);
+	metrics__family(w, "autoprof_samples_dropped", METRIC_COUNTER,
+			"Samples lost, by reason: ringbuf_full (BPF could not hand it over), "
+			"store_memory (store over its memory limit), malformed");
+	metrics__sample(w, s.drop_ringbuf, "profile", "cpu", "reason", "ringbuf_full", NULL);
+	metrics__sample(w, s.drop_store, "profile", "cpu", "reason", "store_memory", NULL);
+	metrics__sample(w, s.drop_malformed, "profile", "cpu", "reason", "malformed", NULL);
+	metrics__family(w, "autoprof_samples_idle", METRIC_COUNTER,
+			"Samples of idle CPUs, not recorded");
+	metrics__sample(w, s.idle, "profile", "cpu", NULL);
+	metrics__family(w, "autoprof_stack_errors", METRIC_COUNTER,
+			"Samples whose kernel or user stack could not be read (kept without it)");
+	metrics__sample(w, s.kstack_errors, "profile", "cpu", "stack", "kernel", NULL);
+	metrics__sample(w, s.ustack_errors, "profile", "cpu", "stack", "user", NULL);
+	metrics__family(w, "autoprof_stacks_truncated", METRIC_COUNTER,
+			"Samples whose user stack was deeper than the BPF walk (127 frames)");
+	metrics__sample(w, s.ustack_truncated, "profile", "cpu", NULL);
+	metrics__family(w, "autoprof_cpus_sampled", METRIC_GAUGE, "CPUs with an attached sampler");
+	metrics__sample(w, s.cpus, NULL);
+	metrics__family(w, "autoprof_bpf_ringbuf_used_bytes", METRIC_GAUGE,
+			"Bytes waiting in a BPF ring buffer");
+	metrics__sample(w, s.ringbuf_used, "ring", "oncpu", NULL);
+	metrics__family(w, "autoprof_bpf_ringbuf_size_bytes", METRIC_GAUGE,
+			"Size of a BPF ring buffer");
+	metrics__sample(w, s.ringbuf_size, "ring", "oncpu", NULL);
+}
+
+static void store_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct store_stats s;
+
+	store__stats(d->ctx.store, &s);
+	metrics__family(w, "autoprof_store_stacks", METRIC_GAUGE, "Unique stacks held");
+	metrics__sample(w, s.stacks, NULL);
+	metrics__family(w, "autoprof_store_frames", METRIC_GAUGE, "Frames held by unique stacks");
+	metrics__sample(w, s.frames, NULL);
+	metrics__family(w, "autoprof_store_rows", METRIC_GAUGE,
+			"Aggregated (stack, thread) rows held across time slots");
+	metrics__sample(w, s.rows, NULL);
+	metrics__family(w, "autoprof_store_slots", METRIC_GAUGE, "One-second time slots held");
+	metrics__sample(w, s.slots, NULL);
+	metrics__family(w, "autoprof_store_memory_bytes", METRIC_GAUGE, "Bytes the store holds");
+	metrics__sample(w, s.bytes, NULL);
+	metrics__family(w, "autoprof_store_memory_limit_bytes", METRIC_GAUGE,
+			"The store's memory limit (store.memory-limit)");
+	metrics__sample(w, d->cfg.store_memory_limit, NULL);
+	metrics__family(w, "autoprof_store_retention_seconds", METRIC_GAUGE,
+			"How far back profiles reach (profile.retention)");
+	metrics__sample(w, d->cfg.profile_retention_ns / NSEC, NULL);
+	metrics__family(w, "autoprof_store_slots_evicted", METRIC_COUNTER,
+			"Time slots dropped before their retention to stay under the memory limit");
+	metrics__sample(w, s.slots_evicted_memory, NULL);
+	metrics__family(w, "autoprof_store_samples_late", METRIC_COUNTER,
+			"Samples that arrived after their time slot was recycled");
+	metrics__sample(w, s.samples_too_old, NULL);
+}
+
+static void proc_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct proctab_stats s;
+	struct proc_collector_stats ps = { 0 };
+
+	proctab__stats(d->ctx.proctab, &s);
+	if (d->procs)
+		proc_collector__stats(d->procs, &ps);
+	metrics__family(w, "autoprof_processes_tracked", METRIC_GAUGE,
+			"Processes whose mappings autoprof holds");
+	metrics__sample(w, s.processes, NULL);
+	metrics__family(w, "autoprof_process_events", METRIC_COUNTER,
+			"Process exec and exit events seen");
+	metrics__sample(w, ps.execs, "event", "exec", NULL);
+	metrics__sample(w, ps.exits, "event", "exit", NULL);
+	metrics__family(w, "autoprof_process_events_dropped", METRIC_COUNTER,
+			"Process events lost to a full ring buffer");
+	metrics__sample(w, ps.dropped, NULL);
+	metrics__family(w, "autoprof_maps_reads", METRIC_COUNTER,
+			"Reads of /proc/PID/maps, by result (gone: the process exited first)");
+	metrics__sample(w, s.maps_reads - s.maps_gone - s.maps_errors, "result", "ok", NULL);
+	metrics__sample(w, s.maps_gone, "result", "gone", NULL);
+	metrics__sample(w, s.maps_errors, "result", "error", NULL);
+	metrics__family(w, "autoprof_frames_unmapped", METRIC_COUNTER,
+			"User addresses outside every known mapping of their process");
+	metrics__sample(w, s.frames_unmapped, NULL);
+}
+
+static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct symbolizer_stats s;
+
+	symbolizer__stats(d->ctx.sym, &s);
+	metrics__family(w, "autoprof_symbolizer_lookups", METRIC_COUNTER,
+			"Frames symbolized, by result: hit (named), miss (no symbol covers it), "
+			"failure (its object could not be read)");
+	metrics__sample(w, s.lookups_hit, "result", "hit", NULL);
+	metrics__sample(w, s.lookups_miss, "result", "miss", NULL);
+	metrics__sample(w, s.lookups_failed, "result", "failure", NULL);
+	metrics__family(w, "autoprof_symbolizer_loads", METRIC_COUNTER,
+			"Symbol tables loaded, by result");
+	metrics__sample(w, s.loads - s.load_errors, "result", "ok", NULL);
+	metrics__sample(w, s.load_errors, "result", "error", NULL);
+	metrics__family(w, "autoprof_symbolizer_open_errors", METRIC_COUNTER,
+			"Mapped files that could not be opened (process gone, permissions)");
+	metrics__sample(w, s.open_errors, NULL);
+	metrics__family(w, "autoprof_symbolizer_evictions", METRIC_COUNTER,
+			"Symbol tables dropped to stay within symbolizer.cache-size");
+	metrics__sample(w, s.evictions, NULL);
+	metrics__family(w, "autoprof_symbolizer_cache_bytes", METRIC_GAUGE,
+			"Bytes held by loaded symbol tables");
+	metrics__sample(w, s.bytes, NULL);
+	metrics__family(w, "autoprof_symbolizer_objects", METRIC_GAUGE,
+			"Executables and libraries known to the symbolizer");
+	metrics__sample(w, s.dsos, NULL);
+}
+
+int selfmetrics__register(struct daemon *d)
+{
+	static const metrics_fn fns[] = {
+		build_metrics, oncpu_metrics, store_metrics, proc_metrics, symbolizer_metrics,
+	};
+	int err;
+
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		err = metrics__register(fns[i], d);
+		if (err)
+			return err;
+	}
+	return metrics__register_process();
+}

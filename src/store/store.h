@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_STORE_H
+#define AUTOPROF_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../profiles.h"
+#include "frame.h"
+
+/*
+ * The time-sliced store: samples are summed per (stack, pid, tid, thread name) into slots of one
+ * second, kept for the retention period, in bounded memory. It knows nothing of BPF or HTTP.
+ */
+struct store;
+
+struct store_opts {
+	uint64_t retention_ns;	/* how far back queries can reach */
+	uint64_t memory_limit;	/* bytes; beyond it the oldest slots are dropped (and counted) */
+};
+
+/* One sample as a collector hands it over. frames are leaf first; the store takes its own refs. */
+struct sample {
+	enum profile_type type;
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	const char *comm;	/* thread name */
+	const char *exe;	/* process executable basename */
+	const struct frame *frames;
+	uint32_t nr_frames;
+	uint64_t values[PROFILE_MAX_VALUES];
+};
+
+struct store_filter {
+	const uint32_t *pids;	/* NULL/0: any */
+	size_t nr_pids;
+	const char *comm;	/* NULL: any; else matches the thread name or the executable name */
+};
+
+/* One aggregated row of a query answer. Pointers stay valid until store_result__free(). */
+struct store_row {
+	const struct frame *frames;	/* leaf first */
+	uint32_t nr_frames;
+	uint32_t pid;
+	uint32_t tid;
+	const char *comm;
+	const char *exe;
+	uint64_t values[PROFILE_MAX_VALUES];
+};
+
+struct store_result {
+	enum profile_type type;
+	uint64_t start_ns;	/* CLOCK_REALTIME of the window's start */
+	uint64_t duration_ns;
+	uint64_t period;	/* pprof Profile.period, in period_type units */
+	size_t nr_rows;
+	struct store_row *rows;
+};
+
+struct store_stats {
+	uint64_t slots;
+	uint64_t rows;
+	uint64_t stacks;
+	uint64_t frames;
+	uint64_t bytes;
+	uint64_t samples_added;
+	uint64_t samples_dropped_nomem;
+	uint64_t samples_too_old;	/* arrived after their slot was recycled */
+	uint64_t slots_evicted_memory;
+};
+
+struct store *store__new(const struct store_opts *opts);
+void store__free(struct store *st);	/* accepts NULL */
+
+/* Sets the period reported for a profile type (e.g. 1e9/Hz for cpu). */
+void store__set_period(struct store *st, enum profile_type type, uint64_t period);
+/* Returns 0, or -ENOMEM (counted as dropped). Thread-safe. */
+int store__add(struct store *st, const struct sample *s);
+/*
+ * Sums the samples of the last `window_ns` (ending now) that match filter.
+ * Returns 0 and a result the caller frees with store_result__free(), or -ENOMEM.
+ */
+int store__query(struct store *st, enum profile_type type, uint64_t window_ns,
+		 const struct store_filter *filter, struct store_result **out);
+void store_result__free(struct store_result *res);	/* accepts NULL */
+/* Drops slots older than the retention; called from the main loop about once a second. */
+void store__expire(struct store *st);
+void store__stats(struct store *st, struct store_stats *out);
+uint64_t store__retention_ns(const struct store *st);
+
+#endif

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dso_priv.h"
+#include "elf.h"
+
+static uint32_t next_dso_id = 1; /* atomic */
+
+struct dso *dso__new(enum dso_kind kind, const char *path, int fd)
+{
+	struct dso *dso = calloc(1, sizeof(*dso));
+
+	if (!dso)
+		return NULL;
+	dso->path = strdup(path);
+	if (!dso->path) {
+		free(dso);
+		return NULL;
+	}
+	dso->refcnt = 1;
+	dso->id = __atomic_fetch_add(&next_dso_id, 1, __ATOMIC_RELAXED);
+	dso->kind = kind;
+	dso->fd = fd;
+	return dso;
+}
+
+enum dso_kind dso__kind(const struct dso *dso)
+{
+	return dso->kind;
+}
+
+const char *dso__path(const struct dso *dso)
+{
+	return dso->path;
+}
+
+const char *dso__build_id(const struct dso *dso)
+{
+	return dso->build_id;
+}
+
+uint32_t dso__id(const struct dso *dso)
+{
+	return dso->id;
+}
+
+struct dso *dso__get(struct dso *dso)
+{
+	if (dso)
+		__atomic_fetch_add(&dso->refcnt, 1, __ATOMIC_RELAXED);
+	return dso;
+}
+
+void dso__put(struct dso *dso)
+{
+	if (!dso || __atomic_sub_fetch(&dso->refcnt, 1, __ATOMIC_ACQ_REL))
+		return;
+	elf_file__free(dso->elf);
+	if (dso->fd >= 0)
+		close(dso->fd);
+	free(dso->path);
+	free(dso);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_DSO_H
+#define AUTOPROF_DSO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * A dso is one object that code runs from: an ELF file (executable or shared library), the
+ * kernel, the vDSO, or anonymous memory (JIT). dsos are reference counted and shared by every
+ * process that maps the same file (keyed by build ID, else by device+inode+mtime).
+ */
+struct dso;
+
+enum dso_kind {
+	DSO_ELF = 0,
+	DSO_KERNEL,
+	DSO_VDSO,
+	DSO_ANON,	/* anonymous executable memory, e.g. JIT code */
+	DSO_UNKNOWN,	/* address outside every known mapping */
+};
+
+enum dso_kind dso__kind(const struct dso *dso);
+/* The path the process mapped it at, or "[kernel.kallsyms]", "[vdso]", "[anon]", "[unknown]". */
+const char *dso__path(const struct dso *dso);
+/* Lower-case hex GNU build ID, "" when the file has none. */
+const char *dso__build_id(const struct dso *dso);
+/* A short stable id (>= 1) for this dso, unique for the process lifetime of autoprof. */
+uint32_t dso__id(const struct dso *dso);
+
+struct dso *dso__get(struct dso *dso);
+void dso__put(struct dso *dso);	/* accepts NULL */
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_DSO_PRIV_H
+#define AUTOPROF_DSO_PRIV_H
+
+/* struct dso's layout, for the symbolizer only: everything else uses dso.h's accessors. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dso.h"
+
+struct elf_file;
+
+struct dso {
+	int refcnt; /* atomic */
+	uint32_t id;
+	enum dso_kind kind;
+	char *path;
+	char build_id[81];
+	/* Open handle to the file, valid after the mapping process is gone (or -1). */
+	int fd;
+	dev_t dev;
+	uint64_t ino;
+	/* Loaded lazily by the symbolizer, under its lock; NULL until then or after eviction. */
+	struct elf_file *elf;
+	int load_error;	/* negative errno of the last failed load, 0 otherwise */
+	uint64_t last_used; /* symbolizer's lookup clock, for LRU eviction of elf */
+	struct dso *next_ino;	/* symbolizer's (dev, ino) index chain */
+	struct dso *next_bid;	/* symbolizer's build-id index chain */
+	bool indexed;
+};
+
+/* Creates a dso with one reference. path is copied; fd is owned by the dso (may be -1). */
+struct dso *dso__new(enum dso_kind kind, const char *path, int fd);
+
+#endif

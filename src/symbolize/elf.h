@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_ELF_H
+#define AUTOPROF_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * What autoprof keeps of one ELF file: its GNU build ID, its PT_LOAD segments (to turn file
+ * offsets into ELF virtual addresses) and a compact, sorted table of its function symbols from
+ * .symtab and .dynsym (so stripped binaries still name their exported functions). The libelf
+ * handle is closed once the tables are copied out.
+ */
+struct elf_file;
+
+/* Reads only the build ID (cheap). hex gets lower-case hex, NUL-terminated; "" if none. */
+int elf__read_build_id(int fd, char *hex, size_t hex_size);
+
+/* Loads fd's tables. fd stays owned by the caller. Returns 0 or a negative errno
+ * (-ENOEXEC: not an ELF file). */
+int elf_file__open(int fd, struct elf_file **out);
+void elf_file__free(struct elf_file *ef);	/* accepts NULL */
+
+const char *elf_file__build_id(const struct elf_file *ef);
+/* Converts an offset in the file to the ELF virtual address of the PT_LOAD segment holding it.
+ * Returns 0 or -ENOENT. */
+int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr);
+/* The function symbol containing vaddr: its name (owned by ef) and start, or NULL. */
+const char *elf_file__symbol(const struct elf_file *ef, uint64_t vaddr, uint64_t *sym_start);
+size_t elf_file__nr_symbols(const struct elf_file *ef);
+/* Heap bytes held, for the cache budget. */
+size_t elf_file__bytes(const struct elf_file *ef);
+
+#endif

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "proctab: " fmt
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/hash.h"
+#include "../lib/log.h"
+#include "dso.h"
+#include "maps.h"
+#include "proctab.h"
+#include "symbolizer.h"
+
+#define BUCKETS 4096
+/* A process that keeps missing (JIT, dlopen storms) re-reads its maps at most this often. */
+#define REREAD_INTERVAL_NS 1000000000ULL
+#define FAST_REREADS 2
+
+struct proc_map {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+struct proc {
+	struct proc *next;
+	uint32_t pid;
+	bool kthread;
+	bool gone;
+	char exe[128];
+	struct proc_map *maps;
+	uint32_t nr_maps;
+	uint64_t maps_read_ns;
+	uint32_t fast_rereads;
+};
+
+struct proctab {
+	struct symbolizer *sym;
+	struct proc *buckets[BUCKETS];
+	struct proctab_stats stats;
+};
+
+struct proctab *proctab__new(struct symbolizer *sym)
+{
+	struct proctab *pt = calloc(1, sizeof(*pt));
+
+	if (pt)
+		pt->sym = sym;
+	return pt;
+}
+
+static void proc__drop_maps(struct proc *p)
+{
+	for (uint32_t i = 0; i < p->nr_maps; i++)
+		dso__put(p->maps[i].dso);
+	free(p->maps);
+	p->maps = NULL;
+	p->nr_maps = 0;
+}
+
+static void proc__free(struct proc *p)
+{
+	proc__drop_maps(p);
+	free(p);
+}
+
+void proctab__free(struct proctab *pt)
+{
+	if (!pt)
+		return;
+	for (int i = 0; i < BUCKETS; i++) {
+		while (pt->buckets[i]) {
+			struct proc *p = pt->buckets[i];
+
+			pt->buckets[i] = p->next;
+			proc__free(p);
+		}
+	}
+	free(pt);
+}
+
+static struct proc **find(struct proctab *pt, uint32_t pid)
+{
+	struct proc **pp = &pt->buckets[hash__u64(pid) % BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+struct maps_ctx {
+	struct proctab *pt;
+	struct proc *p;
+	uint32_t cap;
+};
+
+static int add_map(const struct map_entry *e, void *arg)
+{
+	struct maps_ctx *ctx = arg;
+	struct proc *p = ctx->p;
+	struct dso *dso;
+
+	dso = symbolizer__dso_for_mapping(ctx->pt->sym, p->pid, e);
+	if (!dso)
+		return 0;
+	if (p->nr_maps == ctx->cap) {
+		uint32_t cap = ctx->cap ? ctx->cap * 2 : 16;
+		struct proc_map *maps = realloc(p->maps, cap * sizeof(*maps));
+
+		if (!maps) {
+			dso__put(dso);
+			return -ENOMEM;
+		}
+		p->maps = maps;
+		ctx->cap = cap;
+	}
+	p->maps[p->nr_maps++] = (struct proc_map){ e->start, e->end, e->pgoff, dso };
+	return 0;
+}
+
+static void read_exe(struct proc *p)
+{
+	char link[64], path[4096];
+	ssize_t n;
+	char *base, *del;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;
+	path[n] = '\0';
+	del = strstr(path, " (deleted)");
+	if (del && del[10] == '\0')
+		*del = '\0';
+	base = strrchr(path, '/');
+	snprintf(p->exe, sizeof(p->exe), "%.127s", base ? base + 1 : path);
+}
+
+static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
+{
+	struct maps_ctx ctx = { pt, p, 0 };
+	int err;
+
+	proc__drop_maps(p);
+	p->maps_read_ns = now_ns;
+	if (p->kthread)
+		return;
+	pt->stats.maps_reads++;
+	if (!p->exe[0])
+		read_exe(p);
+	err = maps__for_each(p->pid, true, add_map, &ctx);
+	if (err == -ENOENT || err == -ESRCH) {
+		pt->stats.maps_gone++;
+		p->gone = true;
+	} else if (err) {
+		pt->stats.maps_errors++;
+		pr_debug("cannot read maps of pid %u: %s\n", p->pid, strerror(-err));
+	}
+}
+
+static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid, int kthread)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->kthread = kthread;
+	if (kthread)
+		snprintf(p->exe, sizeof(p->exe), "[kernel]");
+	*slot = p;
+	pt->stats.processes++;
+	return p;
+}
+
+void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
+{
+	struct proc **slot = find(pt, pid);
+	struct proc *p = *slot;
+
+	if (p) {
+		/* A new image: new mappings, new name. */
+		p->exe[0] = '\0';
+		p->gone = false;
+		p->fast_rereads = 0;
+	} else {
+		p = insert(pt, slot, pid, 0);
+		if (!p)
+			return;
+	}
+	learn(pt, p, now_ns);
+}
+
+void proctab__exit(struct proctab *pt, uint32_t pid)
+{
+	struct proc **slot = find(pt, pid);
+	struct proc *p = *slot;
+
+	if (!p)
+		return;
+	*slot = p->next;
+	proc__free(p);
+	pt->stats.processes--;
+}
+
+void proctab__sweep(struct proctab *pt)
+{
+	for (int i = 0; i < BUCKETS; i++) {
+		struct proc **pp = &pt->buckets[i];
+
+		while (*pp) {
+			struct proc *p = *pp;
+
+			if (!p->kthread && kill((pid_t)p->pid, 0) && errno == ESRCH) {
+				*pp = p->next;
+				proc__free(p);
+				pt->stats.processes--;
+				continue;
+			}
+			pp = &p->next;
+		}
+	}
+}
+
+struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns)
+{
+	struct proc **slot = find(pt, pid);
+	struct proc *p = *slot;
+
+	if (p)
+		return p;
+	p = insert(pt, slot, pid, kthread);
+	if (p)
+		learn(pt, p, now_ns);
+	return p;
+}
+
+const char *proc__exe(const struct proc *p)
+{
+	return p->exe;
+}
+
+static const struct proc_map *lookup_map(const struct proc *p, uint64_t addr)
+{
+	uint32_t lo = 0, hi = p->nr_maps;
+
+	/* /proc/PID/maps lists mappings in address order. */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct proc_map *m = &p->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+void proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs, uint32_t n,
+			  struct frame *out, uint64_t now_ns)
+{
+	struct dso *unknown = symbolizer__unknown_dso(pt->sym);
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (!lookup_map(p, addrs[i]))
+			break;
+	/* Something was mapped since we looked (dlopen, a library loaded after exec). */
+	if (i < n && !p->gone &&
+	    (now_ns - p->maps_read_ns >= REREAD_INTERVAL_NS || p->fast_rereads < FAST_REREADS)) {
+		/* Right after exec only the executable and the loader are mapped: the libraries
+		 * come milliseconds later, so the first misses re-read at once. */
+		p->fast_rereads++;
+		learn(pt, p, now_ns);
+	}
+	for (i = 0; i < n; i++) {
+		const struct proc_map *m = lookup_map(p, addrs[i]);
+
+		if (!m) {
+			pt->stats.frames_unmapped++;
+			out[i] = (struct frame){ unknown, addrs[i] };
+		} else if (dso__kind(m->dso) == DSO_ELF || dso__kind(m->dso) == DSO_VDSO) {
+			out[i] = (struct frame){ m->dso, addrs[i] - m->start + m->pgoff };
+		} else {
+			out[i] = (struct frame){ m->dso, addrs[i] };
+		}
+	}
+}
+
+void proctab__stats(struct proctab *pt, struct proctab_stats *out)
+{
+	*out = pt->stats;
+}

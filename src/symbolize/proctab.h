@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_PROCTAB_H
+#define AUTOPROF_PROCTAB_H
+
+#include <stdint.h>
+
+#include "../store/frame.h"
+
+/*
+ * The processes autoprof has seen: their executable name and executable mappings, learned when
+ * they exec (so short-lived processes resolve) or when their first sample arrives, re-read when a
+ * sample falls outside every known mapping (dlopen), and dropped when they exit.
+ * Used by the ingest thread only; stats may be read from any thread.
+ */
+struct proctab;
+struct proc;
+struct symbolizer;
+
+struct proctab *proctab__new(struct symbolizer *sym);
+void proctab__free(struct proctab *pt); /* accepts NULL */
+
+/* The process image changed: forget what we knew and learn it now. */
+void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns);
+void proctab__exit(struct proctab *pt, uint32_t pid);
+/* Drops processes that are gone (in case an exit event was lost). */
+void proctab__sweep(struct proctab *pt);
+
+/*
+ * The process, learned now if new. kthread: a kernel thread (no mappings to read). Borrowed,
+ * valid until the next proctab call; NULL only when out of memory.
+ */
+struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns);
+/* Executable basename ("[kernel]" for kernel threads, "" when unknown). */
+const char *proc__exe(const struct proc *p);
+/*
+ * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
+ * store takes its own references. Addresses in no mapping become [unknown] frames.
+ */
+void proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs, uint32_t n,
+			  struct frame *out, uint64_t now_ns);
+
+struct proctab_stats {
+	uint64_t processes;	/* tracked now */
+	uint64_t maps_reads;	/* /proc/PID/maps reads */
+	uint64_t maps_gone;	/* of which found the process already gone */
+	uint64_t maps_errors;	/* of which failed otherwise */
+	uint64_t frames_unmapped; /* user addresses in no known mapping */
+};
+void proctab__stats(struct proctab *pt, struct proctab_stats *out);
+
+#endif

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Addresses to names. The symbolizer owns the cache of dsos (one per distinct file, shared by
+ * every process that maps it) and loads their symbol tables lazily, at query time, from a file
+ * descriptor opened while the process was alive, within a memory budget (LRU).
+ */
+#define pr_fmt(fmt) "symbolizer: " fmt
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../lib/hash.h"
+#include "../lib/log.h"
+#include "../lib/strtab.h"
+#include "dso_priv.h"
+#include "elf.h"
+#include "kallsyms.h"
+#include "maps.h"
+#include "symbolizer.h"
+
+#define INDEX_BUCKETS 4096
+
+struct symbolizer {
+	pthread_mutex_t lock;
+	struct symbolizer_opts opts;
+	struct kallsyms *ks;
+	int ks_error; /* 0: not tried yet; 1: loaded; < 0: failed */
+	struct dso *kernel;
+	struct dso *unknown;
+	struct dso *anon;
+	struct dso *vdso;
+	struct dso *by_ino[INDEX_BUCKETS];
+	struct dso *by_bid[INDEX_BUCKETS];
+	/* Every indexed dso, for trimming. */
+	struct dso **all;
+	size_t nr_all, cap_all;
+	uint64_t clock;
+	struct symbolizer_stats stats;
+};
+
+static uint32_t ino_bucket(dev_t dev, uint64_t ino)
+{
+	return hash__u64(ino ^ ((uint64_t)dev << 40)) % INDEX_BUCKETS;
+}
+
+static uint32_t bid_bucket(const char *bid)
+{
+	return hash__bytes(bid, strlen(bid), 0) % INDEX_BUCKETS;
+}
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer *sym = calloc(1, sizeof(*sym));
+
+	if (!sym)
+		return NULL;
+	pthread_mutex_init(&sym->lock, NULL);
+	sym->opts = *opts;
+	sym->kernel = dso__new(DSO_KERNEL, "[kernel.kallsyms]", -1);
+	sym->unknown = dso__new(DSO_UNKNOWN, "[unknown]", -1);
+	sym->anon = dso__new(DSO_ANON, "[anon]", -1);
+	sym->vdso = dso__new(DSO_VDSO, "[vdso]", -1);
+	if (!sym->kernel || !sym->unknown || !sym->anon || !sym->vdso) {
+		symbolizer__free(sym);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return sym;
+}
+
+void symbolizer__free(struct symbolizer *sym)
+{
+	if (!sym)
+		return;
+	for (size_t i = 0; i < sym->nr_all; i++)
+		dso__put(sym->all[i]);
+	free(sym->all);
+	dso__put(sym->kernel);
+	dso__put(sym->unknown);
+	dso__put(sym->anon);
+	dso__put(sym->vdso);
+	kallsyms__free(sym->ks);
+	pthread_mutex_destroy(&sym->lock);
+	free(sym);
+}
+
+struct dso *symbolizer__kernel_dso(struct symbolizer *sym)
+{
+	return sym->kernel;
+}
+
+struct dso *symbolizer__unknown_dso(struct symbolizer *sym)
+{
+	return sym->unknown;
+}
+
+static struct dso *find_by_ino(struct symbolizer *sym, dev_t dev, uint64_t ino)
+{
+	for (struct dso *d = sym->by_ino[ino_bucket(dev, ino)]; d; d = d->next_ino)
+		if (d->dev == dev && d->ino == ino)
+			return d;
+	return NULL;
+}
+
+static struct dso *find_by_bid(struct symbolizer *sym, const char *bid)
+{
+	for (struct dso *d = sym->by_bid[bid_bucket(bid)]; d; d = d->next_bid)
+		if (!strcmp(d->build_id, bid))
+			return d;
+	return NULL;
+}
+
+/* Takes over the caller's reference. by_key: findable by inode and build ID. */
+static int index_dso(struct symbolizer *sym, struct dso *dso, bool by_key)
+{
+	uint32_t b;
+
+	if (sym->nr_all == sym->cap_all) {
+		size_t cap = sym->cap_all ? sym->cap_all * 2 : 256;
+		struct dso **all = realloc(sym->all, cap * sizeof(*all));
+
+		if (!all)
+			return -ENOMEM;
+		sym->all = all;
+		sym->cap_all = cap;
+	}
+	sym->all[sym->nr_all++] = dso;
+	if (!by_key)
+		return 0;
+	b = ino_bucket(dso->dev, dso->ino);
+	dso->next_ino = sym->by_ino[b];
+	sym->by_ino[b] = dso;
+	if (dso->build_id[0]) {
+		b = bid_bucket(dso->build_id);
+		dso->next_bid = sym->by_bid[b];
+		sym->by_bid[b] = dso;
+	}
+	dso->indexed = true;
+	return 0;
+}
+
+static void unindex_dso(struct symbolizer *sym, struct dso *dso)
+{
+	struct dso **pp;
+
+	if (!dso->indexed)
+		return;
+	for (pp = &sym->by_ino[ino_bucket(dso->dev, dso->ino)]; *pp; pp = &(*pp)->next_ino) {
+		if (*pp == dso) {
+			*pp = dso->next_ino;
+			break;
+		}
+	}
+	if (dso->build_id[0]) {
+		for (pp = &sym->by_bid[bid_bucket(dso->build_id)]; *pp; pp = &(*pp)->next_bid) {
+			if (*pp == dso) {
+				*pp = dso->next_bid;
+				break;
+			}
+		}
+	}
+	dso->indexed = false;
+}
+
+static int open_mapped_file(int pid, const struct map_entry *e)
+{
+	char path[4200];
+	int fd;
+
+	/* map_files reaches deleted files and files in other mount namespaces alike. */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
+		 e->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const struct map_entry *e)
+{
+	dev_t dev = makedev(e->dev_major, e->dev_minor);
+	char bid[sizeof(((struct dso *)0)->build_id)] = "";
+	struct dso *dso;
+	int fd;
+
+	if (!e->executable)
+		return NULL;
+	if (e->path[0] != '/') {
+		if (!strcmp(e->path, "[vdso]"))
+			return dso__get(sym->vdso);
+		/* Anonymous executable memory: JIT code, trampolines. */
+		return dso__get(sym->anon);
+	}
+
+	pthread_mutex_lock(&sym->lock);
+	dso = e->deleted ? NULL : find_by_ino(sym, dev, e->inode);
+	if (dso)
+		dso__get(dso);
+	pthread_mutex_unlock(&sym->lock);
+	if (dso)
+		return dso;
+
+	fd = open_mapped_file(pid, e);
+	if (fd < 0) {
+		__atomic_fetch_add(&sym->stats.open_errors, 1, __ATOMIC_RELAXED);
+		pr_debug("cannot open %s of pid %d: %s\n", e->path, pid, strerror(-fd));
+		/* Still worth a dso: frames keep their file name and offset. */
+		dso = dso__new(DSO_ELF, e->path, -1);
+		if (dso)
+			dso->load_error = fd;
+		return dso;
+	}
+	elf__read_build_id(fd, bid, sizeof(bid));
+
+	pthread_mutex_lock(&sym->lock);
+	dso = bid[0] ? find_by_bid(sym, bid) : NULL;
+	if (dso) {
+		/* The same file under another inode (another container's copy): share it. */
+		dso__get(dso);
+		pthread_mutex_unlock(&sym->lock);
+		close(fd);
+		return dso;
+	}
+	dso = dso__new(DSO_ELF, e->path, fd);
+	if (!dso) {
+		pthread_mutex_unlock(&sym->lock);
+		close(fd);
+		return NULL;
+	}
+	memcpy(dso->build_id, bid, sizeof(bid));
+	dso->dev = dev;
+	dso->ino = e->inode;
+	/* A deleted file's inode may be reused by its replacement: never look it up by inode. */
+	dso__get(dso);
+	if (index_dso(sym, dso, !e->deleted))
+		dso__put(dso);
+	pthread_mutex_unlock(&sym->lock);
+	return dso;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int fallback(struct dso *dso, uint64_t addr, struct strtab *st, struct sym_frame *out)
+{
+	char name[320];
+	int64_t idx;
+
+	switch (dso->kind) {
+	case DSO_ELF:
+	case DSO_VDSO:
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, basename_of(dso->path), addr);
+		break;
+	case DSO_KERNEL:
+		snprintf(name, sizeof(name), "[kernel]+0x%" PRIx64, addr);
+		break;
+	default:
+		snprintf(name, sizeof(name), "0x%" PRIx64, addr);
+		break;
+	}
+	idx = strtab__intern(st, name);
+	if (idx < 0)
+		return (int)idx;
+	out->nr_lines = 1;
+	out->resolved = 0;
+	out->lines[0] = (struct sym_line){ .function = idx, .system_name = idx };
+	return 0;
+}
+
+static int named(const char *name, const char *file, uint64_t start, struct strtab *st,
+		 struct sym_frame *out)
+{
+	int64_t n = strtab__intern(st, name);
+	int64_t f = strtab__intern(st, file);
+
+	if (n < 0 || f < 0)
+		return -ENOMEM;
+	out->nr_lines = 1;
+	out->resolved = 1;
+	out->lines[0] = (struct sym_line){
+		.function = n, .system_name = n, .file = f, .sym_start = start
+	};
+	return 0;
+}
+
+static void load_kallsyms(struct symbolizer *sym)
+{
+	int err = kallsyms__load(sym->opts.kallsyms_path, &sym->ks);
+
+	sym->stats.loads++;
+	if (err) {
+		sym->stats.load_errors++;
+		pr_warn("cannot read kernel symbols: %s\n", strerror(-err));
+		sym->ks_error = err;
+		return;
+	}
+	sym->ks_error = 1;
+	sym->stats.bytes += kallsyms__bytes(sym->ks);
+}
+
+static int load_elf(struct symbolizer *sym, struct dso *dso)
+{
+	int err;
+
+	if (dso->elf)
+		return 0;
+	if (dso->load_error)
+		return dso->load_error;
+	if (dso->fd < 0)
+		return dso->load_error = -EBADF;
+	sym->stats.loads++;
+	err = elf_file__open(dso->fd, &dso->elf);
+	if (err) {
+		sym->stats.load_errors++;
+		pr_debug("cannot load symbols of %s: %s\n", dso->path, strerror(-err));
+		return dso->load_error = err;
+	}
+	sym->stats.bytes += elf_file__bytes(dso->elf);
+	return 0;
+}
+
+static int lookup_kernel(struct symbolizer *sym, const struct frame *f, struct strtab *st,
+			 struct sym_frame *out)
+{
+	const char *name, *module = NULL;
+	char modfile[80];
+	uint64_t start;
+
+	if (!sym->ks_error)
+		load_kallsyms(sym);
+	if (sym->ks_error < 0) {
+		sym->stats.lookups_failed++;
+		return fallback(f->dso, f->addr, st, out);
+	}
+	name = kallsyms__lookup(sym->ks, f->addr, &start, &module);
+	if (!name) {
+		sym->stats.lookups_miss++;
+		return fallback(f->dso, f->addr, st, out);
+	}
+	sym->stats.lookups_hit++;
+	if (module)
+		snprintf(modfile, sizeof(modfile), "[%s]", module);
+	return named(name, module ? modfile : "", start, st, out);
+}
+
+static int lookup_elf(struct symbolizer *sym, const struct frame *f, struct strtab *st,
+		      struct sym_frame *out)
+{
+	struct dso *dso = f->dso;
+	const char *name;
+	uint64_t vaddr, start;
+
+	if (load_elf(sym, dso)) {
+		sym->stats.lookups_failed++;
+		return fallback(dso, f->addr, st, out);
+	}
+	dso->last_used = ++sym->clock;
+	if (elf_file__offset_to_vaddr(dso->elf, f->addr, &vaddr) ||
+	    !(name = elf_file__symbol(dso->elf, vaddr, &start))) {
+		sym->stats.lookups_miss++;
+		return fallback(dso, f->addr, st, out);
+	}
+	sym->stats.lookups_hit++;
+	return named(name, "", start, st, out);
+}
+
+int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strtab *st,
+		      struct sym_frame *out)
+{
+	int err;
+
+	pthread_mutex_lock(&sym->lock);
+	switch (f->dso->kind) {
+	case DSO_KERNEL:
+		err = lookup_kernel(sym, f, st, out);
+		break;
+	case DSO_ELF:
+		err = lookup_elf(sym, f, st, out);
+		break;
+	default:
+		sym->stats.lookups_miss++;
+		err = fallback(f->dso, f->addr, st, out);
+		break;
+	}
+	pthread_mutex_unlock(&sym->lock);
+	return err;
+}
+
+static int by_last_used(const void *a, const void *b)
+{
+	const struct dso *x = *(struct dso *const *)a, *y = *(struct dso *const *)b;
+
+	return x->last_used < y->last_used ? -1 : x->last_used > y->last_used;
+}
+
+void symbolizer__trim(struct symbolizer *sym)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&sym->lock);
+	/* A dso only the index references maps into no live process and no stored frame. */
+	for (size_t i = 0; i < sym->nr_all; i++) {
+		struct dso *dso = sym->all[i];
+
+		if (__atomic_load_n(&dso->refcnt, __ATOMIC_ACQUIRE) == 1) {
+			unindex_dso(sym, dso);
+			if (dso->elf)
+				sym->stats.bytes -= elf_file__bytes(dso->elf);
+			dso__put(dso);
+			continue;
+		}
+		sym->all[n++] = dso;
+	}
+	sym->nr_all = n;
+
+	if (sym->stats.bytes > sym->opts.cache_bytes) {
+		struct dso **lru = malloc(n * sizeof(*lru));
+
+		if (lru) {
+			memcpy(lru, sym->all, n * sizeof(*lru));
+			qsort(lru, n, sizeof(*lru), by_last_used);
+			for (size_t i = 0; i < n && sym->stats.bytes > sym->opts.cache_bytes; i++) {
+				if (!lru[i]->elf)
+					continue;
+				sym->stats.bytes -= elf_file__bytes(lru[i]->elf);
+				elf_file__free(lru[i]->elf);
+				lru[i]->elf = NULL;
+				sym->stats.evictions++;
+			}
+			free(lru);
+		}
+	}
+	pthread_mutex_unlock(&sym->lock);
+}
+
+void symbolizer__stats(struct symbolizer *sym, struct symbolizer_stats *out)
+{
+	pthread_mutex_lock(&sym->lock);
+	*out = sym->stats;
+	out->dsos = sym->nr_all;
+	pthread_mutex_unlock(&sym->lock);
+}

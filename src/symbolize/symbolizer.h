@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_SYMBOLIZER_H
+#define AUTOPROF_SYMBOLIZER_H
+
+#include <stdint.h>
+
+#include "../store/frame.h"
+
+struct strtab;
+struct symbolizer;
+
+#define SYM_MAX_LINES 8
+
+/* One source position of a frame. Strings are indices into the caller's strtab (0 = ""). */
+struct sym_line {
+	uint32_t function;	/* name shown to users (demangled when the symbolizer can) */
+	uint32_t system_name;	/* raw symbol name */
+	uint32_t file;		/* source file; 0 ("") when unknown, "[module]" for kernel modules */
+	uint32_t line;		/* 0 when unknown */
+	uint64_t sym_start;	/* start of the function in the frame's address space, 0 if unknown */
+};
+
+/* What one frame resolves to: inlined callees first, the real (outermost) function last. */
+struct sym_frame {
+	uint32_t nr_lines;	/* >= 1 */
+	int resolved;		/* 1 when a symbol was found; 0 for the "dso+0xoff" fallback */
+	struct sym_line lines[SYM_MAX_LINES];
+};
+
+struct map_entry;
+
+struct symbolizer_opts {
+	uint64_t cache_bytes;	/* budget for loaded symbol tables */
+	const char *kallsyms_path;	/* NULL: /proc/kallsyms */
+};
+
+/* Returns NULL with errno set. */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+void symbolizer__free(struct symbolizer *sym);	/* accepts NULL */
+
+/*
+ * Names a frame. Never fails: a frame that cannot be named gets "path+0xoffset" (e.g.
+ * "libfoo.so+0x1234") or, with no mapping, "0xaddr". Thread-safe. Returns -ENOMEM only when
+ * interning into st fails.
+ */
+int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strtab *st,
+		      struct sym_frame *out);
+
+/*
+ * The dso for an executable mapping of a live process: shared with every other process mapping
+ * the same file (same device and inode, or same build ID). The file is opened through
+ * /proc/PID/map_files (deleted files, other mount namespaces) or /proc/PID/root. Returns a new
+ * reference the caller puts, or NULL for a non-executable mapping.
+ */
+struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid,
+					 const struct map_entry *e);
+/* Singletons, borrowed (the symbolizer keeps them alive): kernel, and addresses in no mapping. */
+struct dso *symbolizer__kernel_dso(struct symbolizer *sym);
+struct dso *symbolizer__unknown_dso(struct symbolizer *sym);
+
+/* Forgets dsos nobody references and evicts symbol tables beyond the budget (LRU). */
+void symbolizer__trim(struct symbolizer *sym);
+
+struct symbolizer_stats {
+	uint64_t lookups_hit;	  /* frame named from a symbol table */
+	uint64_t lookups_miss;	  /* table loaded, no symbol covers the address */
+	uint64_t lookups_failed;  /* no table could be loaded for the frame's object */
+	uint64_t loads;		  /* symbol tables loaded */
+	uint64_t load_errors;	  /* of which failed (unreadable, not ELF, ...) */
+	uint64_t open_errors;	  /* a mapped file could not be opened */
+	uint64_t evictions;	  /* symbol tables dropped for the memory budget */
+	uint64_t bytes;		  /* bytes held by loaded symbol tables */
+	uint64_t dsos;		  /* objects known */
+};
+void symbolizer__stats(struct symbolizer *sym, struct symbolizer_stats *out);
+
+#endif

@@ -1,0 +1,536 @@
+/* DEPS: src/symbolize/elf.c src/symbolize/maps.c src/lib/log.c */
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Symbol tables, build IDs and offset translation of the fixtures built by tests/unit/elf.mk,
+ * checked against what nm and readelf say about the same files.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symbolize/elf.h"
+#include "symbolize/maps.h"
+#include "testlib.h"
+
+static const char *fixture(const char *name)
+{
+	static char path[PATH_MAX];
+	const char *build = getenv("BUILD");
+
+	snprintf(path, sizeof(path), "%s/fixtures/%s", build && *build ? build : "build", name);
+	return path;
+}
+
+/* Start and size of name as nm sees it (-D: the dynamic table only). Returns 0 or -ENOENT. */
+static int nm__lookup(const char *path, bool dynamic, const char *name, uint64_t *addr,
+		      uint64_t *size)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	int err = -ENOENT;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s '%s' 2>/dev/null", dynamic ? "-D" : "",
+		 path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p)) {
+		char type, sym[256];
+		uint64_t a, s;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %c %255s", &a, &s, &type, sym) == 4 &&
+		    !strcmp(sym, name)) {
+			*addr = a;
+			*size = s;
+			err = 0;
+		}
+	}
+	pclose(p);
+	return err;
+}
+
+/* The build ID readelf -n prints, "" when there is none. */
+static int readelf__build_id(const char *path, char *hex, size_t hex_size)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	FILE *p;
+
+	hex[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p)) {
+		const char *s = strstr(line, "Build ID: ");
+
+		if (s && sscanf(s + strlen("Build ID: "), "%127s", hex) == 1)
+			hex[hex_size - 1] = '\0';
+	}
+	return pclose(p) ? -EIO : 0;
+}
+
+/* The executable PT_LOAD as readelf -lW lists it. */
+static int readelf__exec_load(const char *path, uint64_t *offset, uint64_t *vaddr, uint64_t *filesz)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	int err = -ENOENT;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p)) {
+		uint64_t off, va, pa, fsz, msz;
+		char flags[16];
+
+		if (sscanf(line,
+			   " LOAD 0x%" SCNx64 " 0x%" SCNx64 " 0x%" SCNx64 " 0x%" SCNx64
+			   " 0x%" SCNx64 " %15[RWE ]",
+			   &off, &va, &pa, &fsz, &msz, flags) == 6 &&
+		    strchr(flags, 'E')) {
+			*offset = off;
+			*vaddr = va;
+			*filesz = fsz;
+			err = 0;
+		}
+	}
+	pclose(p);
+	return err;
+}
+
+static int elf_file__open_path(const char *path, struct elf_file **ef)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = elf_file__open(fd, ef);
+	close(fd);
+	return err;
+}
+
+/*
+ * For each function: nm's start, start+1 and start+size-1 all name it, and the reported start
+ * is nm's. Fails the calling test through the CHECK macros' return.
+ */
+static void check_functions(const char *path, bool dynamic, const char *const *names)
+{
+	struct elf_file *ef = NULL;
+	int err = elf_file__open_path(path, &ef);
+
+	if (err)
+		FAILF("%s: elf_file__open: %s", path, strerror(-err));
+	for (const char *const *n = names; !err && *n; n++) {
+		uint64_t start, size, probes[3], got;
+		const char *sym;
+
+		if (nm__lookup(path, dynamic, *n, &start, &size) || !size) {
+			FAILF("%s: nm does not list %s with a size", path, *n);
+			break;
+		}
+		probes[0] = start;
+		probes[1] = start + 1;
+		probes[2] = start + size - 1;
+		for (int i = 0; i < 3; i++) {
+			sym = elf_file__symbol(ef, probes[i], &got);
+
+			if (!sym || strcmp(sym, *n) || got != start) {
+				FAILF("%s: 0x%" PRIx64 " gives %s@0x%" PRIx64
+				      ", expected %s@0x%" PRIx64,
+				      path, probes[i], sym ? sym : "(null)", sym ? got : 0, *n,
+				      start);
+				goto out;
+			}
+		}
+		/* One past the end is padding (no symbol) or the next function, never this one. */
+		sym = elf_file__symbol(ef, start + size, &got);
+		if (sym && got != start + size) {
+			FAILF("%s: 0x%" PRIx64 " (end of %s) gives %s@0x%" PRIx64, path,
+			      start + size, *n, sym, got);
+			break;
+		}
+	}
+out:
+	elf_file__free(ef);
+}
+
+static const char *const exe_funcs[] = {"fixture_alpha", "fixture_beta", "fixture_static",
+					"fixture_weak",	 "main",	 NULL};
+static const char *const exe_dyn_funcs[] = {"fixture_alpha", "fixture_beta", "fixture_weak", "main",
+					    NULL};
+static const char *const lib_funcs[] = {"libsym_one", "libsym_two", "libsym_hidden", NULL};
+static const char *const lib_dyn_funcs[] = {"libsym_one", "libsym_two", NULL};
+
+TEST(symbols_pie)
+{
+	check_functions(fixture("symbols-pie"), false, exe_funcs);
+}
+
+TEST(symbols_nopie)
+{
+	check_functions(fixture("symbols-nopie"), false, exe_funcs);
+}
+
+TEST(symbols_shared_lib)
+{
+	check_functions(fixture("libsym.so"), false, lib_funcs);
+}
+
+TEST(symbols_nobuildid)
+{
+	check_functions(fixture("symbols-nobuildid"), false, exe_funcs);
+}
+
+TEST(stripped_exe_keeps_dynamic_symbols)
+{
+	uint64_t start, size, got;
+	struct elf_file *ef;
+	const char *sym;
+
+	check_functions(fixture("symbols-stripped"), true, exe_dyn_funcs);
+	if (test_cur_failed)
+		return;
+	/* The static function is gone with .symtab: its address must not borrow a name. */
+	CHECK_EQ(nm__lookup(fixture("symbols-pie"), false, "fixture_static", &start, &size), 0);
+	CHECK_EQ(elf_file__open_path(fixture("symbols-stripped"), &ef), 0);
+	sym = elf_file__symbol(ef, start, &got);
+	elf_file__free(ef);
+	CHECK(!sym || strcmp(sym, "fixture_static"));
+	CHECK_EQ(nm__lookup(fixture("symbols-stripped"), false, "fixture_alpha", &start, &size),
+		 -ENOENT);
+}
+
+TEST(stripped_lib_keeps_dynamic_symbols)
+{
+	check_functions(fixture("libsym-stripped.so"), true, lib_dyn_funcs);
+}
+
+/* fixture_beta is 64-byte aligned: the padding before it is no function's. */
+static void check_padding(const char *path, bool dynamic)
+{
+	uint64_t a_start, a_size, b_start, b_size, got;
+	struct elf_file *ef;
+	const char *sym;
+
+	CHECK_EQ(nm__lookup(path, dynamic, "fixture_alpha", &a_start, &a_size), 0);
+	CHECK_EQ(nm__lookup(path, dynamic, "fixture_beta", &b_start, &b_size), 0);
+	CHECK(a_start + a_size < b_start);
+	CHECK_EQ(elf_file__open_path(path, &ef), 0);
+	sym = elf_file__symbol(ef, a_start + a_size, &got);
+	elf_file__free(ef);
+	CHECK(sym == NULL);
+}
+
+TEST(padding_has_no_symbol)
+{
+	check_padding(fixture("symbols-pie"), false);
+	if (!test_cur_failed)
+		check_padding(fixture("symbols-nopie"), false);
+	if (!test_cur_failed)
+		check_padding(fixture("symbols-stripped"), true);
+}
+
+/* The name chosen among aliases (see sym__rank() in elf.c), in every flavour of the fixture. */
+static void check_aliases(const char *path, bool dynamic)
+{
+	static const char *const winners[][2] = {
+	    {"fixture_public", "fixture_local_impl"}, /* WEAK over LOCAL */
+	    {"fixture_gimpl", "fixture_aaa_weak"},    /* GLOBAL over WEAK */
+	    {"fixture_under", "__fixture_under"},     /* fewer underscores */
+	};
+	struct elf_file *ef;
+
+	CHECK_EQ(elf_file__open_path(path, &ef), 0);
+	for (size_t i = 0; i < sizeof(winners) / sizeof(winners[0]); i++) {
+		uint64_t start, size, other, got = 0;
+		const char *sym;
+
+		if (nm__lookup(path, dynamic, winners[i][0], &start, &size)) {
+			FAILF("%s: nm does not list %s", path, winners[i][0]);
+			break;
+		}
+		/* The loser must really share the address, or the test proves nothing. */
+		if (!(dynamic && i == 0) &&
+		    (nm__lookup(path, dynamic, winners[i][1], &other, &size) || other != start)) {
+			FAILF("%s: %s is not an alias of %s", path, winners[i][1], winners[i][0]);
+			break;
+		}
+		sym = elf_file__symbol(ef, start, &got);
+		if (!sym || strcmp(sym, winners[i][0]) || got != start) {
+			FAILF("%s: 0x%" PRIx64 " gives %s, expected %s", path, start,
+			      sym ? sym : "(null)", winners[i][0]);
+			break;
+		}
+	}
+	elf_file__free(ef);
+}
+
+TEST(alias_naming_rule)
+{
+	check_aliases(fixture("symbols-pie"), false);
+	if (!test_cur_failed)
+		check_aliases(fixture("symbols-nopie"), false);
+	if (!test_cur_failed)
+		check_aliases(fixture("symbols-stripped"), true);
+}
+
+TEST(build_id_matches_readelf)
+{
+	static const char *const files[] = {"symbols-pie", "symbols-nopie", "symbols-stripped",
+					    "libsym.so", "libsym-stripped.so"};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *path = fixture(files[i]);
+		char want[128], got[128];
+		struct elf_file *ef;
+		int fd;
+
+		CHECK_EQ(readelf__build_id(path, want, sizeof(want)), 0);
+		CHECK_EQ(strlen(want), 40);
+		fd = open(path, O_RDONLY);
+		CHECK(fd >= 0);
+		CHECK_EQ(elf__read_build_id(fd, got, sizeof(got)), 0);
+		CHECK_STR(got, want);
+		CHECK_EQ(elf__read_build_id(fd, got, 10), -ERANGE);
+		CHECK_EQ(elf_file__open(fd, &ef), 0);
+		close(fd);
+		snprintf(got, sizeof(got), "%s", elf_file__build_id(ef));
+		elf_file__free(ef);
+		CHECK_STR(got, want);
+	}
+}
+
+TEST(stripped_copy_keeps_build_id)
+{
+	char a[128], b[128];
+
+	CHECK_EQ(readelf__build_id(fixture("symbols-pie"), a, sizeof(a)), 0);
+	CHECK_EQ(readelf__build_id(fixture("symbols-stripped"), b, sizeof(b)), 0);
+	CHECK(a[0]);
+	CHECK_STR(a, b);
+}
+
+TEST(no_build_id)
+{
+	const char *path = fixture("symbols-nobuildid");
+	char want[128], got[128] = "x";
+	struct elf_file *ef;
+	int fd;
+
+	CHECK_EQ(readelf__build_id(path, want, sizeof(want)), 0);
+	CHECK_STR(want, "");
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK_EQ(elf__read_build_id(fd, got, sizeof(got)), 0);
+	CHECK_EQ(elf_file__open(fd, &ef), 0);
+	close(fd);
+	CHECK_STR(got, "");
+	snprintf(got, sizeof(got), "%s", elf_file__build_id(ef));
+	elf_file__free(ef);
+	CHECK_STR(got, "");
+}
+
+static void check_offset_to_vaddr(const char *path, bool pie)
+{
+	uint64_t off, va, fsz, got = 0;
+	struct elf_file *ef;
+
+	CHECK_EQ(readelf__exec_load(path, &off, &va, &fsz), 0);
+	CHECK(fsz > 0x20);
+	/* The fixtures' text is never at the file offset it is loaded at. */
+	CHECK(pie ? va < 0x400000 : va >= 0x400000);
+	CHECK_EQ(elf_file__open_path(path, &ef), 0);
+	CHECK_EQ(elf_file__offset_to_vaddr(ef, off + 0x10, &got), 0);
+	CHECK_EQ(got, va + 0x10);
+	CHECK_EQ(elf_file__offset_to_vaddr(ef, off, &got), 0);
+	CHECK_EQ(got, va);
+	CHECK_EQ(elf_file__offset_to_vaddr(ef, off + fsz - 1, &got), 0);
+	CHECK_EQ(got, va + fsz - 1);
+	CHECK_EQ(elf_file__offset_to_vaddr(ef, 1ull << 40, &got), -ENOENT);
+	elf_file__free(ef);
+}
+
+TEST(offset_to_vaddr_pie)
+{
+	check_offset_to_vaddr(fixture("symbols-pie"), true);
+}
+
+TEST(offset_to_vaddr_nopie)
+{
+	check_offset_to_vaddr(fixture("symbols-nopie"), false);
+}
+
+static int write_temp(const char *content, size_t len, char *path, size_t path_size)
+{
+	int fd;
+
+	snprintf(path, path_size, "/tmp/test_elf.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, content, len) != (ssize_t)len) {
+		close(fd);
+		unlink(path);
+		return -EIO;
+	}
+	return fd;
+}
+
+TEST(not_elf)
+{
+	static const char text[] = "#!/bin/sh\necho this is not an ELF file\n";
+	char path[64], hex[64];
+	struct elf_file *ef = NULL;
+	int fd, open_err, bid_err;
+
+	fd = write_temp(text, sizeof(text) - 1, path, sizeof(path));
+	CHECK(fd >= 0);
+	open_err = elf_file__open(fd, &ef);
+	bid_err = elf__read_build_id(fd, hex, sizeof(hex));
+	close(fd);
+	unlink(path);
+	CHECK_EQ(open_err, -ENOEXEC);
+	CHECK_EQ(bid_err, -ENOEXEC);
+	CHECK(ef == NULL);
+
+	fd = write_temp("", 0, path, sizeof(path));
+	CHECK(fd >= 0);
+	open_err = elf_file__open(fd, &ef);
+	close(fd);
+	unlink(path);
+	CHECK_EQ(open_err, -ENOEXEC);
+
+	/* A truncated ELF: the magic is there, the headers are not. */
+	fd = write_temp("\177ELF\2\1\1", 7, path, sizeof(path));
+	CHECK(fd >= 0);
+	open_err = elf_file__open(fd, &ef);
+	close(fd);
+	unlink(path);
+	CHECK_EQ(open_err, -ENOEXEC);
+}
+
+TEST(sizes)
+{
+	struct elf_file *ef;
+	size_t nr, bytes;
+
+	CHECK_EQ(elf_file__open_path(fixture("symbols-pie"), &ef), 0);
+	nr = elf_file__nr_symbols(ef);
+	bytes = elf_file__bytes(ef);
+	elf_file__free(ef);
+	CHECK(nr >= 5);
+	/* Every symbol costs its table entry and at least a one-letter name. */
+	CHECK(bytes >= nr * 18);
+	CHECK(bytes < 64 * 1024);
+}
+
+/* Where code address addr comes from: its mapping's path and its file offset. */
+struct find_map {
+	uint64_t addr;
+	char path[PATH_MAX];
+	uint64_t offset;
+};
+
+static int find_map__cb(const struct map_entry *e, void *ctx)
+{
+	struct find_map *fm = ctx;
+
+	if (fm->addr < e->start || fm->addr >= e->end || !e->path[0])
+		return 0;
+	snprintf(fm->path, sizeof(fm->path), "%s", e->path);
+	fm->offset = fm->addr - e->start + e->pgoff;
+	return 1;
+}
+
+__attribute__((noinline)) int test_elf_marker(int x);
+__attribute__((noinline)) int test_elf_marker(int x)
+{
+	return x * 11 + (int)getpid();
+}
+
+/* The symbolizer's own path: address -> mapping -> file offset -> ELF vaddr -> name. */
+static void symbolize_self(uint64_t addr, const char **name, uint64_t *sym_start, uint64_t *vaddr,
+			   double *load_ms, char *namebuf, size_t namebuf_size)
+{
+	struct find_map fm = {.addr = addr};
+	struct timespec t0, t1;
+	struct elf_file *ef;
+	const char *sym;
+
+	*name = NULL;
+	CHECK_EQ(maps__for_each(getpid(), true, find_map__cb, &fm), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ(elf_file__open_path(fm.path, &ef), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	CHECK_EQ(elf_file__offset_to_vaddr(ef, fm.offset, vaddr), 0);
+	sym = elf_file__symbol(ef, *vaddr, sym_start);
+	if (sym) {
+		snprintf(namebuf, namebuf_size, "%s", sym);
+		*name = namebuf;
+	}
+	elf_file__free(ef);
+}
+
+TEST(symbolizes_own_function)
+{
+	uint64_t addr = (uintptr_t)&test_elf_marker, start = 0, vaddr = 0;
+	const char *name;
+	char buf[256];
+	double ms;
+
+	symbolize_self(addr + 2, &name, &start, &vaddr, &ms, buf, sizeof(buf));
+	if (test_cur_failed)
+		return;
+	CHECK_STR(name, "test_elf_marker");
+	CHECK_EQ(start, vaddr - 2);
+}
+
+TEST(libc_symbols_load_fast)
+{
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
+	uint64_t start = 0, vaddr = 0;
+	const char *name;
+	char buf[256];
+	double ms;
+
+	CHECK(fn != NULL);
+	symbolize_self((uintptr_t)fn, &name, &start, &vaddr, &ms, buf, sizeof(buf));
+	if (test_cur_failed)
+		return;
+	CHECK(name != NULL);
+	CHECK_EQ(start, vaddr);
+	/* Whichever alias was chosen, the dynamic linker must agree it is this function. */
+	CHECK(dlsym(RTLD_DEFAULT, name) == fn);
+	if (ms > 20)
+		FAILF("loading libc's symbols took %.1f ms", ms);
+}
+
+int main(void)
+{
+	RUN(symbols_pie);
+	RUN(symbols_nopie);
+	RUN(symbols_shared_lib);
+	RUN(symbols_nobuildid);
+	RUN(stripped_exe_keeps_dynamic_symbols);
+	RUN(stripped_lib_keeps_dynamic_symbols);
+	RUN(padding_has_no_symbol);
+	RUN(alias_naming_rule);
+	RUN(build_id_matches_readelf);
+	RUN(stripped_copy_keeps_build_id);
+	RUN(no_build_id);
+	RUN(offset_to_vaddr_pie);
+	RUN(offset_to_vaddr_nopie);
+	RUN(not_elf);
+	RUN(sizes);
+	RUN(symbolizes_own_function);
+	RUN(libc_symbols_load_fast);
+	return test_summary();
+}

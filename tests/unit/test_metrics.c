@@ -1,0 +1,340 @@
+/* DEPS: src/lib/metrics.c src/lib/buf.c src/lib/log.c */
+// SPDX-License-Identifier: GPL-2.0-only
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/metrics.h"
+#include "testlib.h"
+
+static void counters_and_gauges(struct metrics_writer *w, void *ctx)
+{
+	(void)ctx;
+	metrics__family(w, "test_events", METRIC_COUNTER,
+			"Events seen.\nSecond line, a \\ backslash and a \"quote\".");
+	metrics__sample(w, 3, "path", "a\"b\\c\nd", "kind", "x", NULL);
+	metrics__sample(w, 12345, "path", "/", "kind", "y", NULL);
+	metrics__family(w, "test_temperature_celsius", METRIC_GAUGE, "Temperature.");
+	metrics__sample(w, 21.5, NULL);
+	metrics__sample(w, -0.25, "where", "in", NULL);
+	metrics__sample(w, 0.1, "where", "tenth", NULL);
+	metrics__sample(w, 1e20, "where", "big", NULL);
+	metrics__sample(w, -4e9, "where", "cold", NULL);
+	metrics__sample(w, __builtin_nan(""), "where", "nan", NULL);
+	metrics__sample(w, __builtin_inf(), "where", "inf", NULL);
+	metrics__sample(w, -__builtin_inf(), "where", "minf", NULL);
+}
+
+static void histogram_and_empty(struct metrics_writer *w, void *ctx)
+{
+	static const double bounds[] = { 0.005, 0.1, 1 };
+	static const unsigned long long cumulative[] = { 0, 1, 3 };
+
+	(void)ctx;
+	metrics__family(w, "test_latency_seconds", METRIC_HISTOGRAM, "Latency.");
+	metrics__histogram(w, bounds, cumulative, 3, 4, 2.5, "op", "read", NULL);
+	metrics__sample_suffix(w, "_bucket", 0, "op", "write", "le", "+Inf", NULL);
+	metrics__sample_suffix(w, "_sum", 0, "op", "write", NULL);
+	metrics__sample_suffix(w, "_count", 0, "op", "write", NULL);
+	metrics__family(w, "test_idle", METRIC_GAUGE, "A family with no samples.");
+}
+
+static const char expected_text[] =
+	"# HELP test_events_total Events seen.\\nSecond line, a \\\\ backslash and a \"quote\".\n"
+	"# TYPE test_events_total counter\n"
+	"test_events_total{path=\"a\\\"b\\\\c\\nd\",kind=\"x\"} 3\n"
+	"test_events_total{path=\"/\",kind=\"y\"} 12345\n"
+	"# HELP test_temperature_celsius Temperature.\n"
+	"# TYPE test_temperature_celsius gauge\n"
+	"test_temperature_celsius 21.5\n"
+	"test_temperature_celsius{where=\"in\"} -0.25\n"
+	"test_temperature_celsius{where=\"tenth\"} 0.1\n"
+	"test_temperature_celsius{where=\"big\"} 1e+20\n"
+	"test_temperature_celsius{where=\"cold\"} -4000000000\n"
+	"test_temperature_celsius{where=\"nan\"} NaN\n"
+	"test_temperature_celsius{where=\"inf\"} +Inf\n"
+	"test_temperature_celsius{where=\"minf\"} -Inf\n"
+	"# HELP test_latency_seconds Latency.\n"
+	"# TYPE test_latency_seconds histogram\n"
+	"test_latency_seconds_bucket{op=\"read\",le=\"0.005\"} 0\n"
+	"test_latency_seconds_bucket{op=\"read\",le=\"0.1\"} 1\n"
+	"test_latency_seconds_bucket{op=\"read\",le=\"1\"} 3\n"
+	"test_latency_seconds_bucket{op=\"read\",le=\"+Inf\"} 4\n"
+	"test_latency_seconds_sum{op=\"read\"} 2.5\n"
+	"test_latency_seconds_count{op=\"read\"} 4\n"
+	"test_latency_seconds_bucket{op=\"write\",le=\"+Inf\"} 0\n"
+	"test_latency_seconds_sum{op=\"write\"} 0\n"
+	"test_latency_seconds_count{op=\"write\"} 0\n"
+	"# HELP test_idle A family with no samples.\n"
+	"# TYPE test_idle gauge\n";
+
+/* Only the HELP/TYPE lines of counters and the HELP escaping differ, plus the # EOF. */
+static const char expected_openmetrics_head[] =
+	"# HELP test_events Events seen.\\nSecond line, a \\\\ backslash and a \\\"quote\\\".\n"
+	"# TYPE test_events counter\n"
+	"test_events_total{path=\"a\\\"b\\\\c\\nd\",kind=\"x\"} 3\n"
+	"test_events_total{path=\"/\",kind=\"y\"} 12345\n"
+	"# HELP test_temperature_celsius Temperature.\n";
+
+/* Runs promtool check metrics on text; returns its exit status, its output in out. */
+static int promtool_check(const char *text, char *out, size_t out_size)
+{
+	char path[] = "/tmp/test_metrics.XXXXXX";
+	char cmd[128];
+	FILE *f, *p;
+	size_t n = 0;
+	int fd, status;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", path);
+	p = popen(cmd, "r");
+	if (!p) {
+		unlink(path);
+		return -1;
+	}
+	n = fread(out, 1, out_size - 1, p);
+	out[n] = '\0';
+	status = pclose(p);
+	unlink(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* CHECK_STR for long texts: names the first difference instead of printing both. */
+#define CHECK_TEXT(got, want)                                                                \
+	do {                                                                                 \
+		const char *_g = (got), *_w = (want);                                        \
+		size_t _i = 0;                                                               \
+		while (_g[_i] && _g[_i] == _w[_i])                                           \
+			_i++;                                                                \
+		if (_g[_i] != _w[_i]) {                                                      \
+			FAILF("%s:%d: differs at %zu: got \"%.60s\", expected \"%.60s\"",      \
+			      __FILE__, __LINE__, _i, _g + _i, _w + _i);                     \
+			return;                                                              \
+		}                                                                            \
+	} while (0)
+
+static bool have_promtool(void)
+{
+	return !system("command -v promtool >/dev/null 2>&1");
+}
+
+TEST(format_value)
+{
+	char b[64];
+
+	CHECK_STR(metrics__format_value(b, sizeof(b), 0), "0");
+	CHECK_STR(metrics__format_value(b, sizeof(b), -0.0), "0");
+	CHECK_STR(metrics__format_value(b, sizeof(b), 12345), "12345");
+	CHECK_STR(metrics__format_value(b, sizeof(b), 18446744073709551615.0), "1.8446744073709552e+19");
+	CHECK_STR(metrics__format_value(b, sizeof(b), 1e16), "10000000000000000");
+	CHECK_STR(metrics__format_value(b, sizeof(b), 0.005), "0.005");
+	CHECK_STR(metrics__format_value(b, sizeof(b), 1.0 / 3), "0.3333333333333333");
+	CHECK_STR(metrics__format_value(b, sizeof(b), 0.1 + 0.2), "0.30000000000000004");
+	CHECK_STR(metrics__format_value(b, sizeof(b), __builtin_nan("")), "NaN");
+	CHECK_STR(metrics__format_value(b, sizeof(b), __builtin_inf()), "+Inf");
+	CHECK_STR(metrics__format_value(b, sizeof(b), -__builtin_inf()), "-Inf");
+}
+
+TEST(text_format_exact)
+{
+	struct buf out = {};
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register(counters_and_gauges, NULL), 0);
+	CHECK_EQ(metrics__register(histogram_and_empty, NULL), 0);
+	CHECK_EQ(metrics__render(&out, false), 0);
+	CHECK_TEXT(out.data, expected_text);
+	buf__free(&out);
+}
+
+TEST(text_format_passes_promtool)
+{
+	struct buf out = {};
+	char msg[4096];
+	int rc;
+
+	if (!have_promtool())
+		SKIP("promtool not installed");
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register(counters_and_gauges, NULL), 0);
+	CHECK_EQ(metrics__register(histogram_and_empty, NULL), 0);
+	CHECK_EQ(metrics__render(&out, false), 0);
+	rc = promtool_check(out.data, msg, sizeof(msg));
+	buf__free(&out);
+	if (rc != 0 || msg[0]) {
+		FAILF("promtool exit %d: %.400s", rc, msg);
+		return;
+	}
+}
+
+TEST(promtool_rejects_broken_text)
+{
+	char msg[4096];
+	int rc;
+
+	/* Proves the check above can fail: a counter without _total and a bad line. */
+	if (!have_promtool())
+		SKIP("promtool not installed");
+	rc = promtool_check("# HELP x_count X.\n# TYPE x_count counter\nx_count{a=\"b} 1\n", msg,
+			    sizeof(msg));
+	CHECK(rc != 0 || msg[0]);
+}
+
+TEST(openmetrics_format)
+{
+	struct buf out = {};
+	const char *tail;
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register(counters_and_gauges, NULL), 0);
+	CHECK_EQ(metrics__register(histogram_and_empty, NULL), 0);
+	CHECK_EQ(metrics__render(&out, true), 0);
+	CHECK(!strncmp(out.data, expected_openmetrics_head, strlen(expected_openmetrics_head)));
+	/* The family name of a counter never carries _total in OpenMetrics. */
+	CHECK(!strstr(out.data, "# TYPE test_events_total"));
+	CHECK(!strstr(out.data, "# HELP test_events_total"));
+	CHECK(strstr(out.data, "\ntest_latency_seconds_bucket{op=\"read\",le=\"+Inf\"} 4\n"));
+	CHECK(strstr(out.data, "\n# TYPE test_idle gauge\n"));
+	CHECK(out.len >= 6);
+	tail = out.data + out.len - 6;
+	CHECK_STR(tail, "# EOF\n");
+	/* Exactly one # EOF, at the end. */
+	CHECK(strstr(out.data, "# EOF") == tail);
+	buf__free(&out);
+}
+
+TEST(empty_registry)
+{
+	struct buf out = {};
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__render(&out, false), 0);
+	CHECK_STR(out.data, "");
+	CHECK_EQ(out.len, 0);
+	CHECK_EQ(metrics__render(&out, true), 0);
+	CHECK_STR(out.data, "# EOF\n");
+	buf__free(&out);
+}
+
+TEST(unregister_one)
+{
+	struct buf out = {};
+	int a, b;
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register(counters_and_gauges, &a), 0);
+	CHECK_EQ(metrics__register(histogram_and_empty, &b), 0);
+	CHECK_EQ(metrics__register(counters_and_gauges, &b), 0);
+	metrics__unregister(counters_and_gauges, &a);
+	CHECK_EQ(metrics__render(&out, false), 0);
+	/* The histogram now comes first, then the counter registered with &b. */
+	CHECK(!strncmp(out.data, "# HELP test_latency_seconds ", 28));
+	CHECK(strstr(out.data, "# TYPE test_events_total counter"));
+	metrics__unregister(counters_and_gauges, &b);
+	buf__reset(&out);
+	CHECK_EQ(metrics__render(&out, false), 0);
+	CHECK(!strstr(out.data, "test_events"));
+	buf__free(&out);
+	metrics__unregister_all();
+}
+
+static void *render_loop(void *arg)
+{
+	long bad = 0;
+
+	(void)arg;
+	for (int i = 0; i < 300; i++) {
+		struct buf out = {};
+
+		if (metrics__render(&out, false) || strcmp(out.data, expected_text))
+			bad++;
+		buf__free(&out);
+	}
+	return (void *)bad;
+}
+
+TEST(concurrent_renders)
+{
+	pthread_t t[4];
+	void *bad;
+	long total = 0;
+	int i;
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register(counters_and_gauges, NULL), 0);
+	CHECK_EQ(metrics__register(histogram_and_empty, NULL), 0);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, render_loop, NULL), 0);
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], &bad);
+		total += (long)bad;
+	}
+	CHECK_EQ(total, 0);
+	metrics__unregister_all();
+}
+
+static double sample_value(const char *text, const char *name)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s ", name);
+	p = strstr(text, key);
+	return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
+TEST(process_metrics)
+{
+	struct buf out = {};
+	char msg[4096];
+	double now = (double)time(NULL);
+	int rc;
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register_process(), 0);
+	CHECK_EQ(metrics__render(&out, false), 0);
+	CHECK(strstr(out.data, "# TYPE process_cpu_seconds_total counter\n"));
+	CHECK(sample_value(out.data, "process_cpu_seconds_total") >= 0);
+	CHECK(sample_value(out.data, "process_resident_memory_bytes") > 100000);
+	CHECK(sample_value(out.data, "process_virtual_memory_bytes") >=
+	      sample_value(out.data, "process_resident_memory_bytes"));
+	/* stdin, stdout, stderr at least. */
+	CHECK(sample_value(out.data, "process_open_fds") >= 3);
+	CHECK(sample_value(out.data, "process_max_fds") >= sample_value(out.data, "process_open_fds"));
+	CHECK(sample_value(out.data, "process_start_time_seconds") > now - 3600);
+	CHECK(sample_value(out.data, "process_start_time_seconds") < now + 2);
+	if (have_promtool()) {
+		rc = promtool_check(out.data, msg, sizeof(msg));
+		if (rc != 0 || msg[0]) {
+			FAILF("promtool exit %d: %.400s", rc, msg);
+			return;
+		}
+	}
+	buf__reset(&out);
+	CHECK_EQ(metrics__render(&out, true), 0);
+	CHECK(strstr(out.data, "# TYPE process_cpu_seconds counter\nprocess_cpu_seconds_total "));
+	buf__free(&out);
+	metrics__unregister_all();
+}
+
+int main(void)
+{
+	RUN(format_value);
+	RUN(text_format_exact);
+	RUN(text_format_passes_promtool);
+	RUN(promtool_rejects_broken_text);
+	RUN(openmetrics_format);
+	RUN(empty_registry);
+	RUN(unregister_one);
+	RUN(concurrent_renders);
+	RUN(process_metrics);
+	return test_summary();
+}
