@@ -140,8 +140,6 @@ static void stack__put(struct store *st, struct stack *s)
 		pp = (void **)*pp;
 	*pp = s->next;
 	st->stacks.count--;
-	for (uint32_t i = 0; i < s->nr; i++)
-		dso__put(s->frames[i].dso);
 	st->frames -= s->nr;
 	st->bytes -= sizeof(*s) + s->nr * sizeof(struct frame);
 	free(s);

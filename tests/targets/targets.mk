@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Programs with known call graphs that the integration tests profile. Frame pointers in leaves
 # too (-mno-omit-leaf-frame-pointer): issue 2 walks frame pointers only.
+TARGET_CC := clang
+# clang, because GCC 12 ignores -mno-omit-leaf-frame-pointer; no sibling calls so that every
+# caller keeps its frame.
 TARGET_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
+		 -fno-optimize-sibling-calls \
 		 -Wall -Wextra -Werror
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TEST_TARGETS += $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS))
 
 $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) $< -o $@ -lpthread
+	$(TARGET_CC) $(TARGET_CFLAGS) $< -o $@ -lpthread

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Helpers for autoprof's integration tests: run the real daemon, fetch from it, read the
+answers back with independent tools (go tool pprof, promtool), and report PASS/FAIL lines
+that tests/run.sh tallies."""
+
+import gzip
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+AUTOPROF = os.path.join(BUILD, "autoprof")
+TARGETS = os.path.join(BUILD, "targets")
+TMP = tempfile.mkdtemp(prefix="autoprof-it-")
+
+_failed = 0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Daemon:
+    """build/autoprof on a free loopback port, stopped with SIGTERM."""
+
+    def __init__(self, *args):
+        self.port = free_port()
+        self.log = open(os.path.join(TMP, "autoprof-%d.log" % self.port), "w+")
+        self.proc = subprocess.Popen(
+            [AUTOPROF, "--web.listen-address=127.0.0.1:%d" % self.port, *args],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("autoprof exited with %d:\n%s" % (self.proc.returncode, self.logtext()))
+            try:
+                code, _, body = self.get("/metrics")
+                if code == 200 and b"autoprof_cpus_sampled" in body:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("autoprof did not come up:\n" + self.logtext())
+
+    def logtext(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def get(self, path, headers=None):
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path),
+                                     headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    def stop(self):
+        """SIGTERM; returns (exit status, seconds it took)."""
+        if self.proc.poll() is not None:
+            return self.proc.returncode, 0.0
+        t = time.time()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        return rc, time.time() - t
+
+
+def run_target(name, *args):
+    """Runs a test target to completion; returns its stdout."""
+    return subprocess.run([os.path.join(TARGETS, name), *map(str, args)], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def start_target(name, *args):
+    """Starts a test target that prints its pid first; returns (Popen, pid)."""
+    p = subprocess.Popen([os.path.join(TARGETS, name), *map(str, args)], stdout=subprocess.PIPE,
+                         text=True)
+    return p, int(p.stdout.readline())
+
+
+def pprof_tool(data, *args):
+    """go tool pprof ARGS on a profile, offline (no symbolization, no network)."""
+    path = os.path.join(TMP, "profile-%d.pb.gz" % time.monotonic_ns())
+    with open(path, "wb") as f:
+        f.write(data)
+    env = dict(os.environ, HOME=TMP, PPROF_TMPDIR=TMP)
+    r = subprocess.run(["go", "tool", "pprof", "-symbolize=none", *args, path], env=env,
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise AssertionError("go tool pprof %s failed: %s" % (" ".join(args), r.stderr))
+    return r.stdout
+
+
+def traces(data):
+    """Parses `go tool pprof -traces -sample_index=samples`: a list of
+    (count, labels dict, frames leaf first)."""
+    out = []
+    text = pprof_tool(data, "-traces", "-sample_index=samples")
+    for block in text.split("-----------+-------------------------------------------------------")[1:]:
+        labels, frames, count = {}, [], None
+        for line in block.splitlines():
+            if not line.strip():
+                continue
+            m = re.match(r"^\s+(\w+):\s+(.*)$", line)
+            if m and count is None:
+                labels[m.group(1)] = m.group(2).strip()
+                continue
+            m = re.match(r"^\s+(\d+)\s+(\S.*)$", line)
+            if m and count is None:
+                count = int(m.group(1))
+                frames.append(m.group(2).strip())
+            else:
+                frames.append(line.strip())
+        if count is not None:
+            out.append((count, labels, [f.replace(" (inline)", "") for f in frames]))
+    return out
+
+
+def check(name, fn, *args):
+    """Runs one test; prints PASS/FAIL/SKIP."""
+    global _failed
+    try:
+        fn(*args)
+        print("PASS %s" % name, flush=True)
+    except Skip as e:
+        print("SKIP %s: %s" % (name, e), flush=True)
+    except Exception as e:
+        _failed += 1
+        detail = "".join(traceback.format_exception_only(type(e), e)).strip().replace("\n", " | ")
+        print("FAIL %s: %s" % (name, detail[:2000]), flush=True)
+        traceback.print_exc(file=sys.stdout)
+
+
+class Skip(Exception):
+    pass
+
+
+def exit_status():
+    return 1 if _failed else 0
+
+
+def gunzip(data):
+    return gzip.decompress(data)

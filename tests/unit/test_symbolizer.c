@@ -1,0 +1,678 @@
+/* DEPS: src/symbolize/symbolizer.c src/symbolize/dso.c src/symbolize/proctab.c src/symbolize/elf.c src/symbolize/kallsyms.c src/symbolize/maps.c src/lib/strtab.c src/lib/log.c */
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The symbolizer with the process table, on real processes: this test itself (its own function,
+ * a libc function), and children running $BUILD/fixtures/waiter (tests/fixtures/waiter.c), alive,
+ * exited, started from a deleted file, or two at once. Kernel frames use /proc/kallsyms.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/strtab.h"
+#include "symbolize/dso.h"
+#include "symbolize/maps.h"
+#include "symbolize/proctab.h"
+#include "symbolize/symbolizer.h"
+#include "testlib.h"
+
+/* The test's own frames: a function of this binary, under its own name. */
+static volatile int target_sink;
+
+__attribute__((noinline, used)) static int symtest_target_function(int x)
+{
+	target_sink += x;
+	return target_sink * 3;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static const char *fixture(const char *name)
+{
+	static char path[PATH_MAX];
+	char rel[PATH_MAX];
+	const char *build = getenv("BUILD");
+
+	snprintf(rel, sizeof(rel), "%s/fixtures/%s", build && *build ? build : "build", name);
+	/* Absolute, as /proc/PID/maps shows it. */
+	if (!realpath(rel, path))
+		snprintf(path, sizeof(path), "%s", rel);
+	return path;
+}
+
+/* Start and size of name as nm sees it. Returns 0 or -ENOENT. */
+static int nm__lookup(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	int err = -ENOENT;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p)) {
+		char type, sym[256];
+		uint64_t a, s;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %c %255s", &a, &s, &type, sym) == 4 &&
+		    !strcmp(sym, name)) {
+			*addr = a;
+			*size = s;
+			err = 0;
+		}
+	}
+	pclose(p);
+	return err;
+}
+
+/* Children still running, killed at exit whatever the tests did. */
+static pid_t children[8];
+
+static void child__kill(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
+		if (children[i] == pid) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			children[i] = 0;
+		}
+	}
+}
+
+static void children__kill(void)
+{
+	for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
+		if (children[i])
+			child__kill(children[i]);
+}
+
+/* Runs path (a waiter) and waits for its "ready". Returns the pid, or -1. */
+static pid_t child__start(const char *path)
+{
+	struct pollfd pfd;
+	char buf[16];
+	int fds[2];
+	size_t slot;
+	pid_t pid;
+	ssize_t n;
+
+	for (slot = 0; slot < sizeof(children) / sizeof(children[0]); slot++)
+		if (!children[slot])
+			break;
+	if (slot == sizeof(children) / sizeof(children[0]) || pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	children[slot] = pid;
+	close(fds[1]);
+	pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+	n = poll(&pfd, 1, 10000) == 1 ? read(fds[0], buf, sizeof(buf)) : -1;
+	close(fds[0]);
+	if (n != 6 || memcmp(buf, "ready\n", 6)) {
+		child__kill(pid);
+		return -1;
+	}
+	return pid;
+}
+
+struct base_ctx {
+	const char *path;
+	uint64_t base;
+	bool deleted;
+};
+
+static int base_cb(const struct map_entry *e, void *arg)
+{
+	struct base_ctx *ctx = arg;
+
+	if (e->pgoff || strcmp(e->path, ctx->path))
+		return 0;
+	ctx->base = e->start;
+	ctx->deleted = e->deleted;
+	return 1;
+}
+
+/* Where pid mapped the start of the file at path (its load bias, for a PIE); 0 if nowhere. */
+static uint64_t load_base(pid_t pid, const char *path, bool *deleted)
+{
+	struct base_ctx ctx = { path, 0, false };
+
+	if (maps__for_each(pid, false, base_cb, &ctx) != 1)
+		return 0;
+	if (deleted)
+		*deleted = ctx.deleted;
+	return ctx.base;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, err = 0;
+	ssize_t n;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		err = -errno;
+		close(in);
+		return err;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			err = -EIO;
+	if (n < 0)
+		err = -errno;
+	close(in);
+	if (close(out) && !err)
+		err = -errno;
+	return err;
+}
+
+/* A private directory holding a copy of the waiter, named "waiter". */
+static char tmpdir[64];
+static char tmp_waiter[128];
+
+static int tmp_waiter__make(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/autoprof-symtest-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -errno;
+	snprintf(tmp_waiter, sizeof(tmp_waiter), "%s/waiter", tmpdir);
+	return copy_file(fixture("waiter"), tmp_waiter);
+}
+
+static void tmp_waiter__remove(void)
+{
+	if (!tmpdir[0])
+		return;
+	unlink(tmp_waiter);
+	rmdir(tmpdir);
+	tmpdir[0] = '\0';
+}
+
+/* A symbolizer, a process table and a string table; NULL members when out of memory. */
+struct env {
+	struct symbolizer *sym;
+	struct proctab *pt;
+	struct strtab *st;
+};
+
+static int env__init(struct env *e)
+{
+	struct symbolizer_opts opts = { .cache_bytes = 256 << 20 };
+
+	e->sym = symbolizer__new(&opts);
+	e->pt = e->sym ? proctab__new(e->sym) : NULL;
+	e->st = strtab__new();
+	return e->sym && e->pt && e->st ? 0 : -ENOMEM;
+}
+
+static void env__fini(struct env *e)
+{
+	proctab__free(e->pt);
+	symbolizer__free(e->sym);
+	strtab__free(e->st);
+}
+
+/* The name a frame resolves to (its outermost function), and whether a symbol was found. */
+static const char *frame_name(struct env *e, const struct frame *f, int *resolved)
+{
+	struct sym_frame out;
+
+	memset(&out, 0, sizeof(out));
+	if (symbolizer__frame(e->sym, f, e->st, &out) || !out.nr_lines)
+		return NULL;
+	if (resolved)
+		*resolved = out.resolved;
+	return strtab__str(e->st, out.lines[out.nr_lines - 1].function);
+}
+
+/* One user frame of pid (learned now if new) at addr. */
+static struct frame user_frame(struct env *e, pid_t pid, uint64_t addr)
+{
+	struct frame f = { NULL, 0 };
+	struct proc *p = proctab__get(e->pt, (uint32_t)pid, 0, now_ns());
+
+	if (p)
+		proctab__user_frames(e->pt, p, &addr, 1, &f, now_ns());
+	return f;
+}
+
+/* The waiter's function name, mapped at base, as an address in its process. */
+static uint64_t waiter_addr(const char *name, uint64_t base, uint64_t delta)
+{
+	uint64_t vaddr, size;
+
+	if (nm__lookup(fixture("waiter"), name, &vaddr, &size))
+		return 0;
+	return base + vaddr + delta;
+}
+
+/* The file holding addr as the kernel names it (no symlinks), to free; NULL on error. */
+static char *file_of(const void *addr, const char **sname)
+{
+	Dl_info info;
+
+	if (!dladdr(addr, &info) || !info.dli_fname || !info.dli_sname)
+		return NULL;
+	*sname = info.dli_sname;
+	return realpath(info.dli_fname, NULL);
+}
+
+TEST(own_process_names_own_function_and_libc)
+{
+	const char *libc_name = NULL;
+	char *exe, *libc;
+	struct symbolizer_stats s0, s1, s2;
+	struct proctab_stats ps;
+	uint64_t addrs[2];
+	struct frame f[2];
+	struct env e;
+	struct proc *p;
+	void *libc_fn;
+	int resolved = -1;
+
+	CHECK_EQ(env__init(&e), 0);
+	exe = realpath("/proc/self/exe", NULL);
+	CHECK(exe);
+	libc_fn = dlsym(RTLD_DEFAULT, "getpid");
+	CHECK(libc_fn);
+	libc = file_of(libc_fn, &libc_name);
+	CHECK(libc);
+
+	symbolizer__stats(e.sym, &s0);
+	p = proctab__get(e.pt, (uint32_t)getpid(), 0, now_ns());
+	CHECK(p);
+	CHECK_STR(proc__exe(p), strrchr(exe, '/') + 1);
+	proctab__stats(e.pt, &ps);
+	CHECK_EQ(ps.processes, 1);
+	CHECK_EQ(ps.maps_reads, 1);
+	addrs[0] = (uint64_t)(uintptr_t)&symtest_target_function;
+	addrs[1] = (uint64_t)(uintptr_t)libc_fn;
+	proctab__user_frames(e.pt, p, addrs, 2, f, now_ns());
+	/* Every address was mapped: no second read of the maps. */
+	proctab__stats(e.pt, &ps);
+	CHECK_EQ(ps.maps_reads, 1);
+	CHECK_EQ(ps.frames_unmapped, 0);
+
+	CHECK(f[0].dso && f[1].dso);
+	CHECK_EQ(dso__kind(f[0].dso), DSO_ELF);
+	CHECK_STR(dso__path(f[0].dso), exe);
+	CHECK_EQ(dso__kind(f[1].dso), DSO_ELF);
+	CHECK_STR(dso__path(f[1].dso), libc);
+	CHECK(f[0].dso != f[1].dso);
+	CHECK(dso__id(f[0].dso) != dso__id(f[1].dso));
+	/* File offsets, not process addresses. */
+	CHECK(f[0].addr < addrs[0]);
+	CHECK(f[1].addr < addrs[1]);
+
+	CHECK_STR(frame_name(&e, &f[0], &resolved), "symtest_target_function");
+	CHECK_EQ(resolved, 1);
+	resolved = -1;
+	CHECK_STR(frame_name(&e, &f[1], &resolved), libc_name);
+	CHECK_EQ(resolved, 1);
+	symbolizer__stats(e.sym, &s1);
+	CHECK_EQ(s1.lookups_hit, s0.lookups_hit + 2);
+	CHECK_EQ(s1.loads, s0.loads + 2);
+	CHECK_EQ(s1.load_errors, 0);
+	CHECK(s1.bytes > s0.bytes);
+	CHECK(s1.dsos >= 2);
+
+	/* The tables stay loaded: a second lookup loads nothing. */
+	CHECK_STR(frame_name(&e, &f[0], NULL), "symtest_target_function");
+	symbolizer__stats(e.sym, &s2);
+	CHECK_EQ(s2.lookups_hit, s1.lookups_hit + 1);
+	CHECK_EQ(s2.loads, s1.loads);
+	CHECK_EQ(s2.open_errors, 0);
+	free(exe);
+	free(libc);
+	env__fini(&e);
+}
+
+TEST(exited_child_still_symbolizes)
+{
+	struct symbolizer_stats s;
+	struct env e;
+	struct proc *p;
+	struct frame f;
+	uint64_t base, addr;
+	pid_t pid;
+	int resolved = -1;
+
+	CHECK_EQ(env__init(&e), 0);
+	CHECK_EQ(tmp_waiter__make(), 0);
+	pid = child__start(tmp_waiter);
+	CHECK(pid > 0);
+	base = load_base(pid, tmp_waiter, NULL);
+	CHECK(base);
+	addr = waiter_addr("waiter_sleep", base, 1);
+	CHECK(addr > base);
+
+	proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
+	CHECK(p);
+	CHECK_STR(proc__exe(p), "waiter");
+	proctab__user_frames(e.pt, p, &addr, 1, &f, now_ns());
+	CHECK(f.dso);
+	CHECK_EQ(dso__kind(f.dso), DSO_ELF);
+	CHECK_STR(dso__path(f.dso), tmp_waiter);
+
+	/* Gone, reaped and its file deleted: only the dso's open descriptor is left. */
+	child__kill(pid);
+	CHECK_EQ(kill(pid, 0), -1);
+	CHECK_EQ(unlink(tmp_waiter), 0);
+	CHECK_STR(frame_name(&e, &f, &resolved), "waiter_sleep");
+	CHECK_EQ(resolved, 1);
+	symbolizer__stats(e.sym, &s);
+	CHECK_EQ(s.lookups_hit, 1);
+	CHECK_EQ(s.loads, 1);
+	CHECK_EQ(s.load_errors, 0);
+	CHECK_EQ(s.open_errors, 0);
+	tmp_waiter__remove();
+	env__fini(&e);
+}
+
+TEST(deleted_binary_symbolizes_through_map_files)
+{
+	struct symbolizer_stats s;
+	struct env e;
+	struct proc *p;
+	struct frame f;
+	uint64_t base, addr;
+	bool deleted = false;
+	pid_t pid;
+	int resolved = -1;
+
+	if (geteuid())
+		SKIP("/proc/PID/map_files needs CAP_SYS_ADMIN");
+	CHECK_EQ(env__init(&e), 0);
+	CHECK_EQ(tmp_waiter__make(), 0);
+	pid = child__start(tmp_waiter);
+	CHECK(pid > 0);
+	CHECK_EQ(unlink(tmp_waiter), 0);
+	base = load_base(pid, tmp_waiter, &deleted);
+	CHECK(base);
+	CHECK(deleted);
+	addr = waiter_addr("waiter_aligned", base, 4);
+	CHECK(addr > base);
+
+	proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
+	CHECK(p);
+	/* Without " (deleted)". */
+	CHECK_STR(proc__exe(p), "waiter");
+	proctab__user_frames(e.pt, p, &addr, 1, &f, now_ns());
+	CHECK(f.dso);
+	CHECK_EQ(dso__kind(f.dso), DSO_ELF);
+	CHECK_STR(dso__path(f.dso), tmp_waiter);
+	CHECK_STR(frame_name(&e, &f, &resolved), "waiter_aligned");
+	CHECK_EQ(resolved, 1);
+	symbolizer__stats(e.sym, &s);
+	CHECK_EQ(s.open_errors, 0);
+	CHECK_EQ(s.load_errors, 0);
+	child__kill(pid);
+	tmp_waiter__remove();
+	env__fini(&e);
+}
+
+TEST(two_processes_of_one_binary_share_a_dso)
+{
+	struct symbolizer_stats s1, s2;
+	const char *path = fixture("waiter");
+	struct frame f1, f2;
+	uint64_t b1, b2;
+	struct env e;
+	pid_t p1, p2;
+
+	CHECK_EQ(env__init(&e), 0);
+	p1 = child__start(path);
+	CHECK(p1 > 0);
+	p2 = child__start(path);
+	CHECK(p2 > 0);
+	b1 = load_base(p1, path, NULL);
+	b2 = load_base(p2, path, NULL);
+	CHECK(b1 && b2);
+
+	proctab__exec(e.pt, (uint32_t)p1, now_ns());
+	symbolizer__stats(e.sym, &s1);
+	CHECK(s1.dsos >= 1);
+	proctab__exec(e.pt, (uint32_t)p2, now_ns());
+	symbolizer__stats(e.sym, &s2);
+	/* The executable, the libc and the loader: all known already. */
+	CHECK_EQ(s2.dsos, s1.dsos);
+
+	f1 = user_frame(&e, p1, waiter_addr("waiter_sleep", b1, 0));
+	f2 = user_frame(&e, p2, waiter_addr("waiter_sleep", b2, 0));
+	CHECK(f1.dso && f2.dso);
+	CHECK_STR(dso__path(f1.dso), path);
+	CHECK(f1.dso == f2.dso);
+	CHECK_EQ(dso__id(f1.dso), dso__id(f2.dso));
+	CHECK_EQ(f1.addr, f2.addr);
+	CHECK(dso__build_id(f1.dso)[0]);
+	CHECK_STR(frame_name(&e, &f2, NULL), "waiter_sleep");
+	child__kill(p1);
+	child__kill(p2);
+	env__fini(&e);
+}
+
+/* Start of a kernel text symbol from /proc/kallsyms; 0 if absent or hidden. */
+static uint64_t kallsyms_addr(const char *name)
+{
+	char line[512], sym[256];
+	uint64_t addr = 0, a;
+	char type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &type, sym) == 3 &&
+		    (type == 'T' || type == 't') && !strcmp(sym, name)) {
+			addr = a;
+			break;
+		}
+	}
+	fclose(f);
+	return addr;
+}
+
+TEST(kernel_frame_names_schedule)
+{
+	uint64_t addr = kallsyms_addr("schedule");
+	struct symbolizer_stats s;
+	struct frame f;
+	struct env e;
+	int resolved = -1;
+
+	if (!addr)
+		SKIP("/proc/kallsyms hides addresses (kptr_restrict) or lacks schedule");
+	CHECK_EQ(env__init(&e), 0);
+	f = (struct frame){ symbolizer__kernel_dso(e.sym), addr };
+	CHECK_EQ(dso__kind(f.dso), DSO_KERNEL);
+	CHECK_STR(dso__path(f.dso), "[kernel.kallsyms]");
+	CHECK_STR(frame_name(&e, &f, &resolved), "schedule");
+	CHECK_EQ(resolved, 1);
+	/* Inside the function, too. */
+	f.addr = addr + 1;
+	CHECK_STR(frame_name(&e, &f, NULL), "schedule");
+	symbolizer__stats(e.sym, &s);
+	CHECK_EQ(s.loads, 1);
+	CHECK_EQ(s.lookups_hit, 2);
+	/* The kernel dso is a singleton, not one of the indexed objects. */
+	CHECK_EQ(s.dsos, 0);
+	env__fini(&e);
+}
+
+TEST(unmapped_address_is_unknown)
+{
+	struct symbolizer_stats s;
+	struct proctab_stats ps;
+	struct frame f;
+	struct env e;
+	int resolved = -1;
+
+	CHECK_EQ(env__init(&e), 0);
+	/* Below vm.mmap_min_addr: never mapped. */
+	f = user_frame(&e, getpid(), 0x1230);
+	CHECK(f.dso == symbolizer__unknown_dso(e.sym));
+	CHECK_EQ(dso__kind(f.dso), DSO_UNKNOWN);
+	CHECK_STR(dso__path(f.dso), "[unknown]");
+	CHECK_EQ(f.addr, 0x1230);
+	proctab__stats(e.pt, &ps);
+	CHECK_EQ(ps.frames_unmapped, 1);
+	CHECK_STR(frame_name(&e, &f, &resolved), "0x1230");
+	CHECK_EQ(resolved, 0);
+	symbolizer__stats(e.sym, &s);
+	CHECK_EQ(s.lookups_hit, 0);
+	CHECK_EQ(s.lookups_miss, 1);
+	env__fini(&e);
+}
+
+TEST(elf_offset_without_symbol_gets_basename_and_offset)
+{
+	const char *path = fixture("waiter");
+	uint64_t base, vaddr, size, next, nsize;
+	struct symbolizer_stats s;
+	struct frame f, g;
+	char want[64];
+	struct env e;
+	int resolved = -1;
+	pid_t pid;
+
+	CHECK_EQ(nm__lookup(path, "waiter_short", &vaddr, &size), 0);
+	CHECK_EQ(nm__lookup(path, "waiter_aligned", &next, &nsize), 0);
+	/* The padding after waiter_short belongs to no symbol. */
+	CHECK(vaddr + size < next);
+	CHECK_EQ(env__init(&e), 0);
+	pid = child__start(path);
+	CHECK(pid > 0);
+	base = load_base(pid, path, NULL);
+	CHECK(base);
+
+	f = user_frame(&e, pid, base + vaddr + size);
+	g = user_frame(&e, pid, base + vaddr + size - 1);
+	CHECK(f.dso);
+	CHECK(f.dso == g.dso);
+	CHECK_EQ(dso__kind(f.dso), DSO_ELF);
+	CHECK_EQ(f.addr, g.addr + 1);
+	snprintf(want, sizeof(want), "waiter+0x%" PRIx64, f.addr);
+	CHECK_STR(frame_name(&e, &f, &resolved), want);
+	CHECK_EQ(resolved, 0);
+	/* One byte before is the last of waiter_short. */
+	resolved = -1;
+	CHECK_STR(frame_name(&e, &g, &resolved), "waiter_short");
+	CHECK_EQ(resolved, 1);
+	symbolizer__stats(e.sym, &s);
+	CHECK_EQ(s.lookups_miss, 1);
+	CHECK_EQ(s.lookups_hit, 1);
+	CHECK_EQ(s.lookups_failed, 0);
+	child__kill(pid);
+	env__fini(&e);
+}
+
+TEST(exit_drops_process_and_trim_forgets_unreferenced_dsos)
+{
+	const char *path = fixture("waiter");
+	struct symbolizer_stats s0, s1, s2;
+	struct proctab_stats ps;
+	struct dso *held;
+	struct frame f;
+	struct env e;
+	uint64_t base;
+	pid_t pid;
+
+	CHECK_EQ(env__init(&e), 0);
+	pid = child__start(path);
+	CHECK(pid > 0);
+	base = load_base(pid, path, NULL);
+	CHECK(base);
+	proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	f = user_frame(&e, pid, waiter_addr("waiter_sleep", base, 0));
+	CHECK(f.dso);
+	CHECK_STR(dso__path(f.dso), path);
+	proctab__stats(e.pt, &ps);
+	CHECK_EQ(ps.processes, 1);
+	symbolizer__stats(e.sym, &s0);
+	/* The executable, libc, the loader. */
+	CHECK(s0.dsos >= 3);
+
+	/* Mapped by a known process: trim keeps everything. */
+	symbolizer__trim(e.sym);
+	symbolizer__stats(e.sym, &s1);
+	CHECK_EQ(s1.dsos, s0.dsos);
+
+	held = dso__get(f.dso);
+	proctab__exit(e.pt, 424242424);
+	proctab__stats(e.pt, &ps);
+	CHECK_EQ(ps.processes, 1);
+	proctab__exit(e.pt, (uint32_t)pid);
+	proctab__stats(e.pt, &ps);
+	CHECK_EQ(ps.processes, 0);
+	/* Only the held executable survives. */
+	symbolizer__trim(e.sym);
+	symbolizer__stats(e.sym, &s1);
+	CHECK_EQ(s1.dsos, 1);
+	CHECK_STR(dso__path(held), path);
+	f.dso = held;
+	CHECK_STR(frame_name(&e, &f, NULL), "waiter_sleep");
+
+	dso__put(held);
+	symbolizer__trim(e.sym);
+	symbolizer__stats(e.sym, &s2);
+	CHECK_EQ(s2.dsos, 0);
+	CHECK_EQ(s2.bytes, 0);
+
+	/* Learned again from scratch: new dsos. */
+	f = user_frame(&e, pid, waiter_addr("waiter_sleep", base, 0));
+	CHECK(f.dso);
+	proctab__stats(e.pt, &ps);
+	CHECK_EQ(ps.processes, 1);
+	symbolizer__stats(e.sym, &s2);
+	CHECK_EQ(s2.dsos, s0.dsos);
+	CHECK_STR(frame_name(&e, &f, NULL), "waiter_sleep");
+	child__kill(pid);
+	env__fini(&e);
+}
+
+int main(void)
+{
+	RUN(own_process_names_own_function_and_libc);
+	RUN(exited_child_still_symbolizes);
+	tmp_waiter__remove();
+	RUN(deleted_binary_symbolizes_through_map_files);
+	tmp_waiter__remove();
+	RUN(two_processes_of_one_binary_share_a_dso);
+	RUN(kernel_frame_names_schedule);
+	RUN(unmapped_address_is_unknown);
+	RUN(elf_offset_without_symbol_gets_basename_and_offset);
+	RUN(exit_drops_process_and_trim_forgets_unreferenced_dsos);
+	children__kill();
+	return test_summary();
+}
