@@ -140,6 +140,8 @@ static void stack__put(struct store *st, struct stack *s)
 		pp = (void **)*pp;
 	*pp = s->next;
 	st->stacks.count--;
+	for (uint32_t i = 0; i < s->nr; i++)
+		dso__put(s->frames[i].dso);
 	st->frames -= s->nr;
 	st->bytes -= sizeof(*s) + s->nr * sizeof(struct frame);
 	free(s);
@@ -349,7 +351,8 @@ static int add_locked(struct store *st, const struct sample *smp)
 	struct row *r;
 	uint32_t j;
 
-	if (sl->sec > sec) {
+	/* Late beyond its slot, or older than the retention: no query could see it. */
+	if (sl->sec > sec || sec < (int64_t)(now_mono() / NSEC) - (int64_t)(st->nr_slots - 1)) {
 		st->samples_too_old++;
 		return -ERANGE;
 	}

@@ -8,7 +8,9 @@
 /*
  * A dso is one object that code runs from: an ELF file (executable or shared library), the
  * kernel, the vDSO, or anonymous memory (JIT). dsos are reference counted and shared by every
- * process that maps the same file (keyed by build ID, else by device+inode+mtime).
+ * process that maps the same file (found by device+inode, or by GNU build ID for the same
+ * file under another inode, e.g. in another container). A file is not rewritten in place while
+ * it is mapped executable (ETXTBSY), so device+inode is safe while the dso is in use.
  */
 struct dso;
 

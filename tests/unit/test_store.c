@@ -6,6 +6,7 @@
  * CLOCK_MONOTONIC times, placed relative to now.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -150,9 +151,12 @@ TEST(identical_samples_sum_into_one_row)
 	CHECK_EQ(dsos__init(&d), 0);
 	CHECK_EQ(add(st, PROFILE_CPU, now, 10, 11, "worker", "app", d.a, 3, 1, 100), 0);
 	CHECK_EQ(add(st, PROFILE_CPU, now, 10, 11, "worker", "app", d.a, 3, 2, 250), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - NSEC / 2, 10, 11, "worker", "app", d.a, 3, 3, 1), 0);
+	/* Another second: another slot, merged again by the query. */
+	CHECK_EQ(add(st, PROFILE_CPU, now - NSEC, 10, 11, "worker", "app", d.a, 3, 3, 1), 0);
 	store__stats(st, &stats);
 	CHECK_EQ(stats.samples_added, 3);
+	CHECK_EQ(stats.slots, 2);
+	CHECK_EQ(stats.rows, 2);
 	CHECK_EQ(stats.stacks, 1);
 	CHECK_EQ(stats.frames, 3);
 
@@ -283,16 +287,27 @@ TEST(retention_bounds_queries_and_expire_drops_old_slots)
 	struct store_result *res = NULL;
 	struct store_stats before, after;
 	struct dsos d;
-	uint64_t now = now_ns();
+	uint64_t now = now_ns(), oldest;
 
 	CHECK(st);
 	CHECK_EQ(store__retention_ns(st), 10 * NSEC);
 	CHECK_EQ(dsos__init(&d), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 15 * NSEC, 1, 1, "ancient", "app", d.b, 3, 1, 0), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 3 * NSEC, 1, 1, "recent", "app", d.a, 3, 1, 0), 0);
+	/* Start early in a second so that the adds below stay within it. */
+	while (now_ns() % NSEC > NSEC / 2)
+		usleep(10000);
+	now = now_ns();
+	/* Older than the retention: refused at once, counted as too old. */
+	CHECK_EQ(add(st, PROFILE_CPU, now - 15 * NSEC, 1, 1, "ancient", "app", d.b, 3, 1, 0),
+		 -ERANGE);
+	store__stats(st, &before);
+	CHECK_EQ(before.samples_too_old, 1);
+	CHECK_EQ(before.rows, 0);
 
-	/* The longest query the retention allows does not reach 15 s back. */
-	CHECK_EQ(query(st, PROFILE_CPU, 10, NULL, &res), 0);
+	/* The oldest second the retention still holds, and a recent one. */
+	oldest = (now / NSEC - 10) * NSEC + NSEC / 2;
+	CHECK_EQ(add(st, PROFILE_CPU, oldest, 1, 1, "old", "app", d.b, 3, 1, 0), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 3 * NSEC, 1, 1, "recent", "app", d.a, 3, 1, 0), 0);
+	CHECK_EQ(query(st, PROFILE_CPU, 5, NULL, &res), 0);
 	CHECK_EQ(res->nr_rows, 1);
 	CHECK_STR(res->rows[0].comm, "recent");
 	store_result__free(res);
@@ -301,6 +316,9 @@ TEST(retention_bounds_queries_and_expire_drops_old_slots)
 	CHECK_EQ(before.slots, 2);
 	CHECK_EQ(before.rows, 2);
 	CHECK_EQ(before.stacks, 2);
+	/* Once the clock enters the next second, the oldest slot falls out of the retention. */
+	while (now_ns() / NSEC == now / NSEC)
+		usleep(10000);
 	store__expire(st);
 	store__stats(st, &after);
 	CHECK_EQ(after.slots, 1);
@@ -446,7 +464,7 @@ TEST(references_are_released_and_results_outlive_expiry)
 {
 	unsigned long live0 = fake_dso__live();
 	/* 2 s retention: a sample placed 2 s back is kept until the current second ends. */
-	struct store *st = new_store(2, 64 << 20);
+	struct store *st = new_store(2, 64 << 20), *st2 = NULL;
 	struct store_result *res = NULL;
 	struct store_stats s0, s;
 	const struct store_row *r;
@@ -486,6 +504,17 @@ TEST(references_are_released_and_results_outlive_expiry)
 	CHECK_EQ(s.stacks, 3);
 	CHECK_EQ(s.frames, 9);
 	CHECK_EQ(fake_dso__live(), live0 + 2);
+	/*
+	 * Objects of the same sizes in another store take the memory back if the first one freed
+	 * what the result still uses: the checks below would then read them.
+	 */
+	st2 = new_store(60, 64 << 20);
+	CHECK(st2);
+	for (uint64_t i = 0; i < 8; i++) {
+		struct frame junk[3] = { { NULL, i * 16 }, { NULL, i * 16 + 1 }, { NULL, i * 16 + 2 } };
+
+		CHECK_EQ(add(st2, PROFILE_CPU, now_ns(), 9, 9 + i, "zz", "yyyyy", junk, 3, 1, 0), 0);
+	}
 	r = NULL;
 	for (size_t i = 0; i < res->nr_rows; i++)
 		if (res->rows[i].tid == 3)
@@ -512,6 +541,7 @@ TEST(references_are_released_and_results_outlive_expiry)
 	CHECK(s.bytes >= s0.bytes);
 	CHECK(s.bytes <= s0.bytes + 2 * 1024 * sizeof(void *));
 	store__free(st);
+	store__free(st2);
 }
 
 #define LIMIT	  (64 << 10)
