@@ -62,6 +62,15 @@ $(BUILD)/obj/%.o: %.c | $(SKELS) $(GEN_SRCS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# Objects that embed the version or commit are rebuilt when either changes, and only those.
+VERSION_STAMP := $(BUILD)/version.stamp
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION) $(GIT_COMMIT)' | cmp -s - $@ || echo '$(VERSION) $(GIT_COMMIT)' > $@
+$(patsubst %.c,$(BUILD)/obj/%.o,$(shell grep -rl 'AUTOPROF_\(VERSION\|COMMIT\)' src tests/unit)): \
+	$(VERSION_STAMP)
+.PHONY: FORCE
+
 $(BUILD)/autoprof: $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -116,12 +116,15 @@ def test_short_lived():
         named, total, lines)
 
 
-def shares_named(query):
-    """Fraction of samples whose leaf is one of cpu_shares' hot functions, and the total."""
-    t = traces(profile(query)[1])
+def assert_cpu_shares_named(p, pid):
+    """Once cpu_shares process p (3 s) is done, nearly all its samples name its functions."""
+    p.wait()
+    time.sleep(0.3)
+    t = traces(profile("seconds=5&pid=%d" % pid)[1])
     total = sum(c for c, _, _ in t)
     named = sum(c for c, _, fr in t if fr[0] in ("hot_60", "hot_30", "hot_10") and "main" in fr)
-    return named, total
+    assert total >= 150, "only %d samples" % total
+    assert named >= 0.95 * total, "%d of %d samples named" % (named, total)
 
 
 def test_deleted_binary():
@@ -131,11 +134,7 @@ def test_deleted_binary():
     p = subprocess.Popen([path, "3"], stdout=subprocess.PIPE, text=True)
     pid = int(p.stdout.readline())
     os.unlink(path)
-    p.wait()
-    time.sleep(0.3)
-    named, total = shares_named("seconds=5&pid=%d" % pid)
-    assert total >= 150, "only %d samples" % total
-    assert named >= 0.95 * total, "%d of %d samples named" % (named, total)
+    assert_cpu_shares_named(p, pid)
 
 
 def test_mount_namespace():
@@ -147,11 +146,7 @@ def test_mount_namespace():
                          stdout=subprocess.PIPE, text=True)
     pid = int(p.stdout.readline())
     assert not os.path.exists("/mnt/autoprof-ns/ns_target"), "the mount leaked to the host"
-    p.wait()
-    time.sleep(0.3)
-    named, total = shares_named("seconds=5&pid=%d" % pid)
-    assert total >= 150, "only %d samples" % total
-    assert named >= 0.95 * total, "%d of %d samples named" % (named, total)
+    assert_cpu_shares_named(p, pid)
 
 
 def test_bad_requests():

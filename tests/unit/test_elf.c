@@ -27,34 +27,6 @@ static const char *fixture(const char *name)
 	return path;
 }
 
-/* Start and size of name as nm sees it (-D: the dynamic table only). Returns 0 or -ENOENT. */
-static int nm__lookup(const char *path, bool dynamic, const char *name, uint64_t *addr,
-		      uint64_t *size)
-{
-	char cmd[PATH_MAX + 64], line[512];
-	int err = -ENOENT;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s '%s' 2>/dev/null", dynamic ? "-D" : "",
-		 path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -errno;
-	while (fgets(line, sizeof(line), p)) {
-		char type, sym[256];
-		uint64_t a, s;
-
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %c %255s", &a, &s, &type, sym) == 4 &&
-		    !strcmp(sym, name)) {
-			*addr = a;
-			*size = s;
-			err = 0;
-		}
-	}
-	pclose(p);
-	return err;
-}
-
 /* The build ID readelf -n prints, "" when there is none. */
 static int readelf__build_id(const char *path, char *hex, size_t hex_size)
 {
@@ -131,7 +103,7 @@ static void check_functions(const char *path, bool dynamic, const char *const *n
 		uint64_t start, size, probes[3], got;
 		const char *sym;
 
-		if (nm__lookup(path, dynamic, *n, &start, &size) || !size) {
+		if (test_nm_symbol(path, *n, dynamic, &start, &size) || !size) {
 			FAILF("%s: nm does not list %s with a size", path, *n);
 			break;
 		}
@@ -198,12 +170,12 @@ TEST(stripped_exe_keeps_dynamic_symbols)
 	if (test_cur_failed)
 		return;
 	/* The static function is gone with .symtab: its address must not borrow a name. */
-	CHECK_EQ(nm__lookup(fixture("symbols-pie"), false, "fixture_static", &start, &size), 0);
+	CHECK_EQ(test_nm_symbol(fixture("symbols-pie"), "fixture_static", false, &start, &size), 0);
 	CHECK_EQ(elf_file__open_path(fixture("symbols-stripped"), &ef), 0);
 	sym = elf_file__symbol(ef, start, &got);
 	elf_file__free(ef);
 	CHECK(!sym || strcmp(sym, "fixture_static"));
-	CHECK_EQ(nm__lookup(fixture("symbols-stripped"), false, "fixture_alpha", &start, &size),
+	CHECK_EQ(test_nm_symbol(fixture("symbols-stripped"), "fixture_alpha", false, &start, &size),
 		 -ENOENT);
 }
 
@@ -219,8 +191,8 @@ static void check_padding(const char *path, bool dynamic)
 	struct elf_file *ef;
 	const char *sym;
 
-	CHECK_EQ(nm__lookup(path, dynamic, "fixture_alpha", &a_start, &a_size), 0);
-	CHECK_EQ(nm__lookup(path, dynamic, "fixture_beta", &b_start, &b_size), 0);
+	CHECK_EQ(test_nm_symbol(path, "fixture_alpha", dynamic, &a_start, &a_size), 0);
+	CHECK_EQ(test_nm_symbol(path, "fixture_beta", dynamic, &b_start, &b_size), 0);
 	CHECK(a_start + a_size < b_start);
 	CHECK_EQ(elf_file__open_path(path, &ef), 0);
 	sym = elf_file__symbol(ef, a_start + a_size, &got);
@@ -252,13 +224,13 @@ static void check_aliases(const char *path, bool dynamic)
 		uint64_t start, size, other, got = 0;
 		const char *sym;
 
-		if (nm__lookup(path, dynamic, winners[i][0], &start, &size)) {
+		if (test_nm_symbol(path, winners[i][0], dynamic, &start, &size)) {
 			FAILF("%s: nm does not list %s", path, winners[i][0]);
 			break;
 		}
 		/* The loser must really share the address, or the test proves nothing. */
 		if (!(dynamic && i == 0) &&
-		    (nm__lookup(path, dynamic, winners[i][1], &other, &size) || other != start)) {
+		    (test_nm_symbol(path, winners[i][1], dynamic, &other, &size) || other != start)) {
 			FAILF("%s: %s is not an alias of %s", path, winners[i][1], winners[i][0]);
 			break;
 		}

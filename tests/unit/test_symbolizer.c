@@ -57,31 +57,6 @@ static const char *fixture(const char *name)
 }
 
 /* Start and size of name as nm sees it. Returns 0 or -ENOENT. */
-static int nm__lookup(const char *path, const char *name, uint64_t *addr, uint64_t *size)
-{
-	char cmd[PATH_MAX + 64], line[512];
-	int err = -ENOENT;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s' 2>/dev/null", path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -errno;
-	while (fgets(line, sizeof(line), p)) {
-		char type, sym[256];
-		uint64_t a, s;
-
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %c %255s", &a, &s, &type, sym) == 4 &&
-		    !strcmp(sym, name)) {
-			*addr = a;
-			*size = s;
-			err = 0;
-		}
-	}
-	pclose(p);
-	return err;
-}
-
 /* Children still running, killed at exit whatever the tests did. */
 static pid_t children[8];
 
@@ -270,7 +245,7 @@ static uint64_t waiter_addr(const char *name, uint64_t base, uint64_t delta)
 {
 	uint64_t vaddr, size;
 
-	if (nm__lookup(fixture("waiter"), name, &vaddr, &size))
+	if (test_nm_symbol(fixture("waiter"), name, 0, &vaddr, &size))
 		return 0;
 	return base + vaddr + delta;
 }
@@ -566,8 +541,8 @@ TEST(elf_offset_without_symbol_gets_basename_and_offset)
 	int resolved = -1;
 	pid_t pid;
 
-	CHECK_EQ(nm__lookup(path, "waiter_short", &vaddr, &size), 0);
-	CHECK_EQ(nm__lookup(path, "waiter_aligned", &next, &nsize), 0);
+	CHECK_EQ(test_nm_symbol(path, "waiter_short", 0, &vaddr, &size), 0);
+	CHECK_EQ(test_nm_symbol(path, "waiter_aligned", 0, &next, &nsize), 0);
 	/* The padding after waiter_short belongs to no symbol. */
 	CHECK(vaddr + size < next);
 	CHECK_EQ(env__init(&e), 0);

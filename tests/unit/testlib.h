@@ -9,6 +9,10 @@
  *   TEST(parses_line) { CHECK(x == 1); CHECK_STR(s, "abc"); }
  *   int main(void) { RUN(parses_line); return test_summary(); }
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +80,37 @@ static char test_cur_why[512];
 		}                                                                            \
 		fflush(stdout);                                                              \
 	} while (0)
+
+/*
+ * The address and size `nm -S` reports for a defined symbol (from .dynsym with dynamic), as an
+ * independent reference for the symbol readers. Returns 0 or -ENOENT.
+ */
+static inline int test_nm_symbol(const char *path, const char *name, int dynamic, uint64_t *addr,
+				 uint64_t *size)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	int err = -ENOENT;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s '%s' 2>/dev/null", dynamic ? "-D" : "",
+		 path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p)) {
+		char type, sym[256];
+		uint64_t a, s;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %c %255s", &a, &s, &type, sym) == 4 &&
+		    !strcmp(sym, name)) {
+			*addr = a;
+			*size = s;
+			err = 0;
+		}
+	}
+	pclose(p);
+	return err;
+}
 
 static inline int test_summary(void)
 {
