@@ -149,6 +149,23 @@ def test_mount_namespace():
     assert_cpu_shares_named(p, pid)
 
 
+def test_deep_stack():
+    """Stacks deeper than the walk keep 127 user frames and count as truncated."""
+    before = metric_value(d.get("/metrics")[2].decode(), "autoprof_stacks_truncated_total")
+    p, pid = start_target("deep_stack", 2)
+    p.wait()
+    time.sleep(0.3)
+    t = traces(profile("seconds=4&pid=%d" % pid)[1])
+    total = sum(c for c, _, _ in t)
+    assert total >= 100, "only %d samples" % total
+    for c, _, fr in t:
+        user = [f for f in fr if f in ("recurse", "spin_at_bottom")]
+        assert len(user) == 127, "%d user frames: %s" % (len(user), fr[:5])
+    after = metric_value(d.get("/metrics")[2].decode(), "autoprof_stacks_truncated_total")
+    assert after - before >= total, "truncated counter moved %d for %d samples" % (
+        after - before, total)
+
+
 def test_bad_requests():
     """Bad parameters get a 400 with a reason; unknown paths a 404."""
     for q, why in (("seconds=0", "seconds"), ("seconds=-5", "seconds"), ("seconds=abc", "seconds"),
@@ -221,6 +238,7 @@ check("pid_and_comm_filters", test_pid_filter)
 check("short_lived_process_symbolized", test_short_lived)
 check("deleted_binary_symbolized", test_deleted_binary)
 check("other_mount_namespace_symbolized", test_mount_namespace)
+check("deep_stack_127_frames", test_deep_stack)
 check("bad_requests_400", test_bad_requests)
 check("index_page", test_index)
 check("metrics_promtool", test_metrics)
