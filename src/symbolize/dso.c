@@ -4,7 +4,8 @@
 #include <unistd.h>
 
 #include "dso_priv.h"
-#include "elf.h"
+#include "objsym.h"
+#include "perfmap.h"
 
 static uint32_t next_dso_id = 1; /* atomic */
 
@@ -23,6 +24,7 @@ struct dso *dso__new(enum dso_kind kind, const char *path, int fd)
 	dso->id = __atomic_fetch_add(&next_dso_id, 1, __ATOMIC_RELAXED);
 	dso->kind = kind;
 	dso->fd = fd;
+	dso->debug_fd = -1;
 	return dso;
 }
 
@@ -57,9 +59,14 @@ void dso__put(struct dso *dso)
 {
 	if (!dso || __atomic_sub_fetch(&dso->refcnt, 1, __ATOMIC_ACQ_REL))
 		return;
-	elf_file__free(dso->elf);
+	objsym__free(dso->syms);
+	perf_map__free(dso->perf_map);
+	free(dso->perf_map_paths[0]);
+	free(dso->perf_map_paths[1]);
 	if (dso->fd >= 0)
 		close(dso->fd);
+	if (dso->debug_fd >= 0)
+		close(dso->debug_fd);
 	free(dso->path);
 	free(dso);
 }

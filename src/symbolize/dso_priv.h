@@ -9,7 +9,8 @@
 
 #include "dso.h"
 
-struct elf_file;
+struct objsym;
+struct perf_map;
 
 struct dso {
 	int refcnt; /* atomic */
@@ -19,10 +20,18 @@ struct dso {
 	char build_id[81];
 	/* Open handle to the file, valid after the mapping process is gone (or -1). */
 	int fd;
+	/* Its separate debug file (build-id or .gnu_debuglink), found while the process lived. */
+	int debug_fd;
 	dev_t dev;
 	uint64_t ino;
 	/* Loaded lazily by the symbolizer, under its lock; NULL until then or after eviction. */
-	struct elf_file *elf;
+	struct objsym *syms;
+	/* DSO_ANON of one process: its JIT perf map, reloaded when the file grows. */
+	int pid;
+	char *perf_map_paths[2];
+	struct perf_map *perf_map;
+	uint64_t perf_map_loaded_ns;
+	int64_t perf_map_size;
 	int load_error;	/* negative errno of the last failed load, 0 otherwise */
 	uint64_t last_used; /* symbolizer's lookup clock, for LRU eviction of elf */
 	struct dso *next_ino;	/* symbolizer's (dev, ino) index chain */

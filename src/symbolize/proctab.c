@@ -36,6 +36,7 @@ struct proc {
 	uint32_t nr_maps;
 	uint64_t maps_read_ns;
 	uint32_t fast_rereads;
+	struct dso *jit; /* this process's anonymous executable memory, made on first sight */
 };
 
 struct proctab {
@@ -65,6 +66,7 @@ static void proc__drop_maps(struct proc *p)
 static void proc__free(struct proc *p)
 {
 	proc__drop_maps(p);
+	dso__put(p->jit);
 	free(p);
 }
 
@@ -104,7 +106,14 @@ static int add_map(const struct map_entry *e, void *arg)
 	struct proc *p = ctx->p;
 	struct dso *dso;
 
-	dso = symbolizer__dso_for_mapping(ctx->pt->sym, p->pid, e);
+	if (e->executable && e->path[0] != '/' && strcmp(e->path, "[vdso]")) {
+		/* Anonymous code: one JIT dso per process, whatever the number of mappings. */
+		if (!p->jit)
+			p->jit = symbolizer__jit_dso(ctx->pt->sym, p->pid);
+		dso = dso__get(p->jit);
+	} else {
+		dso = symbolizer__dso_for_mapping(ctx->pt->sym, p->pid, e);
+	}
 	if (!dso)
 		return 0;
 	if (p->nr_maps == ctx->cap) {
@@ -142,10 +151,10 @@ static void read_exe(struct proc *p)
 
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
-	struct maps_ctx ctx = { pt, p, 0 };
+	struct proc fresh = { .pid = p->pid, .jit = p->jit };
+	struct maps_ctx ctx = { pt, &fresh, 0 };
 	int err;
 
-	proc__drop_maps(p);
 	p->maps_read_ns = now_ns;
 	if (p->kthread)
 		return;
@@ -153,13 +162,22 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	if (!p->exe[0])
 		read_exe(p);
 	err = maps__for_each(p->pid, true, add_map, &ctx);
-	if (err == -ENOENT || err == -ESRCH) {
-		pt->stats.maps_gone++;
-		p->gone = true;
-	} else if (err) {
-		pt->stats.maps_errors++;
-		pr_debug("cannot read maps of pid %u: %s\n", p->pid, strerror(-err));
+	p->jit = fresh.jit;
+	if (err) {
+		/* Keep what we knew: a process that exited is still resolved by its last maps. */
+		proc__drop_maps(&fresh);
+		if (err == -ENOENT || err == -ESRCH) {
+			pt->stats.maps_gone++;
+			p->gone = true;
+		} else {
+			pt->stats.maps_errors++;
+			pr_debug("cannot read maps of pid %u: %s\n", p->pid, strerror(-err));
+		}
+		return;
 	}
+	proc__drop_maps(p);
+	p->maps = fresh.maps;
+	p->nr_maps = fresh.nr_maps;
 }
 
 static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid, int kthread)
@@ -183,8 +201,11 @@ void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 	struct proc *p = *slot;
 
 	if (p) {
-		/* A new image: new mappings, new name. */
+		/* A new image: new mappings, new name, new JIT. */
 		p->exe[0] = '\0';
+		proc__drop_maps(p);
+		dso__put(p->jit);
+		p->jit = NULL;
 		p->gone = false;
 		p->fast_rereads = 0;
 	} else {

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -21,7 +23,10 @@
 #include "../lib/log.h"
 #include "../lib/strtab.h"
 #include "dso_priv.h"
+#include "debuginfo.h"
 #include "elf.h"
+#include "objsym.h"
+#include "perfmap.h"
 #include "kallsyms.h"
 #include "maps.h"
 #include "symbolizer.h"
@@ -56,6 +61,43 @@ static uint32_t bid_bucket(const char *bid)
 	return hash__bytes(bid, strlen(bid), 0) % INDEX_BUCKETS;
 }
 
+/*
+ * Every process of this kernel maps the same vDSO image: ours, copied into a memfd, names the
+ * vDSO frames of all of them.
+ */
+static int vdso_image_fd(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char line[512];
+	unsigned long start, end, size = 0;
+	FILE *f;
+	int fd;
+
+	if (!base)
+		return -ENOENT;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &start, &end) == 2 &&
+		    start == base) {
+			size = end - start;
+			break;
+		}
+	}
+	fclose(f);
+	if (!size)
+		return -ENOENT;
+	fd = memfd_create("autoprof-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, (const void *)base, size) != (ssize_t)size) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 {
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
@@ -67,7 +109,9 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	sym->kernel = dso__new(DSO_KERNEL, "[kernel.kallsyms]", -1);
 	sym->unknown = dso__new(DSO_UNKNOWN, "[unknown]", -1);
 	sym->anon = dso__new(DSO_ANON, "[anon]", -1);
-	sym->vdso = dso__new(DSO_VDSO, "[vdso]", -1);
+	sym->vdso = dso__new(DSO_VDSO, "[vdso]", vdso_image_fd());
+	if (sym->vdso && sym->vdso->fd < 0)
+		sym->vdso->fd = -1;
 	if (!sym->kernel || !sym->unknown || !sym->anon || !sym->vdso) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
@@ -100,6 +144,47 @@ struct dso *symbolizer__kernel_dso(struct symbolizer *sym)
 struct dso *symbolizer__unknown_dso(struct symbolizer *sym)
 {
 	return sym->unknown;
+}
+
+/* The pid the process knows itself by (its own pid namespace names its perf map). */
+static int ns_pid(int pid)
+{
+	char path[64], line[256];
+	int nspid = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *last = strrchr(line, '\t');
+
+			nspid = last ? atoi(last + 1) : pid;
+			break;
+		}
+	}
+	fclose(f);
+	return nspid;
+}
+
+struct dso *symbolizer__jit_dso(struct symbolizer *sym, int pid)
+{
+	struct dso *dso = dso__new(DSO_ANON, "[jit]", -1);
+	char path[96];
+
+	(void)sym;
+	if (!dso)
+		return NULL;
+	dso->pid = pid;
+	/* The map is written in the process's own /tmp; the host's /tmp after it exited. */
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, ns_pid(pid));
+	dso->perf_map_paths[0] = strdup(path);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	dso->perf_map_paths[1] = strdup(path);
+	dso->perf_map_size = -1;
+	return dso;
 }
 
 static struct dso *find_by_ino(struct symbolizer *sym, dev_t dev, uint64_t ino)
@@ -190,6 +275,7 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 {
 	dev_t dev = makedev(e->dev_major, e->dev_minor);
 	char bid[sizeof(((struct dso *)0)->build_id)] = "";
+	char root[32];
 	struct dso *dso;
 	int fd;
 
@@ -238,6 +324,11 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 		return NULL;
 	}
 	memcpy(dso->build_id, bid, sizeof(bid));
+	/* Found now, while /proc/PID/root still leads into the process's mount namespace. */
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	dso->debug_fd = debuginfo__open_debug_file(root, e->path, fd, bid);
+	if (dso->debug_fd < 0)
+		dso->debug_fd = -1;
 	dso->dev = dev;
 	dso->ino = e->inode;
 	/* A deleted file's inode may be reused by its replacement: never look it up by inode. */
@@ -309,27 +400,26 @@ static void load_kallsyms(struct symbolizer *sym)
 		return;
 	}
 	sym->ks_error = 1;
-	sym->stats.bytes += kallsyms__bytes(sym->ks);
 }
 
-static int load_elf(struct symbolizer *sym, struct dso *dso)
+static int load_syms(struct symbolizer *sym, struct dso *dso)
 {
 	int err;
 
-	if (dso->elf)
+	if (dso->syms)
 		return 0;
 	if (dso->load_error)
 		return dso->load_error;
 	if (dso->fd < 0)
 		return dso->load_error = -EBADF;
 	sym->stats.loads++;
-	err = elf_file__open(dso->fd, &dso->elf);
+	err = objsym__load(dso->fd, dso->debug_fd, &dso->syms);
 	if (err) {
 		sym->stats.load_errors++;
 		pr_debug("cannot load symbols of %s: %s\n", dso->path, strerror(-err));
 		return dso->load_error = err;
 	}
-	sym->stats.bytes += elf_file__bytes(dso->elf);
+	pr_debug("loaded %s: sources 0x%x\n", dso->path, objsym__sources(dso->syms));
 	return 0;
 }
 
@@ -357,20 +447,78 @@ static int lookup_kernel(struct symbolizer *sym, const struct frame *f, struct s
 	return named(name, module ? modfile : "", start, st, out);
 }
 
-static int lookup_elf(struct symbolizer *sym, const struct frame *f, struct strtab *st,
-		      struct sym_frame *out)
+static int emit(const struct objsym_frame *fr, struct strtab *st, struct sym_frame *out)
+{
+	out->nr_lines = fr->nr;
+	out->resolved = 1;
+	for (uint32_t i = 0; i < fr->nr; i++) {
+		const struct objsym_line *l = &fr->lines[i];
+		int64_t fn = strtab__intern(st, l->function);
+		int64_t sn = strtab__intern(st, l->system_name);
+		int64_t file = strtab__intern(st, l->file);
+
+		if (fn < 0 || sn < 0 || file < 0)
+			return -ENOMEM;
+		out->lines[i] = (struct sym_line){
+			.function = fn, .system_name = sn, .file = file, .line = l->line,
+			.sym_start = fr->sym_start,
+		};
+	}
+	return 0;
+}
+
+static int lookup_object(struct symbolizer *sym, const struct frame *f, struct strtab *st,
+			 struct sym_frame *out)
 {
 	struct dso *dso = f->dso;
-	const char *name;
-	uint64_t vaddr, start;
+	const struct objsym_frame *fr;
 
-	if (load_elf(sym, dso)) {
+	if (load_syms(sym, dso)) {
 		sym->stats.lookups_failed++;
 		return fallback(dso, f->addr, st, out);
 	}
 	dso->last_used = ++sym->clock;
-	if (elf_file__offset_to_vaddr(dso->elf, f->addr, &vaddr) ||
-	    !(name = elf_file__symbol(dso->elf, vaddr, &start))) {
+	if (objsym__lookup(dso->syms, f->addr, &fr) || !fr->nr) {
+		sym->stats.lookups_miss++;
+		return fallback(dso, f->addr, st, out);
+	}
+	sym->stats.lookups_hit++;
+	return emit(fr, st, out);
+}
+
+static int64_t file_size(const char *path)
+{
+	struct stat stbuf;
+
+	return stat(path, &stbuf) ? -1 : (int64_t)stbuf.st_size;
+}
+
+/* JIT code: the process's perf map, (re)loaded when it has grown since we last read it. */
+static int lookup_jit(struct symbolizer *sym, const struct frame *f, struct strtab *st,
+		      struct sym_frame *out)
+{
+	struct dso *dso = f->dso;
+	const char *name = NULL;
+	uint64_t start, now = ++sym->clock;
+
+	if (dso->perf_map)
+		name = perf_map__lookup(dso->perf_map, f->addr, &start);
+	for (int i = 0; !name && i < 2 && dso->perf_map_paths[i]; i++) {
+		int64_t size = file_size(dso->perf_map_paths[i]);
+		struct perf_map *pm;
+
+		if (size < 0 || (size == dso->perf_map_size && dso->perf_map))
+			continue;
+		if (perf_map__load(dso->perf_map_paths[i], &pm))
+			continue;
+		perf_map__free(dso->perf_map);
+		dso->perf_map = pm;
+		dso->perf_map_size = size;
+		dso->perf_map_loaded_ns = now;
+		sym->stats.loads++;
+		name = perf_map__lookup(pm, f->addr, &start);
+	}
+	if (!name) {
 		sym->stats.lookups_miss++;
 		return fallback(dso, f->addr, st, out);
 	}
@@ -389,7 +537,11 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 		err = lookup_kernel(sym, f, st, out);
 		break;
 	case DSO_ELF:
-		err = lookup_elf(sym, f, st, out);
+	case DSO_VDSO:
+		err = lookup_object(sym, f, st, out);
+		break;
+	case DSO_ANON:
+		err = f->dso->pid ? lookup_jit(sym, f, st, out) : fallback(f->dso, f->addr, st, out);
 		break;
 	default:
 		sym->stats.lookups_miss++;
@@ -407,6 +559,18 @@ static int by_last_used(const void *a, const void *b)
 	return x->last_used < y->last_used ? -1 : x->last_used > y->last_used;
 }
 
+static uint64_t held_bytes(struct symbolizer *sym)
+{
+	uint64_t bytes = sym->ks ? kallsyms__bytes(sym->ks) : 0;
+
+	for (size_t i = 0; i < sym->nr_all; i++)
+		if (sym->all[i]->syms)
+			bytes += objsym__bytes(sym->all[i]->syms);
+	if (sym->vdso->syms)
+		bytes += objsym__bytes(sym->vdso->syms);
+	return bytes;
+}
+
 void symbolizer__trim(struct symbolizer *sym)
 {
 	size_t n = 0;
@@ -418,8 +582,6 @@ void symbolizer__trim(struct symbolizer *sym)
 
 		if (__atomic_load_n(&dso->refcnt, __ATOMIC_ACQUIRE) == 1) {
 			unindex_dso(sym, dso);
-			if (dso->elf)
-				sym->stats.bytes -= elf_file__bytes(dso->elf);
 			dso__put(dso);
 			continue;
 		}
@@ -427,6 +589,7 @@ void symbolizer__trim(struct symbolizer *sym)
 	}
 	sym->nr_all = n;
 
+	sym->stats.bytes = held_bytes(sym);
 	if (sym->stats.bytes > sym->opts.cache_bytes) {
 		struct dso **lru = malloc(n * sizeof(*lru));
 
@@ -434,11 +597,11 @@ void symbolizer__trim(struct symbolizer *sym)
 			memcpy(lru, sym->all, n * sizeof(*lru));
 			qsort(lru, n, sizeof(*lru), by_last_used);
 			for (size_t i = 0; i < n && sym->stats.bytes > sym->opts.cache_bytes; i++) {
-				if (!lru[i]->elf)
+				if (!lru[i]->syms)
 					continue;
-				sym->stats.bytes -= elf_file__bytes(lru[i]->elf);
-				elf_file__free(lru[i]->elf);
-				lru[i]->elf = NULL;
+				sym->stats.bytes -= objsym__bytes(lru[i]->syms);
+				objsym__free(lru[i]->syms);
+				lru[i]->syms = NULL;
 				sym->stats.evictions++;
 			}
 			free(lru);
@@ -451,6 +614,7 @@ void symbolizer__stats(struct symbolizer *sym, struct symbolizer_stats *out)
 {
 	pthread_mutex_lock(&sym->lock);
 	*out = sym->stats;
+	out->bytes = held_bytes(sym);
 	out->dsos = sym->nr_all;
 	pthread_mutex_unlock(&sym->lock);
 }

@@ -54,6 +54,11 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
  */
 struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid,
 					 const struct map_entry *e);
+/*
+ * A new dso for the anonymous executable memory (JIT code) of one process, named through its
+ * /tmp/perf-PID.map. The caller owns the reference.
+ */
+struct dso *symbolizer__jit_dso(struct symbolizer *sym, int pid);
 /* Singletons, borrowed (the symbolizer keeps them alive): kernel, and addresses in no mapping. */
 struct dso *symbolizer__kernel_dso(struct symbolizer *sym);
 struct dso *symbolizer__unknown_dso(struct symbolizer *sym);

@@ -11,11 +11,19 @@
 
 static volatile unsigned long sink;
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 __attribute__((noinline)) void spin_at_bottom(double secs)
 {
-	time_t end = time(NULL) + (time_t)secs;
+	double end = now() + secs;
 
-	while (time(NULL) < end)
+	while (now() < end)
 		for (int i = 0; i < 100000; i++)
 			sink += i;
 }

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "objsym: " fmt
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/hash.h"
+#include "../lib/log.h"
+#include "../lib/strtab.h"
+#include "debuginfo.h"
+#include "demangle.h"
+#include "dwarf.h"
+#include "elf.h"
+#include "gosym.h"
+#include "objsym.h"
+
+/* The address cache starts small and doubles while it keeps overwriting, up to this. */
+#define CACHE_MIN 256
+#define CACHE_MAX 16384
+
+struct cache_ent {
+	uint64_t offset;
+	int used;
+	struct objsym_frame fr;
+};
+
+struct objsym {
+	struct elf_file *elf;	    /* the binary's own tables */
+	struct elf_file *debug_elf; /* the debug file's or MiniDebugInfo's, with local symbols */
+	struct dwarf_info *dwarf;
+	struct go_symtab *go;
+	unsigned int sources;
+	/* Demangled names, owned here so cache entries can point at them. */
+	struct strtab *names;
+	size_t names_bytes;
+	struct cache_ent *cache;
+	uint32_t cache_cap;
+	uint32_t cache_overwrites;
+};
+
+static void load_debug(struct objsym *os, int fd, int debug_fd)
+{
+	int mdi;
+
+	if (debug_fd >= 0) {
+		if (!elf_file__open(debug_fd, &os->debug_elf))
+			os->sources |= OBJSYM_DEBUG_SYMTAB;
+		if (!dwarf_info__open(debug_fd, &os->dwarf))
+			os->sources |= OBJSYM_DWARF;
+	}
+	if (!os->dwarf && !dwarf_info__open(fd, &os->dwarf))
+		os->sources |= OBJSYM_DWARF;
+	if (!os->debug_elf) {
+		/* Distributions that strip .symtab may ship its local symbols xz-compressed. */
+		mdi = debuginfo__open_minidebuginfo(fd);
+		if (mdi >= 0) {
+			if (!elf_file__open(mdi, &os->debug_elf))
+				os->sources |= OBJSYM_MINIDEBUGINFO;
+			close(mdi);
+		}
+	}
+}
+
+int objsym__load(int fd, int debug_fd, struct objsym **out)
+{
+	struct objsym *os = calloc(1, sizeof(*os));
+	int err;
+
+	if (!os)
+		return -ENOMEM;
+	err = elf_file__open(fd, &os->elf);
+	if (err) {
+		free(os);
+		return err;
+	}
+	os->sources = OBJSYM_SYMTAB;
+	os->names = strtab__new();
+	if (!os->names) {
+		objsym__free(os);
+		return -ENOMEM;
+	}
+	load_debug(os, fd, debug_fd);
+	if (!go_symtab__open(fd, &os->go))
+		os->sources |= OBJSYM_GO;
+	*out = os;
+	return 0;
+}
+
+void objsym__free(struct objsym *os)
+{
+	if (!os)
+		return;
+	elf_file__free(os->elf);
+	elf_file__free(os->debug_elf);
+	dwarf_info__free(os->dwarf);
+	go_symtab__free(os->go);
+	strtab__free(os->names);
+	free(os->cache);
+	free(os);
+}
+
+size_t objsym__bytes(const struct objsym *os)
+{
+	size_t n = sizeof(*os) + os->names_bytes + (size_t)os->cache_cap * sizeof(*os->cache);
+
+	n += elf_file__bytes(os->elf);
+	if (os->debug_elf)
+		n += elf_file__bytes(os->debug_elf);
+	if (os->dwarf)
+		n += dwarf_info__bytes(os->dwarf);
+	if (os->go)
+		n += go_symtab__bytes(os->go);
+	return n;
+}
+
+unsigned int objsym__sources(const struct objsym *os)
+{
+	return os->sources;
+}
+
+/* The name users read: demangled when the raw name is mangled. */
+static const char *pretty(struct objsym *os, const char *raw)
+{
+	char *d = raw ? demangle__symbol(raw) : NULL;
+	int64_t idx;
+
+	if (!d)
+		return raw;
+	idx = strtab__intern(os->names, d);
+	if (idx >= 0)
+		os->names_bytes += strlen(d) + 1 + 2 * sizeof(char *);
+	free(d);
+	return idx >= 0 ? strtab__str(os->names, (uint32_t)idx) : raw;
+}
+
+static void resolve(struct objsym *os, uint64_t offset, struct objsym_frame *fr)
+{
+	const char *name = NULL, *file;
+	uint64_t vaddr, start = 0, entry;
+	struct dwarf_frame df;
+	uint32_t line;
+
+	fr->nr = 0;
+	fr->sym_start = 0;
+	if (elf_file__offset_to_vaddr(os->elf, offset, &vaddr))
+		return;
+	/*
+	 * The binary's own table names exported functions as users know them (getpid, not
+	 * __GI___getpid); the debug file's adds the local functions it lacks, and wins only where
+	 * it knows a symbol that starts closer to the address.
+	 */
+	name = elf_file__symbol(os->elf, vaddr, &start);
+	if (os->debug_elf) {
+		uint64_t dstart;
+		const char *dname = elf_file__symbol(os->debug_elf, vaddr, &dstart);
+
+		if (dname && (!name || dstart > start)) {
+			name = dname;
+			start = dstart;
+		}
+	}
+	fr->sym_start = start;
+
+	/* A line without any function (padding, stray assembly) names nothing. */
+	if (os->dwarf && !dwarf_info__lookup(os->dwarf, vaddr, &df) && df.nr &&
+	    (name || df.lines[df.nr - 1].function)) {
+		for (uint32_t i = 0; i < df.nr && i < SYM_MAX_LINES; i++) {
+			const char *raw = df.lines[i].function;
+
+			/* The real function is named by the symbol, as addr2line does: DWARF has no
+			 * linkage name for main.cold, lambdas or local-type templates. */
+			if (i == df.nr - 1 && name)
+				raw = name;
+			fr->lines[i] = (struct objsym_line){
+				.function = raw ? pretty(os, raw) : "[inlined]",
+				.system_name = raw ? raw : "[inlined]",
+				.file = df.lines[i].file,
+				.line = df.lines[i].line,
+			};
+		}
+		fr->nr = df.nr < SYM_MAX_LINES ? df.nr : SYM_MAX_LINES;
+		return;
+	}
+	if (os->go && (name = go_symtab__lookup(os->go, vaddr, &entry, &file, &line)) != NULL) {
+		fr->lines[0] = (struct objsym_line){ name, name, file, line };
+		fr->sym_start = entry;
+		fr->nr = 1;
+		return;
+	}
+	if (name) {
+		fr->lines[0] = (struct objsym_line){ pretty(os, name), name, NULL, 0 };
+		fr->nr = 1;
+	}
+}
+
+static int cache_grow(struct objsym *os)
+{
+	uint32_t cap = os->cache_cap ? os->cache_cap * 2 : CACHE_MIN;
+	struct cache_ent *c = calloc(cap, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	/* Entries are cheap to recompute: start the bigger cache empty. */
+	free(os->cache);
+	os->cache = c;
+	os->cache_cap = cap;
+	os->cache_overwrites = 0;
+	return 0;
+}
+
+int objsym__lookup(struct objsym *os, uint64_t offset, const struct objsym_frame **out)
+{
+	struct cache_ent *e;
+
+	if (!os->cache || (os->cache_overwrites > os->cache_cap / 2 && os->cache_cap < CACHE_MAX)) {
+		if (cache_grow(os))
+			return -ENOMEM;
+	}
+	e = &os->cache[hash__u64(offset) & (os->cache_cap - 1)];
+	if (!e->used || e->offset != offset) {
+		if (e->used)
+			os->cache_overwrites++;
+		e->used = 1;
+		e->offset = offset;
+		resolve(os, offset, &e->fr);
+	}
+	*out = &e->fr;
+	return 0;
+}
