@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "oncpu.h"
+#include "proc.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -20,6 +21,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20); /* resized before load */
 } events SEC(".maps");
+
+/* bpf/proc.bpf.c's map, shared (reused by fd before load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} known_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -42,6 +51,21 @@ static __always_inline void count(__u32 idx)
 
 	if (c)
 		(*c)++;
+}
+
+/* The first samples of a new process image must reach user space while the process lives. */
+static __always_inline bool young_process(__u32 pid)
+{
+	__u32 one = 1, *seen = bpf_map_lookup_elem(&known_pids, &pid);
+
+	if (!seen) {
+		bpf_map_update_elem(&known_pids, &pid, &one, BPF_NOEXIST);
+		return true;
+	}
+	if (*seen >= PROC_WAKE_SAMPLES)
+		return false;
+	__sync_fetch_and_add(seen, 1);
+	return true;
 }
 
 SEC("perf_event")
@@ -104,7 +128,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	size = __builtin_offsetof(struct oncpu_event, stack) + (kn + un) * sizeof(__u64);
 	if (size > sizeof(*e))
 		size = sizeof(*e);
-	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	flags = young_process(e->pid) ||
+				bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 			BPF_RB_FORCE_WAKEUP :
 			BPF_RB_NO_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {

@@ -15,6 +15,17 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } proc_events SEC(".maps");
 
+/*
+ * pid -> samples of its current image seen by the samplers, who share this map. Cleared at exec
+ * and exit, so the first samples of every image wake user space (see PROC_WAKE_SAMPLES).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} known_pids SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PROC_CNT__MAX);
@@ -36,11 +47,15 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
+		__u32 pid = BPF_CORE_READ(p, tgid);
+
+		bpf_map_delete_elem(&known_pids, &pid);
 		count(PROC_CNT_DROP_RINGBUF);
 		return 0;
 	}
 	e->type = type;
 	e->pid = BPF_CORE_READ(p, tgid);
+	bpf_map_delete_elem(&known_pids, &e->pid);
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* Exec must reach user space at once: the process may live only milliseconds. */

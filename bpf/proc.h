@@ -16,6 +16,12 @@ struct proc_ev {
 	char comm[16];
 };
 
+/*
+ * Samples of a process image that wake user space at once: enough for the dynamic loader to
+ * have mapped the libraries by the last of them, so the maps are read while the process lives.
+ */
+#define PROC_WAKE_SAMPLES 3
+
 enum proc_counter {
 	PROC_CNT_EXEC = 0,
 	PROC_CNT_EXIT,

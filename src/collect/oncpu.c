@@ -153,6 +153,13 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 		goto out_free;
 	}
 	oc->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
+	*err = ctx->known_pids_fd >= 0 ?
+		       bpf_map__reuse_fd(oc->skel->maps.known_pids, ctx->known_pids_fd) :
+		       -EBADF;
+	if (*err) {
+		pr_err("cannot share the process map: %s\n", strerror(-*err));
+		goto out_destroy;
+	}
 	*err = bpf_map__set_max_entries(oc->skel->maps.events, opts->ringbuf_size);
 	if (*err)
 		goto out_destroy;

@@ -15,11 +15,16 @@
 
 #define MAX_PENDING_EXITS 4096
 
+/*
+ * Exits wait one drain: a sample taken while the process was exiting (in exit_mmap, say) may
+ * be drained after its exit event, and should still find the process.
+ */
 struct proc_collector {
 	struct collect_ctx *ctx;
 	struct proc_bpf *skel;
-	uint32_t pending[MAX_PENDING_EXITS];
-	uint32_t nr_pending;
+	uint32_t pending[2][MAX_PENDING_EXITS];
+	uint32_t nr_pending[2];
+	int cur;
 };
 
 static int handle_event(void *arg, void *data, size_t size)
@@ -34,9 +39,9 @@ static int handle_event(void *arg, void *data, size_t size)
 		proctab__exec(pc->ctx->proctab, e->pid, collect__now_ns());
 		break;
 	case PROC_EV_EXIT:
-		if (pc->nr_pending == MAX_PENDING_EXITS)
+		if (pc->nr_pending[pc->cur] == MAX_PENDING_EXITS)
 			proc_collector__reap(pc);
-		pc->pending[pc->nr_pending++] = e->pid;
+		pc->pending[pc->cur][pc->nr_pending[pc->cur]++] = e->pid;
 		break;
 	}
 	return 0;
@@ -62,6 +67,7 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 		pr_err("cannot attach to sched_process_exec/exit: %s\n", strerror(-*err));
 		goto out_destroy;
 	}
+	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
 	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
 				  NULL);
 	if (*err)
@@ -77,9 +83,13 @@ out_free:
 
 void proc_collector__reap(struct proc_collector *pc)
 {
-	for (uint32_t i = 0; i < pc->nr_pending; i++)
-		proctab__exit(pc->ctx->proctab, pc->pending[i]);
-	pc->nr_pending = 0;
+	int old = !pc->cur;
+
+	/* Apply the exits of the drain before this one; this drain's wait for the next. */
+	for (uint32_t i = 0; i < pc->nr_pending[old]; i++)
+		proctab__exit(pc->ctx->proctab, pc->pending[old][i]);
+	pc->nr_pending[old] = 0;
+	pc->cur = old;
 }
 
 void proc_collector__free(struct proc_collector *pc)

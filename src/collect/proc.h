@@ -18,7 +18,8 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err);
 void proc_collector__free(struct proc_collector *pc); /* accepts NULL */
 /*
  * Exits are applied after the samples already in flight were ingested: the ingest loop calls
- * this after draining every ring, so a process's last samples still find its mappings.
+ * this after draining every ring, and an exit takes effect at the drain after the one that saw
+ * it, so a process's last samples (even those taken while it exits) still find its mappings.
  */
 void proc_collector__reap(struct proc_collector *pc);
 void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stats *out);

@@ -178,6 +178,7 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	proc__drop_maps(p);
 	p->maps = fresh.maps;
 	p->nr_maps = fresh.nr_maps;
+	pr_debug("pid %u (%s): %u executable mappings\n", p->pid, p->exe, p->nr_maps);
 }
 
 static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid, int kthread)

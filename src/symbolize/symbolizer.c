@@ -33,7 +33,13 @@
 
 #define INDEX_BUCKETS 4096
 
+/*
+ * Two locks, taken in this order: index_lock guards the dso index (the ingest thread's path at
+ * every exec, which must never wait for a query), lock guards symbol tables and lookups (query
+ * threads, which may load big debug files).
+ */
 struct symbolizer {
+	pthread_mutex_t index_lock;
 	pthread_mutex_t lock;
 	struct symbolizer_opts opts;
 	struct kallsyms *ks;
@@ -104,6 +110,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 
 	if (!sym)
 		return NULL;
+	pthread_mutex_init(&sym->index_lock, NULL);
 	pthread_mutex_init(&sym->lock, NULL);
 	sym->opts = *opts;
 	sym->kernel = dso__new(DSO_KERNEL, "[kernel.kallsyms]", -1);
@@ -133,6 +140,7 @@ void symbolizer__free(struct symbolizer *sym)
 	dso__put(sym->vdso);
 	kallsyms__free(sym->ks);
 	pthread_mutex_destroy(&sym->lock);
+	pthread_mutex_destroy(&sym->index_lock);
 	free(sym);
 }
 
@@ -288,11 +296,11 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 		return dso__get(sym->anon);
 	}
 
-	pthread_mutex_lock(&sym->lock);
+	pthread_mutex_lock(&sym->index_lock);
 	dso = e->deleted ? NULL : find_by_ino(sym, dev, e->inode);
 	if (dso)
 		dso__get(dso);
-	pthread_mutex_unlock(&sym->lock);
+	pthread_mutex_unlock(&sym->index_lock);
 	if (dso)
 		return dso;
 
@@ -308,18 +316,18 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 	}
 	elf__read_build_id(fd, bid, sizeof(bid));
 
-	pthread_mutex_lock(&sym->lock);
+	pthread_mutex_lock(&sym->index_lock);
 	dso = bid[0] ? find_by_bid(sym, bid) : NULL;
 	if (dso) {
 		/* The same file under another inode (another container's copy): share it. */
 		dso__get(dso);
-		pthread_mutex_unlock(&sym->lock);
+		pthread_mutex_unlock(&sym->index_lock);
 		close(fd);
 		return dso;
 	}
 	dso = dso__new(DSO_ELF, e->path, fd);
 	if (!dso) {
-		pthread_mutex_unlock(&sym->lock);
+		pthread_mutex_unlock(&sym->index_lock);
 		close(fd);
 		return NULL;
 	}
@@ -335,7 +343,7 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 	dso__get(dso);
 	if (index_dso(sym, dso, !e->deleted))
 		dso__put(dso);
-	pthread_mutex_unlock(&sym->lock);
+	pthread_mutex_unlock(&sym->index_lock);
 	return dso;
 }
 
@@ -575,7 +583,7 @@ void symbolizer__trim(struct symbolizer *sym)
 {
 	size_t n = 0;
 
-	pthread_mutex_lock(&sym->lock);
+	pthread_mutex_lock(&sym->index_lock);
 	/* A dso only the index references maps into no live process and no stored frame. */
 	for (size_t i = 0; i < sym->nr_all; i++) {
 		struct dso *dso = sym->all[i];
@@ -589,6 +597,7 @@ void symbolizer__trim(struct symbolizer *sym)
 	}
 	sym->nr_all = n;
 
+	pthread_mutex_lock(&sym->lock);
 	sym->stats.bytes = held_bytes(sym);
 	if (sym->stats.bytes > sym->opts.cache_bytes) {
 		struct dso **lru = malloc(n * sizeof(*lru));
@@ -608,13 +617,16 @@ void symbolizer__trim(struct symbolizer *sym)
 		}
 	}
 	pthread_mutex_unlock(&sym->lock);
+	pthread_mutex_unlock(&sym->index_lock);
 }
 
 void symbolizer__stats(struct symbolizer *sym, struct symbolizer_stats *out)
 {
+	pthread_mutex_lock(&sym->index_lock);
 	pthread_mutex_lock(&sym->lock);
 	*out = sym->stats;
 	out->bytes = held_bytes(sym);
 	out->dsos = sym->nr_all;
 	pthread_mutex_unlock(&sym->lock);
+	pthread_mutex_unlock(&sym->index_lock);
 }
