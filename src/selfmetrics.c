@@ -142,9 +142,13 @@ static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.lookups_miss, "result", "miss", NULL);
 	metrics__sample(w, s.lookups_failed, "result", "failure", NULL);
 	metrics__family(w, "autoprof_symbolizer_loads", METRIC_COUNTER,
-			"Symbol tables loaded, by result");
+			"Symbol sources loaded, by result: ok, unreadable (the file could not be "
+			"opened while mapped), not_elf, error");
 	metrics__sample(w, s.loads - s.load_errors, "result", "ok", NULL);
-	metrics__sample(w, s.load_errors, "result", "error", NULL);
+	metrics__sample(w, s.load_errors_unreadable, "result", "unreadable", NULL);
+	metrics__sample(w, s.load_errors_not_elf, "result", "not_elf", NULL);
+	metrics__sample(w, s.load_errors - s.load_errors_unreadable - s.load_errors_not_elf,
+			"result", "error", NULL);
 	metrics__family(w, "autoprof_symbolizer_open_errors", METRIC_COUNTER,
 			"Mapped files that could not be opened (process gone, permissions)");
 	metrics__sample(w, s.open_errors, NULL);

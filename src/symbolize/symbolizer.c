@@ -418,12 +418,14 @@ static int load_syms(struct symbolizer *sym, struct dso *dso)
 		return 0;
 	if (dso->load_error)
 		return dso->load_error;
-	if (dso->fd < 0)
-		return dso->load_error = -EBADF;
 	sym->stats.loads++;
-	err = objsym__load(dso->fd, dso->debug_fd, &dso->syms);
+	err = dso->fd < 0 ? -EBADF : objsym__load(dso->fd, dso->debug_fd, &dso->syms);
 	if (err) {
 		sym->stats.load_errors++;
+		if (err == -EBADF)
+			sym->stats.load_errors_unreadable++;
+		else if (err == -ENOEXEC || err == -EINVAL)
+			sym->stats.load_errors_not_elf++;
 		pr_debug("cannot load symbols of %s: %s\n", dso->path, strerror(-err));
 		return dso->load_error = err;
 	}

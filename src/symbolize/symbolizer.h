@@ -71,7 +71,9 @@ struct symbolizer_stats {
 	uint64_t lookups_miss;	  /* table loaded, no symbol covers the address */
 	uint64_t lookups_failed;  /* no table could be loaded for the frame's object */
 	uint64_t loads;		  /* symbol tables loaded */
-	uint64_t load_errors;	  /* of which failed (unreadable, not ELF, ...) */
+	uint64_t load_errors;	  /* of which failed: */
+	uint64_t load_errors_unreadable; /* the file could not be opened while mapped */
+	uint64_t load_errors_not_elf;	 /* not an ELF file, or a corrupt one */
 	uint64_t open_errors;	  /* a mapped file could not be opened */
 	uint64_t evictions;	  /* symbol tables dropped for the memory budget */
 	uint64_t bytes;		  /* bytes held by loaded symbol tables */

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+// Spins in main.hotLoop for SECONDS (default 2): the profile must name it, stripped or not.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+var sink uint64
+
+//go:noinline
+func hotLoop(x uint64) uint64 {
+	for i := uint64(0); i < 1000000; i++ {
+		x = x*6364136223846793005 + (i | 1)
+	}
+	return x
+}
+
+func main() {
+	secs := 2.0
+	if len(os.Args) > 1 {
+		if v, err := strconv.ParseFloat(os.Args[1], 64); err == nil {
+			secs = v
+		}
+	}
+	fmt.Println(os.Getpid())
+	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	for time.Now().Before(end) {
+		sink = hotLoop(sink)
+	}
+}
