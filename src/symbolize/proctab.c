@@ -20,6 +20,9 @@
 /* A process that keeps missing (JIT, dlopen storms) re-reads its maps at most this often. */
 #define REREAD_INTERVAL_NS 1000000000ULL
 #define FAST_REREADS 2
+/* Where user code can be on x86-64: above vm.mmap_min_addr's default, below the 47-bit top. */
+#define USER_MIN 0x10000ULL
+#define USER_MAX 0x800000000000ULL
 
 struct proc_map {
 	uint64_t start, end, pgoff;
@@ -307,7 +310,13 @@ void proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *ad
 
 		if (!m) {
 			pt->stats.frames_unmapped++;
-			out[i] = (struct frame){ unknown, addrs[i] };
+			/* A JIT makes code executable all the time (V8 does after start-up): in a
+			 * process with JIT code, a plausible user address is most likely such code,
+			 * which its perf map may name. */
+			out[i] = (struct frame){ p->jit && addrs[i] >= USER_MIN && addrs[i] < USER_MAX ?
+							 p->jit :
+							 unknown,
+						 addrs[i] };
 		} else if (dso__kind(m->dso) == DSO_ELF || dso__kind(m->dso) == DSO_VDSO) {
 			out[i] = (struct frame){ m->dso, addrs[i] - m->start + m->pgoff };
 		} else {

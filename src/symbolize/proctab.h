@@ -34,7 +34,8 @@ struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_
 const char *proc__exe(const struct proc *p);
 /*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
- * store takes its own references. Addresses in no mapping become [unknown] frames.
+ * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a
+ * process with JIT code, frames of its JIT dso (named through its perf map).
  */
 void proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs, uint32_t n,
 			  struct frame *out, uint64_t now_ns);

@@ -8,6 +8,12 @@
 
 static volatile uint64_t sink;
 
+#ifdef MINIDEBUG
+/* Makes this build's GNU build ID differ from sym_debuglink's: the daemon shares files by build
+ * ID, and sym_minidebug must be read from its own .gnu_debugdata, not sym_debuglink's debug file. */
+__attribute__((used)) static const char variant[] = "minidebug";
+#endif
+
 static __attribute__((noinline)) void local_spin(uint64_t n)
 {
 	uint64_t x = sink;
