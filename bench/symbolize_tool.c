@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * addr2line-compatible driver for autoprof's symbolizer (objsym), for bench/symbolize.sh:
- *   symbolize_tool [--repeat N] [--quiet] [--times] BINARY [DEBUGFILE] < addresses
+ *   symbolize_tool [--repeat N] [--quiet] [--times] [-a] BINARY [DEBUGFILE] < addresses
  * reads ELF virtual addresses of BINARY in hex (one a line, 0x optional), turns each into a file
  * offset through BINARY's PT_LOAD segments (what the profiler sees in /proc/PID/maps), looks it up
  * with objsym__lookup() and prints what `addr2line -f -i -C -e BINARY` prints: per inline level,
  * innermost first, a function line and a FILE:LINE line ("??" and "??:0" when nothing is known).
  * --repeat N looks the whole list up N times and prints only the last pass; --quiet prints
- * nothing; --times writes the load time and each pass's time (seconds) to stderr.
+ * nothing; -a (--addresses) prints each address first, as addr2line -a; --times writes the load time and each pass's time (seconds) to stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,14 +97,14 @@ static void print_frame(FILE *f, const struct objsym_frame *fr)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: symbolize_tool [--repeat N] [--quiet] [--times] BINARY [DEBUGFILE] < addresses\n");
+		"usage: symbolize_tool [--repeat N] [--quiet] [--times] [-a] BINARY [DEBUGFILE] < addresses\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	const char *bin = NULL, *dbg = NULL;
-	int repeat = 1, quiet = 0, times = 0, fd, dfd = -1, err;
+	int repeat = 1, quiet = 0, times = 0, show_addr = 0, fd, dfd = -1, err;
 	uint64_t *addrs = NULL;
 	size_t nr = 0, cap = 0, nsegs;
 	struct objsym *os;
@@ -118,6 +119,8 @@ int main(int argc, char **argv)
 			quiet = 1;
 		else if (!strcmp(argv[i], "--times"))
 			times = 1;
+		else if (!strcmp(argv[i], "-a") || !strcmp(argv[i], "--addresses"))
+			show_addr = 1;
 		else if (argv[i][0] == '-')
 			usage();
 		else if (!bin)
@@ -181,6 +184,8 @@ int main(int argc, char **argv)
 
 			if (vaddr_to_offset(segs, nsegs, addrs[i], &off) || objsym__lookup(os, off, &fr))
 				fr = NULL;
+			if (print && show_addr)
+				printf("0x%016" PRIx64 "\n", addrs[i]);
 			if (print)
 				print_frame(stdout, fr);
 		}

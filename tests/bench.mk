@@ -9,3 +9,9 @@ BENCH_SYMBOLIZE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SYMBOLIZE_SRCS))
 $(BUILD)/bench/symbolize_tool: $(BENCH_SYMBOLIZE_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# bench/symbolize_templates: a template-heavy C++ program with full debug info to symbolize
+# (about a minute to build, once).
+$(BUILD)/bench/symbolize_templates: bench/symbolize_templates.cc
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g $< -o $@

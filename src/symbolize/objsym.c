@@ -16,14 +16,20 @@
 #include "gosym.h"
 #include "objsym.h"
 
-/* The address cache starts small and doubles while it keeps overwriting, up to this. */
+/*
+ * The address cache: open addressing, doubled at half load, reset past CACHE_MAX entries (a
+ * profile revisits the same few thousand addresses; a reset only costs recomputation). Lines
+ * live in one pool so an entry stays 24 bytes.
+ */
 #define CACHE_MIN 256
-#define CACHE_MAX 16384
+#define CACHE_MAX (1u << 20)
 
 struct cache_ent {
 	uint64_t offset;
-	int used;
-	struct objsym_frame fr;
+	uint64_t sym_start;
+	uint32_t first; /* index into lines */
+	uint16_t nr;
+	uint16_t used;
 };
 
 struct objsym {
@@ -36,8 +42,10 @@ struct objsym {
 	struct strtab *names;
 	size_t names_bytes;
 	struct cache_ent *cache;
-	uint32_t cache_cap;
-	uint32_t cache_overwrites;
+	uint32_t cache_cap, cache_used;
+	struct objsym_line *lines;
+	uint32_t nr_lines, cap_lines;
+	struct objsym_frame scratch; /* what the last lookup returned */
 };
 
 static void load_debug(struct objsym *os, int fd, int debug_fd)
@@ -98,12 +106,14 @@ void objsym__free(struct objsym *os)
 	go_symtab__free(os->go);
 	strtab__free(os->names);
 	free(os->cache);
+	free(os->lines);
 	free(os);
 }
 
 size_t objsym__bytes(const struct objsym *os)
 {
-	size_t n = sizeof(*os) + os->names_bytes + (size_t)os->cache_cap * sizeof(*os->cache);
+	size_t n = sizeof(*os) + os->names_bytes + (size_t)os->cache_cap * sizeof(*os->cache) +
+		   (size_t)os->cap_lines * sizeof(*os->lines);
 
 	n += elf_file__bytes(os->elf);
 	if (os->debug_elf)
@@ -137,7 +147,7 @@ static const char *pretty(struct objsym *os, const char *raw)
 
 static void resolve(struct objsym *os, uint64_t offset, struct objsym_frame *fr)
 {
-	const char *name = NULL, *file;
+	const char *name = NULL, *gname, *file;
 	uint64_t vaddr, start = 0, entry;
 	struct dwarf_frame df;
 	uint32_t line;
@@ -183,8 +193,9 @@ static void resolve(struct objsym *os, uint64_t offset, struct objsym_frame *fr)
 		fr->nr = df.nr < SYM_MAX_LINES ? df.nr : SYM_MAX_LINES;
 		return;
 	}
-	if (os->go && (name = go_symtab__lookup(os->go, vaddr, &entry, &file, &line)) != NULL) {
-		fr->lines[0] = (struct objsym_line){ name, name, file, line };
+	/* Go names what it knows; C code linked into a Go binary keeps its ELF name. */
+	if (os->go && (gname = go_symtab__lookup(os->go, vaddr, &entry, &file, &line)) != NULL) {
+		fr->lines[0] = (struct objsym_line){ gname, gname, file, line };
 		fr->sym_start = entry;
 		fr->nr = 1;
 		return;
@@ -195,37 +206,86 @@ static void resolve(struct objsym *os, uint64_t offset, struct objsym_frame *fr)
 	}
 }
 
+static void cache_reset(struct objsym *os)
+{
+	memset(os->cache, 0, (size_t)os->cache_cap * sizeof(*os->cache));
+	os->cache_used = 0;
+	os->nr_lines = 0;
+}
+
 static int cache_grow(struct objsym *os)
 {
 	uint32_t cap = os->cache_cap ? os->cache_cap * 2 : CACHE_MIN;
-	struct cache_ent *c = calloc(cap, sizeof(*c));
+	struct cache_ent *c;
 
+	if (cap > CACHE_MAX) {
+		cache_reset(os);
+		return 0;
+	}
+	c = calloc(cap, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	/* Entries are cheap to recompute: start the bigger cache empty. */
+	for (uint32_t i = 0; i < os->cache_cap; i++) {
+		struct cache_ent *e = &os->cache[i];
+		uint32_t j;
+
+		if (!e->used)
+			continue;
+		for (j = hash__u64(e->offset) & (cap - 1); c[j].used; j = (j + 1) & (cap - 1))
+			;
+		c[j] = *e;
+	}
 	free(os->cache);
 	os->cache = c;
 	os->cache_cap = cap;
-	os->cache_overwrites = 0;
+	return 0;
+}
+
+static int cache_insert(struct objsym *os, struct cache_ent *e, uint64_t offset,
+			const struct objsym_frame *fr)
+{
+	if (os->nr_lines + fr->nr > os->cap_lines) {
+		uint32_t cap = os->cap_lines ? os->cap_lines * 2 : 1024;
+		struct objsym_line *l;
+
+		while (cap < os->nr_lines + fr->nr)
+			cap *= 2;
+		l = realloc(os->lines, (size_t)cap * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		os->lines = l;
+		os->cap_lines = cap;
+	}
+	memcpy(&os->lines[os->nr_lines], fr->lines, fr->nr * sizeof(*fr->lines));
+	*e = (struct cache_ent){ .offset = offset, .sym_start = fr->sym_start,
+				 .first = os->nr_lines, .nr = fr->nr, .used = 1 };
+	os->nr_lines += fr->nr;
+	os->cache_used++;
 	return 0;
 }
 
 int objsym__lookup(struct objsym *os, uint64_t offset, const struct objsym_frame **out)
 {
+	struct objsym_frame *fr = &os->scratch;
 	struct cache_ent *e;
+	uint32_t j;
 
-	if (!os->cache || (os->cache_overwrites > os->cache_cap / 2 && os->cache_cap < CACHE_MAX)) {
-		if (cache_grow(os))
-			return -ENOMEM;
+	if ((os->cache_used + 1) * 2 > os->cache_cap && cache_grow(os))
+		return -ENOMEM;
+	for (j = hash__u64(offset) & (os->cache_cap - 1); os->cache[j].used;
+	     j = (j + 1) & (os->cache_cap - 1)) {
+		e = &os->cache[j];
+		if (e->offset == offset) {
+			fr->nr = e->nr;
+			fr->sym_start = e->sym_start;
+			memcpy(fr->lines, &os->lines[e->first], e->nr * sizeof(*fr->lines));
+			*out = fr;
+			return 0;
+		}
 	}
-	e = &os->cache[hash__u64(offset) & (os->cache_cap - 1)];
-	if (!e->used || e->offset != offset) {
-		if (e->used)
-			os->cache_overwrites++;
-		e->used = 1;
-		e->offset = offset;
-		resolve(os, offset, &e->fr);
-	}
-	*out = &e->fr;
+	resolve(os, offset, fr);
+	/* Not caching is only slower: the answer stands either way. */
+	cache_insert(os, &os->cache[j], offset, fr);
+	*out = fr;
 	return 0;
 }
