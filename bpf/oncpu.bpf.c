@@ -22,13 +22,7 @@ struct {
 	__uint(max_entries, 1 << 20); /* resized before load */
 } events SEC(".maps");
 
-/* bpf/proc.bpf.c's map, shared (reused by fd before load). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u32);
-} known_pids SEC(".maps");
+#include "known_pids.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

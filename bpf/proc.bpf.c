@@ -15,16 +15,7 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } proc_events SEC(".maps");
 
-/*
- * pid -> samples of its current image seen by the samplers, who share this map. Cleared at exec
- * and exit, so the first samples of every image wake user space (see PROC_WAKE_SAMPLES).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u32);
-} known_pids SEC(".maps");
+#include "known_pids.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_KNOWN_PIDS_BPF_H
+#define AUTOPROF_KNOWN_PIDS_BPF_H
+
+/*
+ * pid -> samples of its current image seen by the samplers. bpf/proc.bpf.c owns it and clears a
+ * pid at exec and exit; every sampler object includes this definition and user space makes them
+ * share proc's map (bpf_map__reuse_fd) before loading, so the first PROC_WAKE_SAMPLES samples of
+ * each image wake user space while the process lives.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} known_pids SEC(".maps");
+
+#endif
