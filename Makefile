@@ -19,7 +19,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 	  -I. -I$(BUILD) -I$(BUILD)/gen -Isrc \
 	  -DAUTOPROF_VERSION='"$(VERSION)"' -DAUTOPROF_COMMIT='"$(GIT_COMMIT)"'
-LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -lprotobuf-c -lpthread -llzma -liberty
+LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -lprotobuf-c -lpthread -llzma -liberty -lcurl
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -54,7 +54,7 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: otlp/%.proto
 	@mkdir -p $(BUILD)/gen
 	$(PROTOC_C) --proto_path=otlp --c_out=$(BUILD)/gen $<
 
-$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c | $(GEN_SRCS)
 	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
 
 # Every object may include a skeleton or a generated header: build those first.

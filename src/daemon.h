@@ -6,8 +6,19 @@
 #include "config/config.h"
 
 struct http_server;
+struct otlp_header;
+struct otlp_pusher;
 struct oncpu;
 struct proc_collector;
+
+struct otlp_state {
+	struct otlp_pusher *pusher; /* NULL when otlp.endpoint is empty */
+	char host_name[256];
+	struct otlp_header *headers;
+	size_t nr_headers;
+	char *headers_buf;
+	long long next_sec; /* first CLOCK_MONOTONIC second not pushed yet; 0 before the first */
+};
 
 /* Everything the running daemon holds; HTTP handlers and metrics read it. */
 struct daemon {
@@ -16,11 +27,16 @@ struct daemon {
 	struct proc_collector *procs;
 	struct oncpu *oncpu;
 	struct http_server *http;
+	struct otlp_state otlp;
 };
 
 /* src/http/routes.c: starts the HTTP server with autoprof's one route table. */
 int routes__start(struct daemon *d);
 /* src/selfmetrics.c: registers autoprof's own metrics. */
 int selfmetrics__register(struct daemon *d);
+/* src/otlp_daemon.c: starts the OTLP push when otlp.endpoint is set (a no-op otherwise). */
+int otlp_daemon__start(struct daemon *d);
+void otlp_daemon__stop(struct daemon *d);
+int otlp_daemon__register_metrics(struct daemon *d);
 
 #endif

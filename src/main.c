@@ -179,6 +179,9 @@ int main(int argc, char **argv)
 			     &d.ctx, &err);
 	if (!d.oncpu)
 		goto cleanup;
+	err = otlp_daemon__start(&d);
+	if (err)
+		goto cleanup;
 	pr_info("autoprof %s: sampling every CPU at %u Hz, serving on %s\n", AUTOPROF_VERSION,
 		d.cfg.profile_frequency, d.cfg.web_listen_address);
 
@@ -187,6 +190,8 @@ int main(int argc, char **argv)
 	ret = 0;
 
 cleanup:
+	/* The pusher reads the store and symbolizer: stop it first. */
+	otlp_daemon__stop(&d);
 	http_server__stop(d.http);
 	/* The manager maps the collectors' rings: unmap before their maps go. */
 	ring_buffer__free(d.ctx.rb);

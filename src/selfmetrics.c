@@ -175,5 +175,8 @@ int selfmetrics__register(struct daemon *d)
 		if (err)
 			return err;
 	}
+	err = otlp_daemon__register_metrics(d);
+	if (err)
+		return err;
 	return metrics__register_process();
 }

@@ -74,6 +74,8 @@ static int handle_sample(void *arg, void *data, size_t size)
 		.time_ns = e->time_ns,
 		.comm = comm,
 		.exe = p ? proc__exe(p) : "",
+		.exe_path = p ? proc__exe_path(p) : "",
+		.container_id = p ? proc__container_id(p) : "",
 		.frames = oc->frames,
 		.nr_frames = nk + nu,
 		.values = { 1, oc->period_ns },

@@ -10,6 +10,7 @@
 #define pr_fmt(fmt) "config: " fmt
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -381,6 +382,34 @@ static const struct key_type type_level = {
 	.invalid = "invalid log level \"%s\" (want error, warn, info or debug)",
 };
 
+static int bool__parse(const char *s, uint64_t *v)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcmp(s, yes[i]) || !strcmp(s, no[i])) {
+			*v = !strcmp(s, yes[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void bool__format(uint64_t v, char *out, size_t n)
+{
+	snprintf(out, n, "%s", v ? "true" : "false");
+}
+
+static const struct key_type type_bool = {
+	.metavar = "bool",
+	.set = number__set,
+	.get = number__get,
+	.parse = bool__parse,
+	.format = bool__format,
+	.invalid = "invalid boolean \"%s\" (want true or false)",
+};
+
 /* ---- validators ----------------------------------------------------------------------------- */
 
 /* [host]:port where host is empty, an IPv4 address or a bracketed IPv6 address. */
@@ -433,6 +462,39 @@ bad_host:
 }
 
 /* BPF ring buffers must be a power-of-two multiple of the page size, or map creation fails. */
+/* "" (off) or an http:// or https:// URL; the OTLP path is appended by the client. */
+static int otlp_endpoint__check(const char *s, uint64_t unused, char *why, size_t n)
+{
+	(void)unused;
+	if (!*s || !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8))
+		return 0;
+	snprintf(why, n, "\"%s\" is not an http:// or https:// URL", s);
+	return -EINVAL;
+}
+
+/* Name=value pairs separated by commas; names are HTTP header tokens. */
+static int otlp_headers__check(const char *s, uint64_t unused, char *why, size_t n)
+{
+	const char *p = s;
+
+	(void)unused;
+	while (*p) {
+		const char *name = p;
+
+		while (*p && *p != '=' && *p != ',' && (isalnum((unsigned char)*p) || strchr("-_.", *p)))
+			p++;
+		if (p == name || *p != '=') {
+			snprintf(why, n, "want Name=value[,Name=value...], got \"%s\"", s);
+			return -EINVAL;
+		}
+		while (*p && *p != ',')
+			p++;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
 static int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -532,6 +594,57 @@ static const struct key keys[] = {
 		FIELD(bpf_ringbuf_size),
 		.help = "Size of the BPF ring buffer for samples; a power of two and a multiple "
 			"of the page size.",
+	},
+	{
+		.name = "otlp.endpoint",
+		.type = &type_string,
+		.def = "",
+		.check = otlp_endpoint__check,
+		FIELD(otlp_endpoint),
+		.help = "OTLP/HTTP collector to push profiles to, e.g. http://localhost:4318 "
+			"(POST {endpoint}/v1development/profiles); empty: no push.",
+	},
+	{
+		.name = "otlp.interval",
+		.type = &type_duration,
+		.def = "15s",
+		.min = NSEC_PER_SEC,
+		.max = 3600 * NSEC_PER_SEC,
+		FIELD(otlp_interval_ns),
+		.help = "How often profiles of the last interval are pushed.",
+	},
+	{
+		.name = "otlp.timeout",
+		.type = &type_duration,
+		.def = "10s",
+		.min = NSEC_PER_SEC,
+		.max = 300 * NSEC_PER_SEC,
+		FIELD(otlp_timeout_ns),
+		.help = "Time limit of one push request.",
+	},
+	{
+		.name = "otlp.gzip",
+		.type = &type_bool,
+		.def = "true",
+		FIELD(otlp_gzip),
+		.help = "Compress requests with gzip.",
+	},
+	{
+		.name = "otlp.headers",
+		.type = &type_string,
+		.def = "",
+		.check = otlp_headers__check,
+		FIELD(otlp_headers),
+		.help = "Extra request headers, Name=value[,Name=value...] (e.g. an auth token).",
+	},
+	{
+		.name = "otlp.queue-size",
+		.type = &type_bytes,
+		.def = "8MiB",
+		.min = 64 * KiB,
+		.max = GiB,
+		FIELD(otlp_queue_size),
+		.help = "Bound on pushes waiting for the collector; the oldest are dropped beyond it.",
 	},
 };
 

@@ -20,6 +20,12 @@ struct config {
 	uint64_t store_memory_limit;	/* store.memory-limit, bytes, default 64MiB, 1MiB..64GiB */
 	uint64_t symbolizer_cache_size;	/* symbolizer.cache-size, bytes, default 64MiB, 1MiB..64GiB */
 	uint64_t bpf_ringbuf_size;	/* bpf.ringbuf-size, bytes, power of two, default 1MiB, 64KiB..1GiB */
+	char otlp_endpoint[512];	/* otlp.endpoint, "" = no push */
+	uint64_t otlp_interval_ns;	/* otlp.interval, default 15s, 1s..1h */
+	uint64_t otlp_timeout_ns;	/* otlp.timeout, default 10s, 1s..5m */
+	uint32_t otlp_gzip;		/* otlp.gzip, default true */
+	char otlp_headers[1024];	/* otlp.headers, Name=value[,Name=value...] */
+	uint64_t otlp_queue_size;	/* otlp.queue-size, bytes, default 8MiB, 64KiB..1GiB */
 };
 
 enum config_result {

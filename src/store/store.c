@@ -34,6 +34,10 @@ struct labels {
 	uint32_t refcnt;
 	uint32_t pid, tid;
 	char comm[16];
+	/* Process strings, one allocation: exe, then exe_path, then container_id. */
+	const char *exe_path;
+	const char *container_id;
+	size_t strs_len;
 	char exe[];
 };
 
@@ -157,7 +161,7 @@ static void labels__put(struct store *st, struct labels *l)
 		pp = (void **)*pp;
 	*pp = l->next;
 	st->labels.count--;
-	st->bytes -= sizeof(*l) + strlen(l->exe) + 1;
+	st->bytes -= sizeof(*l) + l->strs_len;
 	free(l);
 }
 
@@ -259,22 +263,27 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		char comm[16];
 	} key = { smp->pid, smp->tid, { 0 } };
 	const char *exe = smp->exe ? smp->exe : "";
-	size_t exe_len = strlen(exe);
+	const char *path = smp->exe_path ? smp->exe_path : "";
+	const char *cid = smp->container_id ? smp->container_id : "";
+	size_t exe_len = strlen(exe), path_len = strlen(path), cid_len = strlen(cid);
+	size_t strs_len = exe_len + path_len + cid_len + 3;
 	struct labels *l;
 	uint64_t h;
 
 	strncpy(key.comm, smp->comm ? smp->comm : "", sizeof(key.comm) - 1);
-	h = hash__bytes(&key, sizeof(key), 0) ^ hash__bytes(exe, exe_len, 1);
+	h = hash__bytes(&key, sizeof(key), 0) ^ hash__bytes(exe, exe_len, 1) ^
+	    hash__bytes(path, path_len, 2) ^ hash__bytes(cid, cid_len, 3);
 	if (itab__grow(st, &st->labels))
 		return NULL;
 	for (l = st->labels.buckets[h & (st->labels.nr_buckets - 1)]; l; l = l->next) {
 		if (l->hash == h && l->pid == key.pid && l->tid == key.tid &&
-		    !memcmp(l->comm, key.comm, sizeof(key.comm)) && !strcmp(l->exe, exe)) {
+		    !memcmp(l->comm, key.comm, sizeof(key.comm)) && !strcmp(l->exe, exe) &&
+		    !strcmp(l->exe_path, path) && !strcmp(l->container_id, cid)) {
 			l->refcnt++;
 			return l;
 		}
 	}
-	l = malloc(sizeof(*l) + exe_len + 1);
+	l = malloc(sizeof(*l) + strs_len);
 	if (!l)
 		return NULL;
 	l->hash = h;
@@ -283,10 +292,15 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	l->tid = key.tid;
 	memcpy(l->comm, key.comm, sizeof(key.comm));
 	memcpy(l->exe, exe, exe_len + 1);
+	memcpy(l->exe + exe_len + 1, path, path_len + 1);
+	memcpy(l->exe + exe_len + path_len + 2, cid, cid_len + 1);
+	l->exe_path = l->exe + exe_len + 1;
+	l->container_id = l->exe + exe_len + path_len + 2;
+	l->strs_len = strs_len;
 	l->next = st->labels.buckets[h & (st->labels.nr_buckets - 1)];
 	st->labels.buckets[h & (st->labels.nr_buckets - 1)] = l;
 	st->labels.count++;
-	st->bytes += sizeof(*l) + exe_len + 1;
+	st->bytes += sizeof(*l) + strs_len;
 	return l;
 }
 
@@ -504,6 +518,8 @@ static int query_locked(struct store *st, enum profile_type type, int64_t first,
 					.tid = r->labels->tid,
 					.comm = r->labels->comm,
 					.exe = r->labels->exe,
+					.exe_path = r->labels->exe_path,
+					.container_id = r->labels->container_id,
 				};
 				index[j] = ++nr;
 				res->pub.nr_rows = nr;
@@ -527,24 +543,31 @@ static void release_locked(struct result_priv *res)
 	}
 }
 
-int store__query(struct store *st, enum profile_type type, uint64_t window_ns,
-		 const struct store_filter *filter, struct store_result **out)
+int64_t store__now_sec(void)
+{
+	return (int64_t)(now_mono() / NSEC);
+}
+
+int store__query_secs(struct store *st, enum profile_type type, int64_t first, int64_t last,
+		      const struct store_filter *filter, struct store_result **out)
 {
 	uint64_t mono = now_mono(), real = now_real();
-	int64_t last = (int64_t)(mono / NSEC);
-	int64_t n = (int64_t)((window_ns + NSEC - 1) / NSEC);
-	int64_t first = last - (n > 0 ? n : 1) + 1;
+	uint64_t end = (uint64_t)(last + 1) * NSEC;
 	struct result_priv *res;
 	int err;
 
+	if (first > last)
+		return -EINVAL;
 	res = calloc(1, sizeof(*res));
 	if (!res)
 		return -ENOMEM;
 	res->st = st;
 	res->pub.type = type;
-	/* The window is whole slots: the current, partly filled one and n - 1 before it. */
-	res->pub.duration_ns = mono - (uint64_t)first * NSEC;
-	res->pub.start_ns = real - res->pub.duration_ns;
+	/* Whole slots; the current one ends now, not at the end of its second. */
+	if (end > mono)
+		end = mono;
+	res->pub.duration_ns = end - (uint64_t)first * NSEC;
+	res->pub.start_ns = real - (mono - (uint64_t)first * NSEC);
 	pthread_mutex_lock(&st->lock);
 	res->pub.period = (unsigned int)type < PROFILE__MAX ? st->period[type] : 0;
 	err = query_locked(st, type, first, last, filter, res);
@@ -558,6 +581,16 @@ int store__query(struct store *st, enum profile_type type, uint64_t window_ns,
 	}
 	*out = &res->pub;
 	return 0;
+}
+
+int store__query(struct store *st, enum profile_type type, uint64_t window_ns,
+		 const struct store_filter *filter, struct store_result **out)
+{
+	int64_t last = store__now_sec();
+	int64_t n = (int64_t)((window_ns + NSEC - 1) / NSEC);
+
+	/* The current, partly filled slot and the n - 1 before it. */
+	return store__query_secs(st, type, last - (n > 0 ? n : 1) + 1, last, filter, out);
 }
 
 void store_result__free(struct store_result *pub)

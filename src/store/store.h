@@ -28,6 +28,8 @@ struct sample {
 	uint64_t time_ns;	/* CLOCK_MONOTONIC */
 	const char *comm;	/* thread name */
 	const char *exe;	/* process executable basename */
+	const char *exe_path;	/* process executable path as the process sees it, or NULL */
+	const char *container_id; /* from the process's cgroup, or NULL */
 	const struct frame *frames;
 	uint32_t nr_frames;
 	uint64_t values[PROFILE_MAX_VALUES];
@@ -48,6 +50,8 @@ struct store_row {
 	const char *comm;
 	const char *exe;
 	uint64_t values[PROFILE_MAX_VALUES];
+	const char *exe_path;	  /* "" when unknown */
+	const char *container_id; /* "" when unknown */
 };
 
 struct store_result {
@@ -84,6 +88,14 @@ int store__add(struct store *st, const struct sample *s);
  */
 int store__query(struct store *st, enum profile_type type, uint64_t window_ns,
 		 const struct store_filter *filter, struct store_result **out);
+/*
+ * The same for whole CLOCK_MONOTONIC seconds [first, last] (pushes use it to cover completed
+ * seconds exactly once). -EINVAL when first > last.
+ */
+int store__query_secs(struct store *st, enum profile_type type, int64_t first, int64_t last,
+		      const struct store_filter *filter, struct store_result **out);
+/* The CLOCK_MONOTONIC second now being filled. */
+int64_t store__now_sec(void);
 void store_result__free(struct store_result *res);	/* accepts NULL */
 /* Drops slots older than the retention; called from the main loop about once a second. */
 void store__expire(struct store *st);

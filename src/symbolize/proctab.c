@@ -35,6 +35,8 @@ struct proc {
 	bool kthread;
 	bool gone;
 	char exe[128];
+	char *exe_path;	       /* as the process sees it */
+	char container_id[65]; /* "" outside containers */
 	struct proc_map *maps;
 	uint32_t nr_maps;
 	uint64_t maps_read_ns;
@@ -70,6 +72,7 @@ static void proc__free(struct proc *p)
 {
 	proc__drop_maps(p);
 	dso__put(p->jit);
+	free(p->exe_path);
 	free(p);
 }
 
@@ -150,6 +153,41 @@ static void read_exe(struct proc *p)
 		*del = '\0';
 	base = strrchr(path, '/');
 	snprintf(p->exe, sizeof(p->exe), "%.127s", base ? base + 1 : path);
+	free(p->exe_path);
+	p->exe_path = strdup(path);
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/*
+ * The container id is the 64-hex-digit name that Docker, containerd, CRI-O and Kubernetes put
+ * in the process's cgroup path (docker-<id>.scope, cri-containerd-<id>.scope, /docker/<id>).
+ */
+static void read_container_id(struct proc *p)
+{
+	char path[64], line[1024];
+	FILE *f;
+
+	p->container_id[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		size_t run = 0;
+
+		for (char *c = line; *c; c++) {
+			run = is_hex(*c) ? run + 1 : 0;
+			if (run == 64 && !is_hex(c[1])) {
+				memcpy(p->container_id, c - 63, 64);
+				p->container_id[64] = '\0';
+			}
+		}
+	}
+	fclose(f);
 }
 
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
@@ -162,8 +200,10 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	if (p->kthread)
 		return;
 	pt->stats.maps_reads++;
-	if (!p->exe[0])
+	if (!p->exe[0]) {
 		read_exe(p);
+		read_container_id(p);
+	}
 	err = maps__for_each(p->pid, true, add_map, &ctx);
 	p->jit = fresh.jit;
 	if (err) {
@@ -267,6 +307,16 @@ struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_
 const char *proc__exe(const struct proc *p)
 {
 	return p->exe;
+}
+
+const char *proc__exe_path(const struct proc *p)
+{
+	return p->exe_path ? p->exe_path : "";
+}
+
+const char *proc__container_id(const struct proc *p)
+{
+	return p->container_id;
 }
 
 static const struct proc_map *lookup_map(const struct proc *p, uint64_t addr)

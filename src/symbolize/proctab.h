@@ -32,6 +32,9 @@ void proctab__sweep(struct proctab *pt);
 struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns);
 /* Executable basename ("[kernel]" for kernel threads, "" when unknown). */
 const char *proc__exe(const struct proc *p);
+/* Executable path as the process sees it, and container id from its cgroup; "" if unknown. */
+const char *proc__exe_path(const struct proc *p);
+const char *proc__container_id(const struct proc *p);
 /*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
  * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a

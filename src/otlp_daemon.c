@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The daemon's OTLP push: every otlp.interval the pusher's thread asks for the profiles of the
+ * seconds completed since the last push (each second goes out once), encoded as one
+ * ExportProfilesServiceRequest.
+ */
+#define pr_fmt(fmt) "otlp: " fmt
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "export/otlp.h"
+#include "export/otlp_push.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "store/store.h"
+
+#define NSEC 1000000000ULL
+
+static int collect(uint64_t window_ns, struct buf *out, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct otlp_state *o = &d->otlp;
+	const struct store_result *results[PROFILE__MAX];
+	struct store_result *res;
+	int64_t last = store__now_sec() - 1; /* the current second is still filling */
+	int64_t oldest = last - (int64_t)(d->cfg.profile_retention_ns / NSEC) + 1;
+	int64_t first = o->next_sec ? o->next_sec : last - (int64_t)(window_ns / NSEC) + 1;
+	struct otlp_host host = { .host_name = o->host_name, .scope_version = AUTOPROF_VERSION };
+	size_t n = 0;
+	int err = 0;
+
+	if (first < oldest)
+		first = oldest;
+	if (first > last)
+		return -EAGAIN;
+	for (unsigned int t = 0; t < PROFILE__MAX; t++) {
+		err = store__query_secs(d->ctx.store, t, first, last, NULL, &res);
+		if (err)
+			goto out_free;
+		results[n++] = res;
+	}
+	err = otlp__encode(results, n, d->ctx.sym, &host, out);
+	if (!err)
+		o->next_sec = last + 1;
+out_free:
+	while (n)
+		store_result__free((struct store_result *)results[--n]);
+	return err;
+}
+
+/* "A=x,B=y" into name/value pairs pointing into a copy the state owns. */
+static int parse_headers(struct otlp_state *o, const char *spec)
+{
+	char *save = NULL, *tok;
+
+	o->headers_buf = strdup(spec);
+	if (!o->headers_buf)
+		return -ENOMEM;
+	for (tok = strtok_r(o->headers_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		struct otlp_header *h;
+
+		if (!eq)
+			continue; /* config validation rejects this */
+		h = realloc(o->headers, (o->nr_headers + 1) * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		o->headers = h;
+		*eq = '\0';
+		o->headers[o->nr_headers++] = (struct otlp_header){ tok, eq + 1 };
+	}
+	return 0;
+}
+
+static void push_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct otlp_push_stats s;
+
+	if (!d->otlp.pusher)
+		return;
+	otlp_pusher__stats(d->otlp.pusher, &s);
+	metrics__family(w, "autoprof_otlp_batches", METRIC_COUNTER,
+			"OTLP push batches by outcome: queued, sent, dropped_queue_full (oldest "
+			"dropped while the collector was unreachable), dropped_rejected (a "
+			"non-retryable answer)");
+	metrics__sample(w, s.batches_queued, "outcome", "queued", NULL);
+	metrics__sample(w, s.batches_sent, "outcome", "sent", NULL);
+	metrics__sample(w, s.batches_dropped_queue_full, "outcome", "dropped_queue_full", NULL);
+	metrics__sample(w, s.batches_dropped_rejected, "outcome", "dropped_rejected", NULL);
+	metrics__family(w, "autoprof_otlp_retries", METRIC_COUNTER,
+			"OTLP push attempts retried (429, 502, 503, 504, network errors)");
+	metrics__sample(w, s.retries, NULL);
+	metrics__family(w, "autoprof_otlp_failures", METRIC_COUNTER,
+			"Failed OTLP push attempts by kind");
+	metrics__sample(w, s.failures_network, "kind", "network", NULL);
+	metrics__sample(w, s.failures_http, "kind", "http", NULL);
+	metrics__family(w, "autoprof_otlp_profiles_rejected", METRIC_COUNTER,
+			"Profiles the collector rejected in a partial success");
+	metrics__sample(w, s.profiles_rejected, NULL);
+	metrics__family(w, "autoprof_otlp_sent_bytes", METRIC_COUNTER,
+			"Bytes of OTLP requests delivered (after compression)");
+	metrics__sample(w, s.bytes_sent, NULL);
+	metrics__family(w, "autoprof_otlp_queue_bytes", METRIC_GAUGE,
+			"Bytes of OTLP requests waiting for the collector");
+	metrics__sample(w, s.queue_bytes, NULL);
+	metrics__family(w, "autoprof_otlp_queue_batches", METRIC_GAUGE,
+			"OTLP requests waiting for the collector");
+	metrics__sample(w, s.queue_batches, NULL);
+	metrics__family(w, "autoprof_otlp_collect_errors", METRIC_COUNTER,
+			"Pushes that could not be built (out of memory)");
+	metrics__sample(w, s.collect_errors, NULL);
+}
+
+int otlp_daemon__start(struct daemon *d)
+{
+	struct otlp_state *o = &d->otlp;
+	struct otlp_push_opts opts;
+	int err;
+
+	if (!d->cfg.otlp_endpoint[0])
+		return 0;
+	if (gethostname(o->host_name, sizeof(o->host_name) - 1))
+		strcpy(o->host_name, "unknown");
+	err = parse_headers(o, d->cfg.otlp_headers);
+	if (err)
+		return err;
+	opts = (struct otlp_push_opts){
+		.endpoint = d->cfg.otlp_endpoint,
+		.interval_ns = d->cfg.otlp_interval_ns,
+		.timeout_ns = d->cfg.otlp_timeout_ns,
+		.queue_bytes = d->cfg.otlp_queue_size,
+		.gzip = d->cfg.otlp_gzip,
+		.headers = o->headers,
+		.nr_headers = o->nr_headers,
+	};
+	o->pusher = otlp_pusher__new(&opts, collect, d, &err);
+	if (!o->pusher) {
+		pr_err("cannot start pushing to %s: %s\n", d->cfg.otlp_endpoint, strerror(-err));
+		return err;
+	}
+	pr_info("pushing profiles to %s every %llu s\n", d->cfg.otlp_endpoint,
+		(unsigned long long)(d->cfg.otlp_interval_ns / NSEC));
+	return 0;
+}
+
+void otlp_daemon__stop(struct daemon *d)
+{
+	otlp_pusher__free(d->otlp.pusher);
+	d->otlp.pusher = NULL;
+	free(d->otlp.headers);
+	free(d->otlp.headers_buf);
+}
+
+int otlp_daemon__register_metrics(struct daemon *d)
+{
+	return metrics__register(push_metrics, d);
+}
