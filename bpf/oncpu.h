@@ -13,6 +13,7 @@ enum oncpu_flags {
 	ONCPU_F_KTHREAD = 1 << 0,	  /* kernel thread: no user stack by design */
 	ONCPU_F_USTACK_TRUNCATED = 1 << 1, /* the user stack filled ONCPU_MAX_USTACK */
 	ONCPU_F_USTACK_ERROR = 1 << 2,	  /* bpf_get_stack() failed for the user stack */
+	ONCPU_F_TRACE_CTX = 1 << 3,	  /* trace_id/span_id hold the thread's active span */
 };
 
 /*
@@ -29,6 +30,8 @@ struct oncpu_event {
 	__u16 nr_ustack;
 	__u32 pad;
 	char comm[ONCPU_COMM_LEN];
+	__u8 trace_id[16]; /* with ONCPU_F_TRACE_CTX: OTEP 4947 thread context */
+	__u8 span_id[8];
 	__u64 stack[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
 };
 

@@ -93,6 +93,7 @@ struct otlp_sample_key {
 	uint32_t stack;
 	uint32_t nr_attrs;
 	int32_t attrs[NR_SAMPLE_ATTRS];
+	uint32_t link; /* index into link_table, 0 = no span */
 };
 
 struct otlp_sample {
@@ -130,6 +131,9 @@ struct otlp_enc {
 	struct otlp_sample *samples;
 	uint32_t nr_samples, cap_samples;
 	struct htab sample_ht;
+	uint8_t (*links)[24]; /* trace_id then span_id; link_table[i + 1] */
+	uint32_t nr_links, cap_links;
+	struct htab link_ht;
 	struct otlp_proc *procs;
 	uint32_t nr_procs, cap_procs;
 	struct htab proc_ht;
@@ -165,6 +169,8 @@ static void otlp_enc__exit(struct otlp_enc *o)
 	htab__free(&o->attr_ht);
 	htab__free(&o->stack_ht);
 	htab__free(&o->sample_ht);
+	htab__free(&o->link_ht);
+	free(o->links);
 	htab__free(&o->proc_ht);
 	free(o->attrs);
 	free(o->stacks);
@@ -320,6 +326,40 @@ static bool otlp_sample__eq(const void *ctx, uint32_t idx, const void *key)
 	return !memcmp(&o->samples[idx].k, key, sizeof(struct otlp_sample_key));
 }
 
+static bool otlp_link__eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct otlp_enc *o = ctx;
+
+	return !memcmp(o->links[idx], key, sizeof(o->links[idx]));
+}
+
+/* The link_table index of the row's span (deduplicated), 0 when it has none. */
+static int64_t otlp__link(struct otlp_enc *o, const struct store_row *row)
+{
+	uint8_t key[24];
+	struct hslot *slot;
+	void *links;
+	uint64_t h;
+
+	if (!row->trace_id)
+		return 0;
+	memcpy(key, row->trace_id, 16);
+	memcpy(key + 16, row->span_id, 8);
+	h = hash__bytes(key, sizeof(key), 7);
+	if (htab__reserve(&o->link_ht))
+		return -ENOMEM;
+	slot = htab__find(&o->link_ht, h, otlp_link__eq, o, key);
+	if (slot->idx)
+		return slot->idx;
+	links = array__grow(o->links, &o->cap_links, o->nr_links + 1, sizeof(*o->links));
+	if (!links)
+		return -ENOMEM;
+	o->links = links;
+	memcpy(o->links[o->nr_links], key, sizeof(key));
+	htab__insert(&o->link_ht, slot, h, o->nr_links);
+	return ++o->nr_links;
+}
+
 /* Adds row (of result res) to its process's samples, merging it into one of equal identity. */
 static int otlp__row(struct otlp_enc *o, uint32_t res, const struct store_row *row,
 		     unsigned int nr_values)
@@ -351,6 +391,10 @@ static int otlp__row(struct otlp_enc *o, uint32_t res, const struct store_row *r
 	if (attr < 0)
 		return attr;
 	k.attrs[k.nr_attrs++] = attr;
+	attr = otlp__link(o, row);
+	if (attr < 0)
+		return attr;
+	k.link = (uint32_t)attr;
 
 	h = hash__bytes(&k, sizeof(k), 0);
 	if (htab__reserve(&o->sample_ht))
@@ -390,8 +434,8 @@ struct otlp_pb {
 	pb_line **lines_p;
 	pb_function *funcs;
 	pb_function **funcs_p;
-	pb_link link;
-	pb_link *link_p;
+	pb_link *links;
+	pb_link **links_p;
 	pb_attr *attrs;
 	pb_attr **attrs_p;
 	pb_any *attr_vals;
@@ -451,6 +495,8 @@ static void otlp_pb__free(struct otlp_pb *pb)
 	free(pb->profs_p);
 	free(pb->profile_ids);
 	free(pb->samples);
+	free(pb->links);
+	free(pb->links_p);
 	free(pb->samples_p);
 	free(pb->values);
 	free(pb->order);
@@ -602,8 +648,21 @@ static int otlp__dictionary(const struct otlp_enc *o, struct otlp_pb *pb)
 		s->location_indices = &o->stack_locs[o->stacks[i - 1].off];
 		s->n_location_indices = o->stacks[i - 1].len;
 	}
-	PROF(link__init)(&pb->link);
-	pb->link_p = &pb->link;
+	pb->links = array__alloc(o->nr_links + 1, sizeof(*pb->links));
+	pb->links_p = array__alloc(o->nr_links + 1, sizeof(*pb->links_p));
+	if (!pb->links || !pb->links_p)
+		return -ENOMEM;
+	for (i = 0; i <= o->nr_links; i++) {
+		pb_link *l = &pb->links[i];
+
+		PROF(link__init)(l);
+		pb->links_p[i] = l;
+		/* Index 0 is the all-zero link: no span. */
+		if (!i)
+			continue;
+		l->trace_id = (ProtobufCBinaryData){ 16, o->links[i - 1] };
+		l->span_id = (ProtobufCBinaryData){ 8, o->links[i - 1] + 16 };
+	}
 
 	PROF(profiles_dictionary__init)(d);
 	d->mapping_table = pb->maps_p;
@@ -612,8 +671,8 @@ static int otlp__dictionary(const struct otlp_enc *o, struct otlp_pb *pb)
 	d->n_location_table = e->nr_locs + 1;
 	d->function_table = pb->funcs_p;
 	d->n_function_table = e->nr_funcs + 1;
-	d->link_table = &pb->link_p;
-	d->n_link_table = 1;
+	d->link_table = pb->links_p;
+	d->n_link_table = o->nr_links + 1;
 	d->attribute_table = pb->attrs_p;
 	d->n_attribute_table = o->nr_attrs + 1;
 	d->stack_table = pb->stacks_p;
@@ -872,6 +931,7 @@ static int otlp__resources(const struct otlp_enc *o, const struct store_result *
 
 					PROF(sample__init)(s);
 					s->stack_index = os->k.stack;
+					s->link_index = (int32_t)os->k.link;
 					/* Shared by the sample's twins in the other profiles. */
 					s->attribute_indices = (int32_t *)os->k.attrs;
 					s->n_attribute_indices = os->k.nr_attrs;

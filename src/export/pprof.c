@@ -61,9 +61,22 @@ static void pb__free(struct pb *pb)
 	free(pb->maps_p);
 }
 
-enum { LABEL_PID, LABEL_TID, LABEL_COMM, LABEL_EXE, NR_LABELS };
+enum { LABEL_PID, LABEL_TID, LABEL_COMM, LABEL_EXE, LABEL_TRACE_ID, LABEL_SPAN_ID, NR_LABELS };
 
-static const char *const label_names[NR_LABELS] = { "pid", "tid", "comm", "exe" };
+/* trace_id and span_id, lower-case hex, are what Grafana Pyroscope links spans to profiles by. */
+static const char *const label_names[NR_LABELS] = { "pid", "tid", "comm", "exe", "trace_id",
+						    "span_id" };
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
 
 /* Fills the samples, symbolizing and deduplicating their frames into e on the way. */
 static int pprof__samples(const struct store_result *res, unsigned int nr_values, struct enc *e,
@@ -95,7 +108,7 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 		const struct store_row *row = &res->rows[r];
 		Perftools__Profiles__Sample *s = &pb->samples[r];
 		const char *strs[NR_LABELS];
-		char pid[16], tid[16];
+		char pid[16], tid[16], trace_id[33], span_id[17];
 		uint32_t j;
 
 		perftools__profiles__sample__init(s);
@@ -122,6 +135,13 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 		strs[LABEL_TID] = tid;
 		strs[LABEL_COMM] = row->comm;
 		strs[LABEL_EXE] = row->exe;
+		strs[LABEL_TRACE_ID] = strs[LABEL_SPAN_ID] = NULL;
+		if (row->trace_id) {
+			hex(row->trace_id, 16, trace_id);
+			hex(row->span_id, 8, span_id);
+			strs[LABEL_TRACE_ID] = trace_id;
+			strs[LABEL_SPAN_ID] = span_id;
+		}
 		s->label = &pb->labels_p[r * NR_LABELS];
 		for (i = 0; i < NR_LABELS; i++) {
 			Perftools__Profiles__Label *l = &pb->labels[r * NR_LABELS + s->n_label];

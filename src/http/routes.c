@@ -27,7 +27,8 @@ static const struct http_route routes[] = {
 	{ "GET", "/", "index", NULL, handle_index },
 	{ "GET", "/debug/pprof/profile", "profile",
 	  "On-CPU profile of the last N seconds, answered at once: ?seconds=N (default 30), "
-	  "pid=1,2 (processes), comm=NAME (process or thread name), format=folded",
+	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "
+	  "format=folded",
 	  handle_profile },
 	{ "GET", "/metrics", "metrics",
 	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", http__metrics },
@@ -88,6 +89,23 @@ static int parse_pids(const char *s, uint32_t *pids, size_t *nr, struct http_res
 	return err;
 }
 
+/* Exactly n bytes as 2n hex digits (either case). 0 or -EINVAL. */
+static int parse_hex(const char *s, uint8_t *out, size_t n)
+{
+	if (strlen(s) != 2 * n)
+		return -EINVAL;
+	for (size_t i = 0; i < 2 * n; i++) {
+		int v = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' :
+			s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10 :
+			s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10 : -1;
+
+		if (v < 0)
+			return -EINVAL;
+		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | v : v << 4);
+	}
+	return 0;
+}
+
 static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -97,6 +115,9 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	const char *pid = http__query(req, "pid");
 	const char *comm = http__query(req, "comm");
 	const char *format = http__query(req, "format");
+	const char *trace_id = http__query(req, "trace_id");
+	const char *span_id = http__query(req, "span_id");
+	uint8_t trace_bytes[16], span_bytes[8];
 	struct store_filter filter = { 0 };
 	struct store_result *res = NULL;
 	uint32_t pids[MAX_PIDS];
@@ -136,6 +157,20 @@ static void handle_profile(const struct http_request *req, struct http_response 
 			return;
 		}
 		filter.comm = comm;
+	}
+	if (trace_id) {
+		if (parse_hex(trace_id, trace_bytes, sizeof(trace_bytes))) {
+			http__error(resp, 400, "trace_id: \"%s\" is not 32 hex digits", trace_id);
+			return;
+		}
+		filter.trace_id = trace_bytes;
+	}
+	if (span_id) {
+		if (parse_hex(span_id, span_bytes, sizeof(span_bytes))) {
+			http__error(resp, 400, "span_id: \"%s\" is not 16 hex digits", span_id);
+			return;
+		}
+		filter.span_id = span_bytes;
 	}
 	if (format) {
 		if (!strcmp(format, "folded")) {

@@ -34,6 +34,8 @@ struct labels {
 	uint32_t refcnt;
 	uint32_t pid, tid;
 	char comm[16];
+	uint8_t trace[24]; /* trace_id then span_id; all zero: no span */
+	bool has_trace;
 	/* Process strings, one allocation: exe, then exe_path, then container_id. */
 	const char *exe_path;
 	const char *container_id;
@@ -261,7 +263,8 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	struct {
 		uint32_t pid, tid;
 		char comm[16];
-	} key = { smp->pid, smp->tid, { 0 } };
+		uint8_t trace[24];
+	} key = { smp->pid, smp->tid, { 0 }, { 0 } };
 	const char *exe = smp->exe ? smp->exe : "";
 	const char *path = smp->exe_path ? smp->exe_path : "";
 	const char *cid = smp->container_id ? smp->container_id : "";
@@ -271,13 +274,19 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	uint64_t h;
 
 	strncpy(key.comm, smp->comm ? smp->comm : "", sizeof(key.comm) - 1);
+	if (smp->trace_id) {
+		memcpy(key.trace, smp->trace_id, 16);
+		memcpy(key.trace + 16, smp->span_id, 8);
+	}
 	h = hash__bytes(&key, sizeof(key), 0) ^ hash__bytes(exe, exe_len, 1) ^
 	    hash__bytes(path, path_len, 2) ^ hash__bytes(cid, cid_len, 3);
 	if (itab__grow(st, &st->labels))
 		return NULL;
 	for (l = st->labels.buckets[h & (st->labels.nr_buckets - 1)]; l; l = l->next) {
 		if (l->hash == h && l->pid == key.pid && l->tid == key.tid &&
-		    !memcmp(l->comm, key.comm, sizeof(key.comm)) && !strcmp(l->exe, exe) &&
+		    !memcmp(l->comm, key.comm, sizeof(key.comm)) &&
+		    l->has_trace == !!smp->trace_id && !memcmp(l->trace, key.trace, 24) &&
+		    !strcmp(l->exe, exe) &&
 		    !strcmp(l->exe_path, path) && !strcmp(l->container_id, cid)) {
 			l->refcnt++;
 			return l;
@@ -291,6 +300,8 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	l->pid = key.pid;
 	l->tid = key.tid;
 	memcpy(l->comm, key.comm, sizeof(key.comm));
+	memcpy(l->trace, key.trace, sizeof(key.trace));
+	l->has_trace = !!smp->trace_id;
 	memcpy(l->exe, exe, exe_len + 1);
 	memcpy(l->exe + exe_len + 1, path, path_len + 1);
 	memcpy(l->exe + exe_len + path_len + 2, cid, cid_len + 1);
@@ -448,6 +459,10 @@ static bool row_matches(const struct row *r, uint32_t type, const struct store_f
 	}
 	if (f && f->comm && strcmp(f->comm, r->labels->comm) && strcmp(f->comm, r->labels->exe))
 		return false;
+	if (f && f->trace_id && (!r->labels->has_trace || memcmp(f->trace_id, r->labels->trace, 16)))
+		return false;
+	if (f && f->span_id && (!r->labels->has_trace || memcmp(f->span_id, r->labels->trace + 16, 8)))
+		return false;
 	return true;
 }
 
@@ -520,6 +535,8 @@ static int query_locked(struct store *st, enum profile_type type, int64_t first,
 					.exe = r->labels->exe,
 					.exe_path = r->labels->exe_path,
 					.container_id = r->labels->container_id,
+					.trace_id = r->labels->has_trace ? r->labels->trace : NULL,
+					.span_id = r->labels->has_trace ? r->labels->trace + 16 : NULL,
 				};
 				index[j] = ++nr;
 				res->pub.nr_rows = nr;

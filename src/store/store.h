@@ -30,6 +30,8 @@ struct sample {
 	const char *exe;	/* process executable basename */
 	const char *exe_path;	/* process executable path as the process sees it, or NULL */
 	const char *container_id; /* from the process's cgroup, or NULL */
+	const uint8_t *trace_id;  /* 16 bytes of the thread's active span, or NULL */
+	const uint8_t *span_id;	  /* 8 bytes, with trace_id */
 	const struct frame *frames;
 	uint32_t nr_frames;
 	uint64_t values[PROFILE_MAX_VALUES];
@@ -39,6 +41,8 @@ struct store_filter {
 	const uint32_t *pids;	/* NULL/0: any */
 	size_t nr_pids;
 	const char *comm;	/* NULL: any; else matches the thread name or the executable name */
+	const uint8_t *trace_id; /* NULL: any; else 16 bytes the sample's span must be of */
+	const uint8_t *span_id;	 /* NULL: any; else 8 bytes */
 };
 
 /* One aggregated row of a query answer. Pointers stay valid until store_result__free(). */
@@ -52,6 +56,8 @@ struct store_row {
 	uint64_t values[PROFILE_MAX_VALUES];
 	const char *exe_path;	  /* "" when unknown */
 	const char *container_id; /* "" when unknown */
+	const uint8_t *trace_id;  /* 16 bytes, or NULL when no span was active */
+	const uint8_t *span_id;	  /* 8 bytes, with trace_id */
 };
 
 struct store_result {

@@ -42,6 +42,7 @@ struct proc {
 	uint64_t maps_read_ns;
 	uint32_t fast_rereads;
 	struct dso *jit; /* this process's anonymous executable memory, made on first sight */
+	unsigned int collector_flags;
 };
 
 struct proctab {
@@ -252,6 +253,7 @@ void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 		p->jit = NULL;
 		p->gone = false;
 		p->fast_rereads = 0;
+		p->collector_flags = 0;
 	} else {
 		p = insert(pt, slot, pid, 0);
 		if (!p)
@@ -307,6 +309,11 @@ struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_
 const char *proc__exe(const struct proc *p)
 {
 	return p->exe;
+}
+
+unsigned int *proc__collector_flags(struct proc *p)
+{
+	return &p->collector_flags;
 }
 
 const char *proc__exe_path(const struct proc *p)
