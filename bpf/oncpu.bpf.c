@@ -23,6 +23,7 @@ struct {
 } events SEC(".maps");
 
 #include "known_pids.bpf.h"
+#include "tracectx.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -87,6 +88,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	e->flags = 0;
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (tracectx__read(e->pid, e->trace_id, e->span_id))
+		e->flags |= ONCPU_F_TRACE_CTX;
 	task = (struct task_struct *)bpf_get_current_task();
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= ONCPU_F_KTHREAD;

@@ -16,6 +16,7 @@ struct {
 } proc_events SEC(".maps");
 
 #include "known_pids.bpf.h"
+#include "tracectx.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -41,12 +42,15 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 		__u32 pid = BPF_CORE_READ(p, tgid);
 
 		bpf_map_delete_elem(&known_pids, &pid);
+		bpf_map_delete_elem(&tracectx_offsets, &pid);
 		count(PROC_CNT_DROP_RINGBUF);
 		return 0;
 	}
 	e->type = type;
 	e->pid = BPF_CORE_READ(p, tgid);
 	bpf_map_delete_elem(&known_pids, &e->pid);
+	/* A new image (or none) publishes its thread context elsewhere, if at all. */
+	bpf_map_delete_elem(&tracectx_offsets, &e->pid);
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* Exec must reach user space at once: the process may live only milliseconds. */

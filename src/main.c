@@ -127,7 +127,7 @@ static void ingest_loop(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .ctx.known_pids_fd = -1 };
+	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err, ret = 1;
 

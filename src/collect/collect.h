@@ -20,6 +20,8 @@ struct collect_ctx {
 	unsigned int nr_rings;
 	/* The process collector's pid map that samplers share (bpf/proc.h), -1 until loaded. */
 	int known_pids_fd;
+	/* Its pid -> thread-context offset map (bpf/tracectx.bpf.h), -1 until loaded. */
+	int tracectx_fd;
 };
 
 struct ring;

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "../lib/log.h"
@@ -18,6 +19,7 @@
 #include "bpf/oncpu.h"
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
+#include "tracectx.h"
 
 struct oncpu {
 	struct collect_ctx *ctx;
@@ -31,6 +33,28 @@ struct oncpu {
 	unsigned long long ingested, drop_store, drop_malformed;
 	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
 };
+
+#define TRACECTX_LOOKED 1u
+
+/*
+ * Once per process image (the first samples of a new image wake us at once): where its
+ * threads publish their OTEP 4947 context, for the BPF program to read at every sample.
+ */
+static void locate_trace_context(struct oncpu *oc, struct proc *p, uint32_t pid)
+{
+	unsigned int *flags = proc__collector_flags(p);
+	int64_t off;
+
+	if (*flags & TRACECTX_LOOKED)
+		return;
+	*flags |= TRACECTX_LOOKED;
+	if (tracectx__locate((int)pid, &off))
+		return;
+	if (bpf_map_update_elem(oc->ctx->tracectx_fd, &pid, &off, BPF_ANY))
+		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
+	else
+		pr_debug("pid %u publishes its trace context at fs%+lld\n", pid, (long long)off);
+}
 
 static int handle_sample(void *arg, void *data, size_t size)
 {
@@ -60,6 +84,8 @@ static int handle_sample(void *arg, void *data, size_t size)
 		uaddrs[i] = e->stack[nk + i] - (i > 0 || nk > 0);
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
+	if (p && !(e->flags & ONCPU_F_KTHREAD))
+		locate_trace_context(oc, p, e->pid);
 	if (p && nu)
 		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now);
 	else
@@ -157,8 +183,9 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 		goto out_free;
 	}
 	oc->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
-	*err = ctx->known_pids_fd >= 0 ?
-		       bpf_map__reuse_fd(oc->skel->maps.known_pids, ctx->known_pids_fd) :
+	*err = ctx->known_pids_fd >= 0 && ctx->tracectx_fd >= 0 ?
+		       bpf_map__reuse_fd(oc->skel->maps.known_pids, ctx->known_pids_fd) ?:
+		       bpf_map__reuse_fd(oc->skel->maps.tracectx_offsets, ctx->tracectx_fd) :
 		       -EBADF;
 	if (*err) {
 		pr_err("cannot share the process map: %s\n", strerror(-*err));

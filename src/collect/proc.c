@@ -68,6 +68,7 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 		goto out_destroy;
 	}
 	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
+	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
 	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
 				  NULL);
 	if (*err)

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_COLLECT_TRACECTX_H
+#define AUTOPROF_COLLECT_TRACECTX_H
+
+#include <stdint.h>
+
+/*
+ * Thread trace context (OTEP 4947): a process publishes the span each thread is running in a
+ * thread-local pointer named otel_thread_ctx_v1. The samplers read it at fsbase + tp offset
+ * (bpf/tracectx.bpf.h); this finds that offset.
+ *
+ * Supported on x86-64 with glibc's static TLS:
+ *  - the variable defined in the main executable (local-exec / initial-exec): the offset
+ *    follows from the executable's PT_TLS the way glibc lays out the first TLS block;
+ *  - the variable defined in a shared library linked at start that reaches it through a
+ *    TLSDESC GOT pair (-mtls-dialect=gnu2, R_X86_64_TLSDESC) or an initial-exec GOT entry
+ *    (R_X86_64_TPOFF64): the offset is read from the process's GOT, where ld.so resolved it.
+ * Not supported (-ENOTSUP): a library whose variable is in dynamic TLS (dlopen'ed after start:
+ * its TLSDESC holds a pointer), one that only uses general-dynamic __tls_get_addr relocations
+ * (no offset is stored anywhere readable), and programs started through an explicit ld.so.
+ */
+
+/* Finds otel_thread_ctx_v1 in the executable or a shared library mapped by pid and returns the
+ * offset of the variable from the thread pointer (fsbase), the same for every thread of the
+ * process. 0, -ENOENT (the process publishes none), -ENOTSUP (in dynamic TLS, e.g. dlopen'ed
+ * late), or another negative errno. */
+int tracectx__locate(int pid, int64_t *tp_offset);
+
+#endif

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Trace-linked profiles: programs publishing the OTEP 4947 thread context (the variable in the
+executable, and in a TLSDESC shared library) switch spans every 200 ms on two threads and log
+each span; a third thread has none. Every trace/span label in the profile must be one the
+program logged, >= 90 % of the traced threads' samples carry one, none of the untraced."""
+
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from aplib import BUILD, Daemon, check, exit_status, traces  # noqa: E402
+
+d = Daemon()
+
+
+def run(name, secs=3):
+    """Runs a tctargets program; returns (pid, {(trace, span)})."""
+    out = subprocess.run([os.path.join(BUILD, "tctargets", name), str(secs)], check=True,
+                         capture_output=True, text=True).stdout
+    pid, spans = None, set()
+    for line in out.splitlines():
+        f = line.split()
+        if f[0] == "PID":
+            pid = int(f[1])
+        elif f[0] == "SPAN":
+            spans.add((f[2], f[3]))
+    assert pid and spans, out[:500]
+    time.sleep(0.3)
+    return pid, spans
+
+
+def check_program(name):
+    pid, spans = run(name)
+    code, _, body = d.get("/debug/pprof/profile?seconds=6&pid=%d" % pid)
+    assert code == 200, code
+    t = traces(body)
+    traced = traced_labelled = untraced = untraced_labelled = 0
+    for c, lab, fr in t:
+        has = "trace_id" in lab
+        if has:
+            pair = (lab["trace_id"], lab.get("span_id"))
+            assert pair in spans, "label %s was never published" % (pair,)
+        if "untraced_spin" in fr:
+            untraced += c
+            untraced_labelled += c if has else 0
+        elif "traced_spin" in fr:
+            traced += c
+            traced_labelled += c if has else 0
+    assert traced >= 50 and untraced >= 20, (traced, untraced)
+    assert traced_labelled >= 0.9 * traced, "%d of %d traced samples labelled" % (
+        traced_labelled, traced)
+    assert untraced_labelled == 0, "%d untraced samples labelled" % untraced_labelled
+
+    # trace_id= keeps one trace's samples only.
+    counts = {}
+    for c, lab, _ in t:
+        if "trace_id" in lab:
+            counts[lab["trace_id"]] = counts.get(lab["trace_id"], 0) + c
+    trace = max(counts, key=counts.get)
+    code, _, body = d.get("/debug/pprof/profile?seconds=6&pid=%d&trace_id=%s" % (pid, trace))
+    assert code == 200, code
+    got = traces(body)
+    assert sum(c for c, _, _ in got) == counts[trace], (sum(c for c, _, _ in got), counts[trace])
+    assert {lab["trace_id"] for _, lab, _ in got} == {trace}
+
+
+def test_bad_ids():
+    for q in ("trace_id=xyz", "trace_id=" + "0" * 31, "span_id=" + "g" * 16):
+        code, _, body = d.get("/debug/pprof/profile?" + q)
+        assert code == 400 and q.split("=")[0].encode() in body, (q, code, body)
+
+
+check("context_in_executable", check_program, "tctx_exe")
+check("context_in_tlsdesc_library", check_program, "tctx_lib")
+check("bad_trace_and_span_ids_400", test_bad_ids)
+d.stop()
+sys.exit(exit_status())

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Trace context targets (OTEP 4947, docs: /work/shared/specs/trace-context.md) for
+# tests/unit/test_tracectx.c and the integration tests, built from tests/integration/tctargets/
+# into $(BUILD)/tctargets/:
+#   tctx_exe     otel_thread_ctx_v1 in the executable (local-exec), exported in .dynsym
+#   tctx_lib     otel_thread_ctx_v1 in libtctx.so, a TLSDESC library linked at start
+#   tctx_lib_ie  the same in libtctx_ie.so, built initial-exec (a TPOFF64 GOT entry)
+#   tctx_dlopen  libtctx.so loaded with dlopen after start (dynamic TLS when glibc's optional
+#                static TLS is off)
+TC_SRC := tests/integration/tctargets
+TC_DIR := $(BUILD)/tctargets
+# Frame pointers in leaves too and no sibling calls, like tests/targets/, so that the samplers
+# see traced_spin and untraced_spin under their callers.
+TC_CFLAGS := -O2 -g -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	-fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror
+TC_TARGETS := $(addprefix $(TC_DIR)/,tctx_exe tctx_lib libtctx.so tctx_lib_ie libtctx_ie.so \
+	tctx_dlopen)
+TEST_TARGETS += $(TC_TARGETS)
+
+$(TC_DIR)/tctx_exe: $(TC_SRC)/tctx_exe.c $(TC_SRC)/tctx_common.h
+	@mkdir -p $(@D)
+	clang $(TC_CFLAGS) -Wl,--export-dynamic-symbol=otel_thread_ctx_v1 $< -o $@ -lpthread
+
+# gcc: clang 14 has no -mtls-dialect=gnu2.
+$(TC_DIR)/libtctx.so: $(TC_SRC)/libtctx.c
+	@mkdir -p $(@D)
+	gcc $(filter-out -mno-omit-leaf-frame-pointer,$(TC_CFLAGS)) -fPIC -shared \
+		-mtls-dialect=gnu2 $< -o $@
+
+$(TC_DIR)/tctx_lib: $(TC_SRC)/tctx_lib.c $(TC_SRC)/tctx_common.h $(TC_DIR)/libtctx.so
+	@mkdir -p $(@D)
+	clang $(TC_CFLAGS) $< -o $@ -L$(TC_DIR) -ltctx -Wl,-rpath,'$$ORIGIN' -lpthread
+
+$(TC_DIR)/libtctx_ie.so: $(TC_SRC)/libtctx.c
+	@mkdir -p $(@D)
+	gcc $(filter-out -mno-omit-leaf-frame-pointer,$(TC_CFLAGS)) -fPIC -shared \
+		-ftls-model=initial-exec $< -o $@
+
+$(TC_DIR)/tctx_lib_ie: $(TC_SRC)/tctx_lib.c $(TC_SRC)/tctx_common.h $(TC_DIR)/libtctx_ie.so
+	@mkdir -p $(@D)
+	clang $(TC_CFLAGS) $< -o $@ -L$(TC_DIR) -ltctx_ie -Wl,-rpath,'$$ORIGIN' -lpthread
+
+$(TC_DIR)/tctx_dlopen: $(TC_SRC)/tctx_dlopen.c $(TC_SRC)/tctx_common.h $(TC_DIR)/libtctx.so
+	@mkdir -p $(@D)
+	clang $(TC_CFLAGS) $< -o $@ -ldl -lpthread
