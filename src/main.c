@@ -18,6 +18,7 @@
 
 #include "collect/oncpu.h"
 #include "collect/proc.h"
+#include "collect/proccpu.h"
 #include "daemon.h"
 #include "http/http.h"
 #include "lib/log.h"
@@ -157,7 +158,8 @@ int main(int argc, char **argv)
 		.memory_limit = d.cfg.store_memory_limit,
 	});
 	d.ctx.proctab = d.ctx.sym ? proctab__new(d.ctx.sym) : NULL;
-	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab) {
+	d.ctx.cpu = proccpu__new();
+	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu) {
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
@@ -199,6 +201,7 @@ cleanup:
 	proc_collector__free(d.procs);
 	metrics__unregister_all();
 	proctab__free(d.ctx.proctab);
+	proccpu__free(d.ctx.cpu);
 	store__free(d.ctx.store);
 	symbolizer__free(d.ctx.sym);
 	return ret;

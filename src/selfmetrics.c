@@ -6,6 +6,7 @@
 
 #include "collect/oncpu.h"
 #include "collect/proc.h"
+#include "collect/proccpu.h"
 #include "daemon.h"
 #include "lib/metrics.h"
 #include "store/store.h"
@@ -175,6 +176,9 @@ int selfmetrics__register(struct daemon *d)
 		if (err)
 			return err;
 	}
+	err = metrics__register(proccpu__metrics, d->ctx.cpu);
+	if (err)
+		return err;
 	err = otlp_daemon__register_metrics(d);
 	if (err)
 		return err;

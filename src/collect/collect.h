@@ -10,6 +10,7 @@ struct store;
 struct proctab;
 struct symbolizer;
 struct ring_buffer;
+struct proccpu;
 
 struct collect_ctx {
 	struct store *store;
@@ -20,6 +21,8 @@ struct collect_ctx {
 	unsigned int nr_rings;
 	/* The process collector's pid map that samplers share (bpf/proc.h), -1 until loaded. */
 	int known_pids_fd;
+	/* CPU time per process, for /metrics and its exemplars. */
+	struct proccpu *cpu;
 	/* Its pid -> thread-context offset map (bpf/tracectx.bpf.h), -1 until loaded. */
 	int tracectx_fd;
 };

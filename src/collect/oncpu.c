@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -19,6 +20,7 @@
 #include "bpf/oncpu.h"
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
+#include "proccpu.h"
 #include "tracectx.h"
 
 struct oncpu {
@@ -28,6 +30,7 @@ struct oncpu {
 	int *pfds;
 	int nr_cpus;
 	uint64_t period_ns;
+	uint64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 	uint64_t ringbuf_size;
 	struct ring *ring;
 	unsigned long long ingested, drop_store, drop_malformed;
@@ -108,10 +111,13 @@ static int handle_sample(void *arg, void *data, size_t size)
 		.nr_frames = nk + nu,
 		.values = { 1, oc->period_ns },
 	};
-	if (store__add(ctx->store, &smp))
+	if (store__add(ctx->store, &smp)) {
 		oc->drop_store++;
-	else
+	} else {
 		oc->ingested++;
+		proccpu__add(ctx->cpu, e->pid, smp.exe, oc->period_ns, smp.trace_id, smp.span_id,
+			     e->time_ns + oc->mono_to_real_ns);
+	}
 	return 0;
 malformed:
 	oc->drop_malformed++;
@@ -175,6 +181,13 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 	}
 	oc->ctx = ctx;
 	oc->period_ns = 1000000000ULL / opts->frequency;
+	{
+		struct timespec r, m;
+
+		clock_gettime(CLOCK_REALTIME, &r);
+		clock_gettime(CLOCK_MONOTONIC, &m);
+		oc->mono_to_real_ns = (r.tv_sec - m.tv_sec) * 1000000000ULL + r.tv_nsec - m.tv_nsec;
+	}
 	oc->ringbuf_size = opts->ringbuf_size;
 	oc->skel = oncpu_bpf__open();
 	if (!oc->skel) {

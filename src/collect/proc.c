@@ -12,6 +12,7 @@
 #include "bpf/proc.h"
 #include "bpf/proc.skel.h"
 #include "proc.h"
+#include "proccpu.h"
 
 #define MAX_PENDING_EXITS 4096
 
@@ -87,8 +88,10 @@ void proc_collector__reap(struct proc_collector *pc)
 	int old = !pc->cur;
 
 	/* Apply the exits of the drain before this one; this drain's wait for the next. */
-	for (uint32_t i = 0; i < pc->nr_pending[old]; i++)
+	for (uint32_t i = 0; i < pc->nr_pending[old]; i++) {
 		proctab__exit(pc->ctx->proctab, pc->pending[old][i]);
+		proccpu__exit(pc->ctx->cpu, pc->pending[old][i]);
+	}
 	pc->nr_pending[old] = 0;
 	pc->cur = old;
 }

@@ -184,9 +184,33 @@ void metrics__family(struct metrics_writer *w, const char *name, enum metric_typ
 	put(w, "\n");
 }
 
-/* Writes name+suffix{labels,extra} value; extra_name may be NULL. */
-static void write_sample(struct metrics_writer *w, const char *suffix, double value,
-			 const char *extra_name, const char *extra_value, va_list ap)
+/* " # {a="b",...} value timestamp": OpenMetrics only, the text format has no exemplars. */
+static void write_exemplar(struct metrics_writer *w, const struct metrics_exemplar *ex)
+{
+	char num[64];
+
+	if (!ex || !w->openmetrics || !ex->nr_labels)
+		return;
+	put(w, " # {");
+	for (size_t i = 0; i < ex->nr_labels; i++) {
+		put(w, i ? "," : "");
+		put(w, ex->labels[2 * i]);
+		put(w, "=\"");
+		put_escaped(w, ex->labels[2 * i + 1], true);
+		put(w, "\"");
+	}
+	put(w, "} ");
+	put(w, metrics__format_value(num, sizeof(num), ex->value));
+	if (ex->timestamp > 0) {
+		snprintf(num, sizeof(num), " %.3f", ex->timestamp);
+		put(w, num);
+	}
+}
+
+/* Writes name+suffix{labels,extra} value [exemplar]; extra_name and ex may be NULL. */
+static void write_sample_ex(struct metrics_writer *w, const char *suffix, double value,
+			    const char *extra_name, const char *extra_value,
+			    const struct metrics_exemplar *ex, va_list ap)
 {
 	char num[64];
 	bool any = false;
@@ -218,7 +242,24 @@ static void write_sample(struct metrics_writer *w, const char *suffix, double va
 		put(w, "}");
 	put(w, " ");
 	put(w, metrics__format_value(num, sizeof(num), value));
+	write_exemplar(w, ex);
 	put(w, "\n");
+}
+
+static void write_sample(struct metrics_writer *w, const char *suffix, double value,
+			 const char *extra_name, const char *extra_value, va_list ap)
+{
+	write_sample_ex(w, suffix, value, extra_name, extra_value, NULL, ap);
+}
+
+void metrics__sample_exemplar(struct metrics_writer *w, const struct metrics_exemplar *ex,
+			      double value, ...)
+{
+	va_list ap;
+
+	va_start(ap, value);
+	write_sample_ex(w, w->type == METRIC_COUNTER ? "_total" : "", value, NULL, NULL, ex, ap);
+	va_end(ap);
 }
 
 void metrics__sample(struct metrics_writer *w, double value, ...)

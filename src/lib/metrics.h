@@ -49,6 +49,17 @@ void metrics__family(struct metrics_writer *w, const char *name, enum metric_typ
  * NULL; values are escaped by the writer. Counters get "_total" appended.
  */
 void metrics__sample(struct metrics_writer *w, double value, ...) __attribute__((sentinel));
+/* An OpenMetrics exemplar: label name/value pairs (at most 128 UTF-8 characters in all). */
+struct metrics_exemplar {
+	const char *const *labels; /* name, value, name, value, ... */
+	size_t nr_labels;	   /* pairs */
+	double value;
+	double timestamp; /* seconds since the epoch; 0: none */
+};
+
+/* Like metrics__sample, with an exemplar written in OpenMetrics (and dropped in text 0.0.4). */
+void metrics__sample_exemplar(struct metrics_writer *w, const struct metrics_exemplar *ex,
+			      double value, ...) __attribute__((sentinel));
 /* Like metrics__sample with an explicit suffix (histograms: "_bucket", "_sum", "_count"). */
 void metrics__sample_suffix(struct metrics_writer *w, const char *suffix, double value, ...)
 	__attribute__((sentinel));

@@ -14,7 +14,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import ROOT, Daemon, check, exit_status, free_port, start_target, traces  # noqa: E402
+from aplib import BUILD, ROOT, Daemon, check, exit_status, free_port, start_target, traces  # noqa: E402
 
 PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
 REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
@@ -199,6 +199,49 @@ def test_503_retried():
         rx.stop()
 
 
+def test_links():
+    """Samples taken inside a span carry it as a Link; links are spans the program published."""
+    rx = Receiver()
+    d = Daemon("--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--otlp.interval=1s")
+    try:
+        out = subprocess.run([os.path.join(BUILD, "tctargets", "tctx_exe"), "3"], check=True,
+                             capture_output=True, text=True).stdout
+        pid = int(next(l.split()[1] for l in out.splitlines() if l.startswith("PID")))
+        spans = {(l.split()[2], l.split()[3]) for l in out.splitlines() if l.startswith("SPAN")}
+        time.sleep(3)
+        linked = unlinked = 0
+        for _, h, b, _ in rx.accepted():
+            req = decode(b, h)
+            dic = req["dictionary"][0]
+            links = dic.get("link_table", [])
+            assert links and links[0] == {}, "link_table[0] must be the zero link"
+            for rp in req.get("resource_profiles", []):
+                if resource_attrs(rp, dic["string_table"]).get("process.pid") != str(pid):
+                    continue
+                for sp in rp["scope_profiles"]:
+                    for prof in sp.get("profiles", []):
+                        for smp in prof.get("samples", []):
+                            li = int(smp.get("link_index", ["0"])[0])
+                            if not li:
+                                unlinked += 1
+                                continue
+                            link = links[li]
+                            pair = (octal_hex(link["trace_id"][0]), octal_hex(link["span_id"][0]))
+                            assert pair in spans, "link %s was never published" % (pair,)
+                            linked += 1
+        assert linked >= 10, (linked, unlinked)
+        assert unlinked >= 1, "the untraced thread's samples must have no link"
+    finally:
+        d.stop()
+        rx.stop()
+
+
+def octal_hex(s):
+    """protoc prints bytes as a C-escaped string; back to lower-case hex."""
+    raw = s.encode("latin-1").decode("unicode_escape").encode("latin-1")
+    return raw.hex()
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
@@ -229,5 +272,6 @@ def test_collector_down_bounded():
 
 check("otlp_push_matches_pprof", test_push_matches_pprof)
 check("otlp_503_retried_nothing_lost", test_503_retried)
+check("otlp_links_are_published_spans", test_links)
 check("otlp_collector_down_bounded", test_collector_down_bounded)
 sys.exit(exit_status())

@@ -6,6 +6,7 @@ each span; a third thread has none. Every trace/span label in the profile must b
 program logged, >= 90 % of the traced threads' samples carry one, none of the untraced."""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -67,6 +68,33 @@ def check_program(name):
     assert {lab["trace_id"] for _, lab, _ in got} == {trace}
 
 
+def test_exemplar():
+    """OpenMetrics: the process's CPU counter carries its latest span as an exemplar."""
+    p = subprocess.Popen([os.path.join(BUILD, "tctargets", "tctx_exe"), "4"],
+                         stdout=subprocess.PIPE, text=True)
+    pid = None
+    while pid is None:
+        f = p.stdout.readline().split()
+        if f and f[0] == "PID":
+            pid = int(f[1])
+    time.sleep(2)
+    code, headers, body = d.get("/metrics", {"Accept": "application/openmetrics-text"})
+    out = p.communicate()[0]
+    spans = {(l.split()[2], l.split()[3]) for l in out.splitlines() if l.startswith("SPAN")}
+    assert code == 200 and body.endswith(b"# EOF\n"), code
+    text = body.decode()
+    assert "# TYPE autoprof_process_cpu_seconds counter" in text
+    line = next((l for l in text.splitlines() if l.startswith(
+        'autoprof_process_cpu_seconds_total{pid="%d",exe="tctx_exe"}' % pid)), None)
+    assert line, "no CPU counter for pid %d" % pid
+    m = re.search(r' # \{trace_id="([0-9a-f]{32})",span_id="([0-9a-f]{16})"\} [0-9.e-]+ [0-9.]+$', line)
+    assert m, line
+    assert (m.group(1), m.group(2)) in spans, "exemplar %s was never published" % (m.groups(),)
+    # The text format has no exemplars.
+    text = d.get("/metrics")[2].decode()
+    assert " # {" not in text
+
+
 def test_bad_ids():
     for q in ("trace_id=xyz", "trace_id=" + "0" * 31, "span_id=" + "g" * 16):
         code, _, body = d.get("/debug/pprof/profile?" + q)
@@ -76,5 +104,6 @@ def test_bad_ids():
 check("context_in_executable", check_program, "tctx_exe")
 check("context_in_tlsdesc_library", check_program, "tctx_lib")
 check("bad_trace_and_span_ids_400", test_bad_ids)
+check("openmetrics_exemplar_is_a_published_span", test_exemplar)
 d.stop()
 sys.exit(exit_status())

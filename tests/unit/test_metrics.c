@@ -211,6 +211,39 @@ TEST(openmetrics_format)
 	buf__free(&out);
 }
 
+static void with_exemplar(struct metrics_writer *w, void *ctx)
+{
+	const char *labels[] = { "trace_id", "4bf92f3577b34da6a3ce929d0e0e4736", "span_id",
+				 "00f067aa0ba902b7" };
+	struct metrics_exemplar ex = { labels, 2, 0.01, 1700000000.5 };
+
+	(void)ctx;
+	metrics__family(w, "test_cpu_seconds", METRIC_COUNTER, "cpu");
+	metrics__sample_exemplar(w, &ex, 1.5, "pid", "7", NULL);
+	ex.nr_labels = 0;
+	metrics__sample_exemplar(w, &ex, 2, "pid", "8", NULL);
+}
+
+TEST(exemplars_only_in_openmetrics)
+{
+	struct buf out = {};
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register(with_exemplar, NULL), 0);
+	CHECK_EQ(metrics__render(&out, true), 0);
+	CHECK(strstr(out.data, "\ntest_cpu_seconds_total{pid=\"7\"} 1.5 # {trace_id=\"4bf92f3577b34"
+			       "da6a3ce929d0e0e4736\",span_id=\"00f067aa0ba902b7\"} 0.01 "
+			       "1700000000.500\n"));
+	/* No exemplar to show: a plain sample. */
+	CHECK(strstr(out.data, "\ntest_cpu_seconds_total{pid=\"8\"} 2\n"));
+	buf__reset(&out);
+	CHECK_EQ(metrics__render(&out, false), 0);
+	CHECK(strstr(out.data, "\ntest_cpu_seconds_total{pid=\"7\"} 1.5\n"));
+	CHECK(!strstr(out.data, "trace_id"));
+	buf__free(&out);
+	metrics__unregister_all();
+}
+
 TEST(empty_registry)
 {
 	struct buf out = {};
@@ -332,6 +365,7 @@ int main(void)
 	RUN(text_format_passes_promtool);
 	RUN(promtool_rejects_broken_text);
 	RUN(openmetrics_format);
+	RUN(exemplars_only_in_openmetrics);
 	RUN(empty_registry);
 	RUN(unregister_one);
 	RUN(concurrent_renders);
