@@ -255,7 +255,10 @@ def test_collector_down_bounded():
                "--otlp.queue-size=64KiB", "--otlp.timeout=1s")
     try:
         p, _ = start_target("cpu_shares", 14)
-        time.sleep(4)  # past the first pushes' symbol loading (kallsyms, libc's DWARF)
+        time.sleep(4)
+        # Load what symbolizing costs once (kallsyms, libc's DWARF) before measuring: a
+        # whole-host profile has kernel frames, which a spinning target may not show for a while.
+        assert d.get("/debug/pprof/profile?seconds=4")[0] == 200
         rss0, file0 = rss_kib(d.proc.pid), rss_kib(d.proc.pid, "RssFile")
         time.sleep(9)
         grown = rss_kib(d.proc.pid) - rss0
