@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../lib/hash.h"
+#include "../lib/hex.h"
 #include "../lib/metrics.h"
 #include "proccpu.h"
 
@@ -104,16 +105,6 @@ void proccpu__exit(struct proccpu *pc, uint32_t pid)
 	pthread_mutex_unlock(&pc->lock);
 }
 
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 void proccpu__metrics(struct metrics_writer *w, void *ctx)
 {
@@ -135,8 +126,8 @@ void proccpu__metrics(struct metrics_writer *w, void *ctx)
 			};
 
 			snprintf(pid, sizeof(pid), "%u", a->pid);
-			hex(a->trace, 16, trace_id);
-			hex(a->trace + 16, 8, span_id);
+			hex__encode(a->trace, 16, trace_id);
+			hex__encode(a->trace + 16, 8, span_id);
 			metrics__sample_exemplar(w, &ex, a->cpu_ns / 1e9, "pid", pid, "exe", a->exe,
 						 NULL);
 		}

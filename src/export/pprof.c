@@ -11,6 +11,7 @@
 #include "pprof/profile.pb-c.h"
 
 #include "../lib/hash.h"
+#include "../lib/hex.h"
 #include "../lib/log.h"
 #include "../lib/strtab.h"
 #include "../profiles.h"
@@ -67,16 +68,6 @@ enum { LABEL_PID, LABEL_TID, LABEL_COMM, LABEL_EXE, LABEL_TRACE_ID, LABEL_SPAN_I
 static const char *const label_names[NR_LABELS] = { "pid", "tid", "comm", "exe", "trace_id",
 						    "span_id" };
 
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 /* Fills the samples, symbolizing and deduplicating their frames into e on the way. */
 static int pprof__samples(const struct store_result *res, unsigned int nr_values, struct enc *e,
@@ -137,8 +128,8 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 		strs[LABEL_EXE] = row->exe;
 		strs[LABEL_TRACE_ID] = strs[LABEL_SPAN_ID] = NULL;
 		if (row->trace_id) {
-			hex(row->trace_id, 16, trace_id);
-			hex(row->span_id, 8, span_id);
+			hex__encode(row->trace_id, 16, trace_id);
+			hex__encode(row->span_id, 8, span_id);
 			strs[LABEL_TRACE_ID] = trace_id;
 			strs[LABEL_SPAN_ID] = span_id;
 		}
