@@ -105,6 +105,7 @@ static int handle_sample(void *arg, void *data, size_t size)
 		.exe = p ? proc__exe(p) : "",
 		.exe_path = p ? proc__exe_path(p) : "",
 		.container_id = p ? proc__container_id(p) : "",
+		.service = p ? proc__service(p) : "",
 		.trace_id = e->flags & ONCPU_F_TRACE_CTX ? e->trace_id : NULL,
 		.span_id = e->flags & ONCPU_F_TRACE_CTX ? e->span_id : NULL,
 		.frames = oc->frames,

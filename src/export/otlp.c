@@ -107,6 +107,7 @@ struct otlp_proc {
 	const char *exe;
 	const char *exe_path;
 	const char *container_id;
+	const char *service;
 };
 
 /* Everything deduplicated before a single message is built. */
@@ -316,6 +317,7 @@ static int64_t otlp__proc(struct otlp_enc *o, const struct store_row *row)
 	p->exe = first_set(p->exe, row->exe);
 	p->exe_path = first_set(p->exe_path, row->exe_path);
 	p->container_id = first_set(p->container_id, row->container_id);
+	p->service = first_set(p->service, row->service);
 	return p - o->procs;
 }
 
@@ -746,7 +748,7 @@ static void otlp__profile_ids(uint8_t *ids, size_t n)
 	}
 }
 
-enum { RES_HOST, RES_PID, RES_EXE, RES_EXE_PATH, RES_CONTAINER, NR_RES_ATTRS };
+enum { RES_HOST, RES_PID, RES_EXE, RES_EXE_PATH, RES_CONTAINER, RES_SERVICE, NR_RES_ATTRS };
 
 static void kv__string(pb_kv *kv, pb_any *v, const char *key, const char *s)
 {
@@ -796,6 +798,11 @@ static void otlp__resource(const struct otlp_proc *p, const struct otlp_host *ho
 	}
 	if (p->container_id && p->container_id[0]) {
 		kv__string(&kvs[n], &vals[n], "container.id", p->container_id);
+		kvs_p[n] = &kvs[n];
+		n++;
+	}
+	if (p->service && p->service[0]) {
+		kv__string(&kvs[n], &vals[n], "service.name", p->service);
 		kvs_p[n] = &kvs[n];
 		n++;
 	}

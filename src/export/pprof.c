@@ -62,11 +62,21 @@ static void pb__free(struct pb *pb)
 	free(pb->maps_p);
 }
 
-enum { LABEL_PID, LABEL_TID, LABEL_COMM, LABEL_EXE, LABEL_TRACE_ID, LABEL_SPAN_ID, NR_LABELS };
+enum {
+	LABEL_PID,
+	LABEL_TID,
+	LABEL_COMM,
+	LABEL_EXE,
+	LABEL_SERVICE,
+	LABEL_TRACE_ID,
+	LABEL_SPAN_ID,
+	NR_LABELS
+};
 
 /* trace_id and span_id, lower-case hex, are what Grafana Pyroscope links spans to profiles by. */
-static const char *const label_names[NR_LABELS] = { "pid", "tid", "comm", "exe", "trace_id",
-						    "span_id" };
+/* service_name: the OpenTelemetry service.name, as Pyroscope names it. */
+static const char *const label_names[NR_LABELS] = { "pid",	    "tid",	"comm",	  "exe",
+						    "service_name", "trace_id", "span_id" };
 
 
 /* Fills the samples, symbolizing and deduplicating their frames into e on the way. */
@@ -126,6 +136,7 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 		strs[LABEL_TID] = tid;
 		strs[LABEL_COMM] = row->comm;
 		strs[LABEL_EXE] = row->exe;
+		strs[LABEL_SERVICE] = row->service;
 		strs[LABEL_TRACE_ID] = strs[LABEL_SPAN_ID] = NULL;
 		if (row->trace_id) {
 			hex__encode(row->trace_id, 16, trace_id);

@@ -36,9 +36,10 @@ struct labels {
 	char comm[16];
 	uint8_t trace[24]; /* trace_id then span_id; all zero: no span */
 	bool has_trace;
-	/* Process strings, one allocation: exe, then exe_path, then container_id. */
+	/* Process strings, one allocation: exe, exe_path, container_id, service. */
 	const char *exe_path;
 	const char *container_id;
+	const char *service;
 	size_t strs_len;
 	char exe[];
 };
@@ -268,8 +269,10 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	const char *exe = smp->exe ? smp->exe : "";
 	const char *path = smp->exe_path ? smp->exe_path : "";
 	const char *cid = smp->container_id ? smp->container_id : "";
+	const char *svc = smp->service ? smp->service : "";
 	size_t exe_len = strlen(exe), path_len = strlen(path), cid_len = strlen(cid);
-	size_t strs_len = exe_len + path_len + cid_len + 3;
+	size_t svc_len = strlen(svc);
+	size_t strs_len = exe_len + path_len + cid_len + svc_len + 4;
 	struct labels *l;
 	uint64_t h;
 
@@ -279,7 +282,8 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		memcpy(key.trace + 16, smp->span_id, 8);
 	}
 	h = hash__bytes(&key, sizeof(key), 0) ^ hash__bytes(exe, exe_len, 1) ^
-	    hash__bytes(path, path_len, 2) ^ hash__bytes(cid, cid_len, 3);
+	    hash__bytes(path, path_len, 2) ^ hash__bytes(cid, cid_len, 3) ^
+	    hash__bytes(svc, svc_len, 4);
 	if (itab__grow(st, &st->labels))
 		return NULL;
 	for (l = st->labels.buckets[h & (st->labels.nr_buckets - 1)]; l; l = l->next) {
@@ -287,7 +291,8 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		    !memcmp(l->comm, key.comm, sizeof(key.comm)) &&
 		    l->has_trace == !!smp->trace_id && !memcmp(l->trace, key.trace, 24) &&
 		    !strcmp(l->exe, exe) &&
-		    !strcmp(l->exe_path, path) && !strcmp(l->container_id, cid)) {
+		    !strcmp(l->exe_path, path) && !strcmp(l->container_id, cid) &&
+		    !strcmp(l->service, svc)) {
 			l->refcnt++;
 			return l;
 		}
@@ -305,8 +310,10 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	memcpy(l->exe, exe, exe_len + 1);
 	memcpy(l->exe + exe_len + 1, path, path_len + 1);
 	memcpy(l->exe + exe_len + path_len + 2, cid, cid_len + 1);
+	memcpy(l->exe + exe_len + path_len + cid_len + 3, svc, svc_len + 1);
 	l->exe_path = l->exe + exe_len + 1;
 	l->container_id = l->exe + exe_len + path_len + 2;
+	l->service = l->exe + exe_len + path_len + cid_len + 3;
 	l->strs_len = strs_len;
 	l->next = st->labels.buckets[h & (st->labels.nr_buckets - 1)];
 	st->labels.buckets[h & (st->labels.nr_buckets - 1)] = l;
@@ -535,6 +542,7 @@ static int query_locked(struct store *st, enum profile_type type, int64_t first,
 					.exe = r->labels->exe,
 					.exe_path = r->labels->exe_path,
 					.container_id = r->labels->container_id,
+					.service = r->labels->service,
 					.trace_id = r->labels->has_trace ? r->labels->trace : NULL,
 					.span_id = r->labels->has_trace ? r->labels->trace + 16 : NULL,
 				};

@@ -30,6 +30,7 @@ struct sample {
 	const char *exe;	/* process executable basename */
 	const char *exe_path;	/* process executable path as the process sees it, or NULL */
 	const char *container_id; /* from the process's cgroup, or NULL */
+	const char *service;	  /* OpenTelemetry service.name the process declares, or NULL */
 	const uint8_t *trace_id;  /* 16 bytes of the thread's active span, or NULL */
 	const uint8_t *span_id;	  /* 8 bytes, with trace_id */
 	const struct frame *frames;
@@ -58,6 +59,7 @@ struct store_row {
 	const char *container_id; /* "" when unknown */
 	const uint8_t *trace_id;  /* 16 bytes, or NULL when no span was active */
 	const uint8_t *span_id;	  /* 8 bytes, with trace_id */
+	const char *service;	  /* "" when the process declares none */
 };
 
 struct store_result {

@@ -2,6 +2,7 @@
 #define pr_fmt(fmt) "proctab: " fmt
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct proc {
 	char exe[128];
 	char *exe_path;	       /* as the process sees it */
 	char container_id[65]; /* "" outside containers */
+	char service[128];     /* OpenTelemetry service.name from its environment, or "" */
 	struct proc_map *maps;
 	uint32_t nr_maps;
 	uint64_t maps_read_ns;
@@ -158,6 +160,54 @@ static void read_exe(struct proc *p)
 	p->exe_path = strdup(path);
 }
 
+/*
+ * The OpenTelemetry service name a process declares in its environment: OTEL_SERVICE_NAME, else
+ * service.name in OTEL_RESOURCE_ATTRIBUTES (the SDKs' own precedence).
+ */
+static void read_service(struct proc *p)
+{
+	/* Environments past this are rare; the variable is then looked for in what was read. */
+	const size_t cap = 128 * 1024;
+	const char *attrs = NULL;
+	char path[64], *env;
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	p->service[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/environ", p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	env = malloc(cap);
+	if (!env)
+		goto out_close;
+	/* The kernel hands the environment out a page per read. */
+	while (n < cap - 1 && (r = read(fd, env + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	env[n] = '\0';
+	for (char *v = env; v < env + n; v += strlen(v) + 1) {
+		if (!strncmp(v, "OTEL_SERVICE_NAME=", 18) && v[18]) {
+			snprintf(p->service, sizeof(p->service), "%s", v + 18);
+			goto out_free;
+		}
+		if (!strncmp(v, "OTEL_RESOURCE_ATTRIBUTES=", 25))
+			attrs = v + 25;
+	}
+	for (const char *a = attrs; a && *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : NULL) {
+		if (!strncmp(a, "service.name=", 13)) {
+			size_t len = strcspn(a + 13, ",");
+
+			snprintf(p->service, sizeof(p->service), "%.*s", (int)len, a + 13);
+			break;
+		}
+	}
+out_free:
+	free(env);
+out_close:
+	close(fd);
+}
+
 static bool is_hex(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -204,6 +254,7 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	if (!p->exe[0]) {
 		read_exe(p);
 		read_container_id(p);
+		read_service(p);
 	}
 	err = maps__for_each(p->pid, true, add_map, &ctx);
 	p->jit = fresh.jit;
@@ -324,6 +375,11 @@ const char *proc__exe_path(const struct proc *p)
 const char *proc__container_id(const struct proc *p)
 {
 	return p->container_id;
+}
+
+const char *proc__service(const struct proc *p)
+{
+	return p->service;
 }
 
 static const struct proc_map *lookup_map(const struct proc *p, uint64_t addr)

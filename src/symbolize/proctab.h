@@ -37,6 +37,8 @@ unsigned int *proc__collector_flags(struct proc *p);
 /* Executable path as the process sees it, and container id from its cgroup; "" if unknown. */
 const char *proc__exe_path(const struct proc *p);
 const char *proc__container_id(const struct proc *p);
+/* service.name from OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES; "" if none. */
+const char *proc__service(const struct proc *p);
 /*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
  * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a

@@ -87,10 +87,11 @@ def run_target(name, *args):
                           capture_output=True, text=True).stdout
 
 
-def start_target(name, *args):
-    """Starts a test target that prints its pid first; returns (Popen, pid)."""
+def start_target(name, *args, env=None):
+    """Starts a test target that prints its pid first; returns (Popen, pid). env: extra
+    environment variables."""
     p = subprocess.Popen([os.path.join(TARGETS, name), *map(str, args)], stdout=subprocess.PIPE,
-                         text=True)
+                         text=True, env=dict(os.environ, **env) if env else None)
     return p, int(p.stdout.readline())
 
 
@@ -117,7 +118,7 @@ def traces(data):
         for line in block.splitlines():
             if not line.strip():
                 continue
-            m = re.match(r"^\s+(\w+):\s+(.*)$", line)
+            m = re.match(r"^\s*(\w+):\s+(.*)$", line)
             if m and count is None:
                 labels[m.group(1)] = m.group(2).strip()
                 continue

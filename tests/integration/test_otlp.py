@@ -132,7 +132,7 @@ def test_push_matches_pprof():
     d = Daemon("--otlp.endpoint=http://127.0.0.1:%d/" % rx.port, "--otlp.interval=2s",
                "--otlp.headers=X-Scope-OrgID=tenant-1,Authorization=Bearer t0ken")
     try:
-        p, pid = start_target("cpu_shares", 3)
+        p, pid = start_target("cpu_shares", 3, env={"OTEL_SERVICE_NAME": "checkout"})
         p.wait()
         time.sleep(5)  # two pushes past the target's last complete second
         assert rx.accepted(), "nothing pushed"
@@ -160,8 +160,11 @@ def test_push_matches_pprof():
         assert nanos == total * 10101010, (nanos, total)
         assert set(leaves) >= {"hot_60", "hot_30", "hot_10"}, leaves
         # The same process in pprof: every one of its samples went out exactly once.
-        pprof_total = sum(c for c, _, _ in traces(d.get(
-            "/debug/pprof/profile?seconds=20&pid=%d" % pid)[2]))
+        pprof_traces = traces(d.get("/debug/pprof/profile?seconds=20&pid=%d" % pid)[2])
+        pprof_total = sum(c for c, _, _ in pprof_traces)
+        # The image the service runs in (not the forked launcher before its exec).
+        assert {lab.get("service_name") for _, lab, _ in pprof_traces
+                if lab.get("exe") == "cpu_shares"} == {"checkout"}
         assert total == pprof_total, "OTLP %d samples, pprof %d" % (total, pprof_total)
         # Resource and sample attributes.
         req = next(r for r in reqs if samples_of(r, pid, "samples")[0])
@@ -172,6 +175,7 @@ def test_push_matches_pprof():
         assert attrs.get("process.executable.name") == "cpu_shares", attrs
         assert attrs.get("process.executable.path", "").endswith("/targets/cpu_shares"), attrs
         assert attrs.get("host.name") == os.uname().nodename, attrs
+        assert attrs.get("service.name") == "checkout", attrs
         keys = {strings[int(a["key_strindex"][0])] for a in req["dictionary"][0]["attribute_table"][1:]}
         assert {"thread.name", "thread.id", "profile.frame.type",
                 "process.executable.build_id.gnu"} <= keys, keys
