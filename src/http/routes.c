@@ -14,6 +14,7 @@
 #include "../lib/metrics.h"
 #include "../profiles.h"
 #include "../store/store.h"
+#include "../lib/hex.h"
 #include "http.h"
 
 #define NSEC 1000000000ULL
@@ -95,9 +96,7 @@ static int parse_hex(const char *s, uint8_t *out, size_t n)
 	if (strlen(s) != 2 * n)
 		return -EINVAL;
 	for (size_t i = 0; i < 2 * n; i++) {
-		int v = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' :
-			s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10 :
-			s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10 : -1;
+		int v = hex__digit(s[i]);
 
 		if (v < 0)
 			return -EINVAL;

@@ -17,4 +17,15 @@ static inline void hex__encode(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* The value of a hex digit (either case), or -1. */
+static inline int hex__digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
 #endif

@@ -30,7 +30,6 @@ struct dso {
 	int pid;
 	char *perf_map_paths[2];
 	struct perf_map *perf_map;
-	uint64_t perf_map_loaded_ns;
 	int64_t perf_map_size;
 	int load_error;	/* negative errno of the last failed load, 0 otherwise */
 	uint64_t last_used; /* symbolizer's lookup clock, for LRU eviction of elf */

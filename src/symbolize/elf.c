@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../lib/log.h"
+#include "../lib/hex.h"
 #include "elf.h"
 
 /* Build IDs are 20 bytes (sha1) by default; --build-id=0x... may be longer, but not sanely. */
@@ -82,17 +83,6 @@ static int elf__begin(int fd, Elf **out)
 	return 0;
 }
 
-static void build_id__to_hex(const unsigned char *id, size_t len, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		hex[2 * i] = digits[id[i] >> 4];
-		hex[2 * i + 1] = digits[id[i] & 0xf];
-	}
-	hex[2 * len] = '\0';
-}
-
 /* Returns 1 when data held a GNU build ID note (copied into hex), 0 otherwise. */
 static int notes__find_build_id(Elf_Data *data, char *hex, size_t hex_size)
 {
@@ -110,7 +100,7 @@ static int notes__find_build_id(Elf_Data *data, char *hex, size_t hex_size)
 		if (nhdr.n_descsz == 0 || nhdr.n_descsz > BUILD_ID_MAX ||
 		    2 * (size_t)nhdr.n_descsz + 1 > hex_size)
 			continue;
-		build_id__to_hex((const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz, hex);
+		hex__encode((const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz, hex);
 		return 1;
 	}
 	return 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/hex.h"
 #include "kallsyms.h"
 
 #define NO_MODULE UINT32_MAX
@@ -83,16 +84,6 @@ out_free:
 out_close:
 	close(fd);
 	return err;
-}
-
-static int hex__value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 /* Text symbols: local and global code, and weak symbols (which kallsyms shows for code). */
@@ -172,7 +163,7 @@ static int kallsyms__parse(char *buf, size_t len, struct ksyms *s, size_t *blob_
 		if (!eol)
 			eol = end;
 		r = eol + 1;
-		for (int v; p < eol && (v = hex__value(*p)) >= 0; p++, digits++)
+		for (int v; p < eol && (v = hex__digit(*p)) >= 0; p++, digits++)
 			addr = addr << 4 | (uint64_t)v;
 		if (!digits || digits > 16 || p + 3 > eol || p[0] != ' ' || p[2] != ' ')
 			continue;

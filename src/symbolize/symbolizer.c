@@ -509,7 +509,7 @@ static int lookup_jit(struct symbolizer *sym, const struct frame *f, struct strt
 {
 	struct dso *dso = f->dso;
 	const char *name = NULL;
-	uint64_t start, now = ++sym->clock;
+	uint64_t start;
 
 	if (dso->perf_map)
 		name = perf_map__lookup(dso->perf_map, f->addr, &start);
@@ -524,7 +524,6 @@ static int lookup_jit(struct symbolizer *sym, const struct frame *f, struct strt
 		perf_map__free(dso->perf_map);
 		dso->perf_map = pm;
 		dso->perf_map_size = size;
-		dso->perf_map_loaded_ns = now;
 		sym->stats.loads++;
 		name = perf_map__lookup(pm, f->addr, &start);
 	}
