@@ -70,29 +70,6 @@ static bool locate__seen(struct locate_ctx *lc, const char *path)
 	return false;
 }
 
-/*
- * map_files opens the very file mapped, even deleted or in another mount namespace, but needs
- * CAP_SYS_ADMIN; the path under the process's root is the next best.
- */
-static int locate__open(int pid, const struct map_entry *e)
-{
-	char path[PATH_MAX + 64];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
-		 e->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		return err;
-	}
-	return fd;
-}
-
 /* Returns 0 with the symbol filled, -ENOENT when .dynsym has no such TLS symbol. */
 static int elf__find_tls_sym(Elf *elf, struct tls_sym *ts)
 {
@@ -308,7 +285,7 @@ static int locate__mapping(const struct map_entry *e, void *ctx)
 	/* Anonymous memory, [vdso] and the like have no file to read. */
 	if (e->path[0] != '/' || locate__seen(lc, e->path))
 		return 0;
-	fd = locate__open(lc->pid, e);
+	fd = maps__open_file(lc->pid, e);
 	if (fd < 0) {
 		pr_debug("pid %d: cannot open %s: %s\n", lc->pid, e->path, strerror(-fd));
 		if (!lc->open_err)

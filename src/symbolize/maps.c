@@ -2,6 +2,9 @@
 #define pr_fmt(fmt) "maps: " fmt
 
 #include <errno.h>
+#include <limits.h>
+#include <inttypes.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,4 +132,19 @@ int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e,
 	free(line);
 	fclose(f);
 	return err;
+}
+
+int maps__open_file(int pid, const struct map_entry *e)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
+		 e->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
 }

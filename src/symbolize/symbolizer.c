@@ -263,22 +263,6 @@ static void unindex_dso(struct symbolizer *sym, struct dso *dso)
 	dso->indexed = false;
 }
 
-static int open_mapped_file(int pid, const struct map_entry *e)
-{
-	char path[4200];
-	int fd;
-
-	/* map_files reaches deleted files and files in other mount namespaces alike. */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
-		 e->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
-}
-
 struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const struct map_entry *e)
 {
 	dev_t dev = makedev(e->dev_major, e->dev_minor);
@@ -304,7 +288,7 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 	if (dso)
 		return dso;
 
-	fd = open_mapped_file(pid, e);
+	fd = maps__open_file(pid, e);
 	if (fd < 0) {
 		__atomic_fetch_add(&sym->stats.open_errors, 1, __ATOMIC_RELAXED);
 		pr_debug("cannot open %s of pid %d: %s\n", e->path, pid, strerror(-fd));
