@@ -37,20 +37,21 @@ struct oncpu {
 	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
 };
 
-#define TRACECTX_LOOKED 1u
-
 /*
- * Once per process image (the first samples of a new image wake us at once): where its
- * threads publish their OTEP 4947 context, for the BPF program to read at every sample.
+ * Where the process's threads publish their OTEP 4947 context, for the BPF program to read at
+ * every sample. Looked up again whenever its mappings were re-read: a library defining the
+ * variable may be mapped after the first samples (by the dynamic loader, or dlopen). The
+ * collector flags hold the maps generation last looked at.
  */
 static void locate_trace_context(struct oncpu *oc, struct proc *p, uint32_t pid)
 {
-	unsigned int *flags = proc__collector_flags(p);
+	unsigned int *looked = proc__collector_flags(p);
+	uint32_t gen = proc__maps_generation(p);
 	int64_t off;
 
-	if (*flags & TRACECTX_LOOKED)
+	if (*looked == gen)
 		return;
-	*flags |= TRACECTX_LOOKED;
+	*looked = gen;
 	if (tracectx__locate((int)pid, &off))
 		return;
 	if (bpf_map_update_elem(oc->ctx->tracectx_fd, &pid, &off, BPF_ANY))

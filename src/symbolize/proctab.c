@@ -45,6 +45,7 @@ struct proc {
 	uint32_t fast_rereads;
 	struct dso *jit; /* this process's anonymous executable memory, made on first sight */
 	unsigned int collector_flags;
+	uint32_t maps_gen; /* bumped at every successful read of the maps */
 };
 
 struct proctab {
@@ -273,6 +274,7 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	proc__drop_maps(p);
 	p->maps = fresh.maps;
 	p->nr_maps = fresh.nr_maps;
+	p->maps_gen++;
 	pr_debug("pid %u (%s): %u executable mappings\n", p->pid, p->exe, p->nr_maps);
 }
 
@@ -365,6 +367,11 @@ const char *proc__exe(const struct proc *p)
 unsigned int *proc__collector_flags(struct proc *p)
 {
 	return &p->collector_flags;
+}
+
+uint32_t proc__maps_generation(const struct proc *p)
+{
+	return p->maps_gen;
 }
 
 const char *proc__exe_path(const struct proc *p)
