@@ -16,6 +16,8 @@
 
 /* Wake user space only when this much is waiting; otherwise it drains on its own timer. */
 const volatile __u64 wakeup_bytes = 256 * 1024;
+/* Walk user stacks by unwind tables (false: frame pointers only, bpf_get_stack). */
+const volatile bool unwind_tables = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -24,6 +26,7 @@ struct {
 
 #include "known_pids.bpf.h"
 #include "tracectx.bpf.h"
+#include "unwind.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -46,6 +49,56 @@ static __always_inline void count(__u32 idx)
 
 	if (c)
 		(*c)++;
+}
+
+/*
+ * The user registers to unwind from: the sample's own when it struck user code, else those the
+ * task entered the kernel with.
+ */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				      __u64 *ip, __u64 *sp, __u64 *bp)
+{
+	struct pt_regs *regs;
+	/* The context allows only whole-word loads: no narrowing to the low byte. */
+	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+
+	if ((cs & 3) == 3) {
+		*ip = ctx->regs.ip;
+		*sp = ctx->regs.sp;
+		*bp = ctx->regs.bp;
+		return true;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return false;
+	*ip = BPF_CORE_READ(regs, ip);
+	*sp = BPF_CORE_READ(regs, sp);
+	*bp = BPF_CORE_READ(regs, bp);
+	return *ip != 0;
+}
+
+/* The user stack by unwind tables into stack[], or -1 to fall back to frame pointers. */
+static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
+					     struct task_struct *task, struct oncpu_event *e,
+					     __u64 *stack)
+{
+	bool truncated = false, miss = false;
+	__u64 ip, sp, bp;
+	long n;
+
+	if (!unwind_tables || !user_regs(ctx, task, &ip, &sp, &bp))
+		return -1;
+	n = unwind__user_stack(e->pid, ip, sp, bp, stack, &truncated, &miss);
+	if (n < 0)
+		return -1;
+	if (truncated) {
+		e->flags |= ONCPU_F_USTACK_TRUNCATED;
+		if (n >= UNWIND_MAX_FRAMES)
+			count(ONCPU_CNT_USTACK_TRUNCATED);
+	}
+	if (miss)
+		e->flags |= ONCPU_F_UNWIND_MISS;
+	return n;
 }
 
 /* The first samples of a new process image must reach user space while the process lives. */
@@ -90,7 +143,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (tracectx__read(e->pid, e->trace_id, e->span_id))
 		e->flags |= ONCPU_F_TRACE_CTX;
-	task = (struct task_struct *)bpf_get_current_task();
+	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= ONCPU_F_KTHREAD;
 
@@ -104,7 +157,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		kn = ONCPU_MAX_KSTACK;
 
 	un = 0;
-	if (!(e->flags & ONCPU_F_KTHREAD)) {
+	if (!(e->flags & ONCPU_F_KTHREAD))
+		un = table_user_stack(ctx, task, e, &e->stack[kn]);
+	if (un < 0) {
+		e->flags |= ONCPU_F_USTACK_FP;
 		un = bpf_get_stack(ctx, &e->stack[kn], ONCPU_MAX_USTACK * sizeof(__u64),
 				   BPF_F_USER_STACK);
 		if (un < 0) {

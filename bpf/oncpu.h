@@ -11,9 +11,11 @@
 
 enum oncpu_flags {
 	ONCPU_F_KTHREAD = 1 << 0,	  /* kernel thread: no user stack by design */
-	ONCPU_F_USTACK_TRUNCATED = 1 << 1, /* the user stack filled ONCPU_MAX_USTACK */
+	ONCPU_F_USTACK_TRUNCATED = 1 << 1, /* the user stack ended before its outermost frame */
 	ONCPU_F_USTACK_ERROR = 1 << 2,	  /* bpf_get_stack() failed for the user stack */
 	ONCPU_F_TRACE_CTX = 1 << 3,	  /* trace_id/span_id hold the thread's active span */
+	ONCPU_F_USTACK_FP = 1 << 4,	  /* user stack walked by frame pointers alone */
+	ONCPU_F_UNWIND_MISS = 1 << 5,	  /* a user pc outside the process's known mappings */
 };
 
 /*

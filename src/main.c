@@ -26,8 +26,11 @@
 #include "store/store.h"
 #include "symbolize/proctab.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/unwind.h"
 
 #define POLL_MS 100
+/* Processes with an unwind mapping table (about 6 KiB of kernel memory each, when used). */
+#define UNWIND_MAX_PROCESSES 32768
 #define NSEC 1000000000ULL
 
 static volatile sig_atomic_t stopping;
@@ -163,6 +166,16 @@ int main(int argc, char **argv)
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
+	if (d.cfg.unwind_mode == CONFIG_UNWIND_TABLE) {
+		d.ctx.unwinder = unwinder__new(&(struct unwinder_opts){
+						       .memory_limit = d.cfg.unwind_memory_limit,
+						       .max_processes = UNWIND_MAX_PROCESSES,
+					       },
+					       &err);
+		if (!d.ctx.unwinder)
+			goto cleanup;
+		proctab__set_listener(d.ctx.proctab, unwinder__update, d.ctx.unwinder);
+	}
 	err = selfmetrics__register(&d);
 	if (err)
 		goto cleanup;
@@ -201,6 +214,7 @@ cleanup:
 	proc_collector__free(d.procs);
 	metrics__unregister_all();
 	proctab__free(d.ctx.proctab);
+	unwinder__free(d.ctx.unwinder);
 	proccpu__free(d.ctx.cpu);
 	store__free(d.ctx.store);
 	symbolizer__free(d.ctx.sym);

@@ -12,6 +12,8 @@
 #include "store/store.h"
 #include "symbolize/proctab.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/unwind.h"
+#include "bpf/unwind.h"
 
 #define NSEC 1e9
 
@@ -58,7 +60,8 @@ static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.kstack_errors, "profile", "cpu", "stack", "kernel", NULL);
 	metrics__sample(w, s.ustack_errors, "profile", "cpu", "stack", "user", NULL);
 	metrics__family(w, "autoprof_stacks_truncated", METRIC_COUNTER,
-			"Samples whose user stack was deeper than the BPF walk (127 frames)");
+			"Samples whose user stack was deeper than the walk (127 frames); other "
+			"truncations of table walks: autoprof_unwind_stacks_total");
 	metrics__sample(w, s.ustack_truncated, "profile", "cpu", NULL);
 	metrics__family(w, "autoprof_cpus_sampled", METRIC_GAUGE, "CPUs with an attached sampler");
 	metrics__sample(w, s.cpus, NULL);
@@ -164,10 +167,84 @@ static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.dsos, NULL);
 }
 
+/* How table walks of user stacks ended: a BPF counter each. */
+static const struct {
+	enum unwind_counter counter;
+	const char *result;
+} unwind_results[] = {
+	{ UNWIND_CNT_COMPLETE, "complete" },
+	{ UNWIND_CNT_TRUNC_DEPTH, "truncated_depth" },
+	{ UNWIND_CNT_TRUNC_READ, "truncated_read" },
+	{ UNWIND_CNT_TRUNC_RULE, "truncated_rule" },
+	{ UNWIND_CNT_TRUNC_NOINFO, "truncated_noinfo" },
+};
+
+static void unwind_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct unwinder_stats s;
+
+	if (!d->ctx.unwinder)
+		return;
+	unwinder__stats(d->ctx.unwinder, &s);
+	metrics__family(w, "autoprof_unwind_stacks", METRIC_COUNTER,
+			"User stacks walked by unwind tables, by how the walk ended: complete "
+			"(reached the outermost frame) or truncated_* (depth: over 127 frames; read: "
+			"stack memory unreadable; rule: an unwind rule BPF cannot follow; noinfo: "
+			"a frame with neither unwind info nor frame pointer)");
+	for (size_t i = 0; i < sizeof(unwind_results) / sizeof(unwind_results[0]); i++)
+		metrics__sample(w, s.bpf[unwind_results[i].counter], "result",
+				unwind_results[i].result, NULL);
+	metrics__family(w, "autoprof_unwind_stacks_fp_only", METRIC_COUNTER,
+			"User stacks walked by frame pointers because their process had no "
+			"mapping table yet (its first samples)");
+	metrics__sample(w, s.bpf[UNWIND_CNT_NO_PROC], NULL);
+	metrics__family(w, "autoprof_unwind_frames", METRIC_COUNTER,
+			"User frames unwound, by method: table (an .eh_frame row) or fp (frame "
+			"pointer: JIT code, Go, files without unwind info)");
+	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_TABLE], "method", "table", NULL);
+	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_FP], "method", "fp", NULL);
+	metrics__family(w, "autoprof_unwind_mapping_misses", METRIC_COUNTER,
+			"Stacks with a pc outside their process's known mappings (read again)");
+	metrics__sample(w, s.bpf[UNWIND_CNT_MAPPING_MISS], NULL);
+	metrics__family(w, "autoprof_unwind_table_bytes", METRIC_GAUGE,
+			"Bytes of unwind table rows loaded into BPF");
+	metrics__sample(w, s.row_bytes, NULL);
+	metrics__family(w, "autoprof_unwind_table_capacity_bytes", METRIC_GAUGE,
+			"Bytes of unwind table rows BPF can hold (unwind.memory-limit)");
+	metrics__sample(w, s.capacity_bytes, NULL);
+	metrics__family(w, "autoprof_unwind_files", METRIC_GAUGE,
+			"Executables and libraries with an unwind table loaded");
+	metrics__sample(w, s.files, NULL);
+	metrics__family(w, "autoprof_unwind_processes", METRIC_GAUGE,
+			"Processes with a mapping table in BPF");
+	metrics__sample(w, s.processes, NULL);
+	metrics__family(w, "autoprof_unwind_table_builds", METRIC_COUNTER,
+			"Unwind tables built from files, by result (error: unwind info unreadable)");
+	metrics__sample(w, s.builds, "result", "ok", NULL);
+	metrics__sample(w, s.build_errors, "result", "error", NULL);
+	metrics__family(w, "autoprof_unwind_table_build_seconds", METRIC_COUNTER,
+			"Time spent building unwind tables");
+	metrics__sample(w, s.build_ns / NSEC, NULL);
+	metrics__family(w, "autoprof_unwind_table_evictions", METRIC_COUNTER,
+			"Unwind tables dropped to stay within unwind.memory-limit");
+	metrics__sample(w, s.evictions, NULL);
+	metrics__family(w, "autoprof_unwind_tables_too_big", METRIC_COUNTER,
+			"Files whose unwind table alone exceeds unwind.memory-limit");
+	metrics__sample(w, s.too_big, NULL);
+	metrics__family(w, "autoprof_unwind_mappings_truncated", METRIC_COUNTER,
+			"Process mapping tables cut at 256 executable mappings");
+	metrics__sample(w, s.maps_truncated, NULL);
+	metrics__family(w, "autoprof_unwind_update_errors", METRIC_COUNTER,
+			"BPF map updates of unwind tables that failed");
+	metrics__sample(w, s.update_errors, NULL);
+}
+
 int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, store_metrics, proc_metrics, symbolizer_metrics,
+		unwind_metrics,
 	};
 	int err;
 

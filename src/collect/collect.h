@@ -11,6 +11,7 @@ struct proctab;
 struct symbolizer;
 struct ring_buffer;
 struct proccpu;
+struct unwinder;
 
 struct collect_ctx {
 	struct store *store;
@@ -25,6 +26,8 @@ struct collect_ctx {
 	struct proccpu *cpu;
 	/* Its pid -> thread-context offset map (bpf/tracectx.bpf.h), -1 until loaded. */
 	int tracectx_fd;
+	/* Unwind tables shared by every sampler's BPF object; NULL: frame pointers only. */
+	struct unwinder *unwinder;
 };
 
 struct ring;

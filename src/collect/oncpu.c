@@ -17,6 +17,7 @@
 #include "../store/store.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
+#include "../unwind/unwind.h"
 #include "bpf/oncpu.h"
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
@@ -34,7 +35,7 @@ struct oncpu {
 	uint64_t ringbuf_size;
 	struct ring *ring;
 	unsigned long long ingested, drop_store, drop_malformed;
-	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
+	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + 1];
 };
 
 /*
@@ -94,6 +95,9 @@ static int handle_sample(void *arg, void *data, size_t size)
 		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now);
 	else
 		nu = 0;
+	/* Say where the walk stopped rather than let the stack pass for complete. */
+	if (nu && (e->flags & ONCPU_F_USTACK_TRUNCATED))
+		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 
 	memcpy(comm, e->comm, ONCPU_COMM_LEN);
 	comm[ONCPU_COMM_LEN] = '\0';
@@ -198,10 +202,14 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 		goto out_free;
 	}
 	oc->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
+	oc->skel->rodata->unwind_tables = ctx->unwinder != NULL;
 	*err = ctx->known_pids_fd >= 0 && ctx->tracectx_fd >= 0 ?
 		       bpf_map__reuse_fd(oc->skel->maps.known_pids, ctx->known_pids_fd) ?:
 		       bpf_map__reuse_fd(oc->skel->maps.tracectx_offsets, ctx->tracectx_fd) :
 		       -EBADF;
+	/* Without tables (unwind.mode=fp) the unwind maps stay the object's own, unused. */
+	if (!*err && ctx->unwinder)
+		*err = unwinder__reuse_maps(ctx->unwinder, oc->skel->obj);
 	if (*err) {
 		pr_err("cannot share the process map: %s\n", strerror(-*err));
 		goto out_destroy;

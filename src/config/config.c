@@ -251,6 +251,25 @@ static void level__format(uint64_t v, char *out, size_t n)
 	snprintf(out, n, "%s", log__level_name((enum log_level)v));
 }
 
+static const char *const unwind_modes[] = { [CONFIG_UNWIND_FP] = "fp",
+					     [CONFIG_UNWIND_TABLE] = "table" };
+
+static int unwind_mode__parse(const char *s, uint64_t *v)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(unwind_modes); i++) {
+		if (!strcmp(s, unwind_modes[i])) {
+			*v = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void unwind_mode__format(uint64_t v, char *out, size_t n)
+{
+	snprintf(out, n, "%s", v < ARRAY_SIZE(unwind_modes) ? unwind_modes[v] : "?");
+}
+
 /* Numeric fields are uint32_t, uint64_t or an enum; memcpy of the right width stores them. */
 static void field__store(void *field, size_t size, uint64_t v)
 {
@@ -380,6 +399,15 @@ static const struct key_type type_level = {
 	.parse = level__parse,
 	.format = level__format,
 	.invalid = "invalid log level \"%s\" (want error, warn, info or debug)",
+};
+
+static const struct key_type type_unwind_mode = {
+	.metavar = "mode",
+	.set = number__set,
+	.get = number__get,
+	.parse = unwind_mode__parse,
+	.format = unwind_mode__format,
+	.invalid = "invalid unwind mode \"%s\" (want table or fp)",
 };
 
 static int bool__parse(const char *s, uint64_t *v)
@@ -645,6 +673,26 @@ static const struct key keys[] = {
 		.max = GiB,
 		FIELD(otlp_queue_size),
 		.help = "Bound on pushes waiting for the collector; the oldest are dropped beyond it.",
+	},
+	{
+		.name = "unwind.mode",
+		.type = &type_unwind_mode,
+		.def = "table",
+		.min = CONFIG_UNWIND_FP,
+		.max = CONFIG_UNWIND_TABLE,
+		FIELD(unwind_mode),
+		.help = "How user stacks are walked: table (.eh_frame unwind tables, frame pointers "
+			"where a file has none) or fp (frame pointers only).",
+	},
+	{
+		.name = "unwind.memory-limit",
+		.type = &type_bytes,
+		.def = "16MiB",
+		.min = 64 * KiB,
+		.max = 4 * GiB,
+		FIELD(unwind_memory_limit),
+		.help = "Memory for unwind tables (12 bytes per row; glibc and libstdc++ take about "
+			"640KiB); the least recently mapped files' tables are dropped beyond it.",
 	},
 };
 

@@ -26,6 +26,13 @@ struct config {
 	uint32_t otlp_gzip;		/* otlp.gzip, default true */
 	char otlp_headers[1024];	/* otlp.headers, Name=value[,Name=value...] */
 	uint64_t otlp_queue_size;	/* otlp.queue-size, bytes, default 8MiB, 64KiB..1GiB */
+	uint32_t unwind_mode;		/* unwind.mode, enum config_unwind_mode, default table */
+	uint64_t unwind_memory_limit;	/* unwind.memory-limit, bytes, default 16MiB, 64KiB..4GiB */
+};
+
+enum config_unwind_mode {
+	CONFIG_UNWIND_FP = 0,	 /* frame pointers only */
+	CONFIG_UNWIND_TABLE = 1, /* .eh_frame tables, frame pointers where there are none */
 };
 
 enum config_result {

@@ -43,6 +43,11 @@ const char *dso__build_id(const struct dso *dso)
 	return dso->build_id;
 }
 
+int dso__fd(const struct dso *dso)
+{
+	return dso->kind == DSO_ELF || dso->kind == DSO_VDSO ? dso->fd : -1;
+}
+
 uint32_t dso__id(const struct dso *dso)
 {
 	return dso->id;

@@ -20,15 +20,20 @@ enum dso_kind {
 	DSO_VDSO,
 	DSO_ANON,	/* anonymous executable memory, e.g. JIT code */
 	DSO_UNKNOWN,	/* address outside every known mapping */
+	DSO_TRUNCATED,	/* marks where a user stack walk stopped short of its outermost frame */
 };
 
 enum dso_kind dso__kind(const struct dso *dso);
-/* The path the process mapped it at, or "[kernel.kallsyms]", "[vdso]", "[anon]", "[unknown]". */
+/* The path the process mapped it at, or "[kernel.kallsyms]", "[vdso]", "[anon]", "[unknown]",
+ * "[truncated]". */
 const char *dso__path(const struct dso *dso);
 /* Lower-case hex GNU build ID, "" when the file has none. */
 const char *dso__build_id(const struct dso *dso);
 /* A short stable id (>= 1) for this dso, unique for the process lifetime of autoprof. */
 uint32_t dso__id(const struct dso *dso);
+
+/* The open file behind an ELF or vDSO dso (borrowed: valid while the dso is), or -1. */
+int dso__fd(const struct dso *dso);
 
 struct dso *dso__get(struct dso *dso);
 void dso__put(struct dso *dso);	/* accepts NULL */

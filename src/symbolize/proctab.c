@@ -25,11 +25,6 @@
 #define USER_MIN 0x10000ULL
 #define USER_MAX 0x800000000000ULL
 
-struct proc_map {
-	uint64_t start, end, pgoff;
-	struct dso *dso;
-};
-
 struct proc {
 	struct proc *next;
 	uint32_t pid;
@@ -50,6 +45,8 @@ struct proc {
 
 struct proctab {
 	struct symbolizer *sym;
+	void (*listener)(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
+	void *listener_ctx;
 	struct proc *buckets[BUCKETS];
 	struct proctab_stats stats;
 };
@@ -61,6 +58,21 @@ struct proctab *proctab__new(struct symbolizer *sym)
 	if (pt)
 		pt->sym = sym;
 	return pt;
+}
+
+void proctab__set_listener(struct proctab *pt,
+			   void (*fn)(void *ctx, uint32_t pid, const struct proc_map *maps,
+				      uint32_t n),
+			   void *ctx)
+{
+	pt->listener = fn;
+	pt->listener_ctx = ctx;
+}
+
+static void tell(struct proctab *pt, const struct proc *p)
+{
+	if (pt->listener && !p->kthread)
+		pt->listener(pt->listener_ctx, p->pid, p->maps, p->nr_maps);
 }
 
 static void proc__drop_maps(struct proc *p)
@@ -78,6 +90,15 @@ static void proc__free(struct proc *p)
 	dso__put(p->jit);
 	free(p->exe_path);
 	free(p);
+}
+
+/* Unlinked already: tell the listener it is gone, and free it. */
+static void forget(struct proctab *pt, struct proc *p)
+{
+	proc__drop_maps(p);
+	tell(pt, p);
+	proc__free(p);
+	pt->stats.processes--;
 }
 
 void proctab__free(struct proctab *pt)
@@ -276,6 +297,7 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	p->nr_maps = fresh.nr_maps;
 	p->maps_gen++;
 	pr_debug("pid %u (%s): %u executable mappings\n", p->pid, p->exe, p->nr_maps);
+	tell(pt, p);
 }
 
 static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid, int kthread)
@@ -307,6 +329,7 @@ void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 		p->gone = false;
 		p->fast_rereads = 0;
 		p->collector_flags = 0;
+		tell(pt, p);
 	} else {
 		p = insert(pt, slot, pid, 0);
 		if (!p)
@@ -323,8 +346,7 @@ void proctab__exit(struct proctab *pt, uint32_t pid)
 	if (!p)
 		return;
 	*slot = p->next;
-	proc__free(p);
-	pt->stats.processes--;
+	forget(pt, p);
 }
 
 void proctab__sweep(struct proctab *pt)
@@ -337,8 +359,7 @@ void proctab__sweep(struct proctab *pt)
 
 			if (!p->kthread && kill((pid_t)p->pid, 0) && errno == ESRCH) {
 				*pp = p->next;
-				proc__free(p);
-				pt->stats.processes--;
+				forget(pt, p);
 				continue;
 			}
 			pp = &p->next;

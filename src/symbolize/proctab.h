@@ -16,7 +16,22 @@ struct proctab;
 struct proc;
 struct symbolizer;
 
+/* One executable mapping of a process (read-only for everyone but the proctab). */
+struct proc_map {
+	uint64_t start, end, pgoff;
+	struct dso *dso; /* the file; the process's JIT dso for anonymous code */
+};
+
 struct proctab *proctab__new(struct symbolizer *sym);
+/*
+ * fn is told each time a process's executable mappings were (re)read (maps in address order,
+ * borrowed for the call) and, with n == 0, when the process is dropped. One listener (the
+ * unwinder, which mirrors the mappings into BPF); NULL removes it.
+ */
+void proctab__set_listener(struct proctab *pt,
+			   void (*fn)(void *ctx, uint32_t pid, const struct proc_map *maps,
+				      uint32_t n),
+			   void *ctx);
 void proctab__free(struct proctab *pt); /* accepts NULL */
 
 /* The process image changed: forget what we knew and learn it now. */

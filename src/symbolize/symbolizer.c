@@ -46,6 +46,7 @@ struct symbolizer {
 	int ks_error; /* 0: not tried yet; 1: loaded; < 0: failed */
 	struct dso *kernel;
 	struct dso *unknown;
+	struct dso *truncated;
 	struct dso *anon;
 	struct dso *vdso;
 	struct dso *by_ino[INDEX_BUCKETS];
@@ -115,11 +116,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	sym->opts = *opts;
 	sym->kernel = dso__new(DSO_KERNEL, "[kernel.kallsyms]", -1);
 	sym->unknown = dso__new(DSO_UNKNOWN, "[unknown]", -1);
+	sym->truncated = dso__new(DSO_TRUNCATED, "[truncated]", -1);
 	sym->anon = dso__new(DSO_ANON, "[anon]", -1);
 	sym->vdso = dso__new(DSO_VDSO, "[vdso]", vdso_image_fd());
 	if (sym->vdso && sym->vdso->fd < 0)
 		sym->vdso->fd = -1;
-	if (!sym->kernel || !sym->unknown || !sym->anon || !sym->vdso) {
+	if (!sym->kernel || !sym->unknown || !sym->truncated || !sym->anon || !sym->vdso) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
 		return NULL;
@@ -136,6 +138,7 @@ void symbolizer__free(struct symbolizer *sym)
 	free(sym->all);
 	dso__put(sym->kernel);
 	dso__put(sym->unknown);
+	dso__put(sym->truncated);
 	dso__put(sym->anon);
 	dso__put(sym->vdso);
 	kallsyms__free(sym->ks);
@@ -152,6 +155,11 @@ struct dso *symbolizer__kernel_dso(struct symbolizer *sym)
 struct dso *symbolizer__unknown_dso(struct symbolizer *sym)
 {
 	return sym->unknown;
+}
+
+struct dso *symbolizer__truncated_dso(struct symbolizer *sym)
+{
+	return sym->truncated;
 }
 
 /* The pid the process knows itself by (its own pid namespace names its perf map). */
@@ -351,6 +359,9 @@ static int fallback(struct dso *dso, uint64_t addr, struct strtab *st, struct sy
 	case DSO_KERNEL:
 		snprintf(name, sizeof(name), "[kernel]+0x%" PRIx64, addr);
 		break;
+	case DSO_TRUNCATED:
+		snprintf(name, sizeof(name), "[truncated]");
+		break;
 	default:
 		snprintf(name, sizeof(name), "0x%" PRIx64, addr);
 		break;
@@ -535,6 +546,9 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 		break;
 	case DSO_ANON:
 		err = f->dso->pid ? lookup_jit(sym, f, st, out) : fallback(f->dso, f->addr, st, out);
+		break;
+	case DSO_TRUNCATED:
+		err = fallback(f->dso, f->addr, st, out);
 		break;
 	default:
 		sym->stats.lookups_miss++;

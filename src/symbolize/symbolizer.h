@@ -62,6 +62,8 @@ struct dso *symbolizer__jit_dso(struct symbolizer *sym, int pid);
 /* Singletons, borrowed (the symbolizer keeps them alive): kernel, and addresses in no mapping. */
 struct dso *symbolizer__kernel_dso(struct symbolizer *sym);
 struct dso *symbolizer__unknown_dso(struct symbolizer *sym);
+/* The outermost frame of a user stack that was walked only part way: function "[truncated]". */
+struct dso *symbolizer__truncated_dso(struct symbolizer *sym);
 
 /* Forgets dsos nobody references and evicts symbol tables beyond the budget (LRU). */
 void symbolizer__trim(struct symbolizer *sym);

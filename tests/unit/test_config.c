@@ -129,6 +129,10 @@ static void check_defaults(const struct config *c)
 		FAILF("symbolizer_cache_size %llu", (unsigned long long)c->symbolizer_cache_size);
 	if (c->bpf_ringbuf_size != MiB)
 		FAILF("bpf_ringbuf_size %llu", (unsigned long long)c->bpf_ringbuf_size);
+	if (c->unwind_mode != CONFIG_UNWIND_TABLE)
+		FAILF("unwind_mode %u", c->unwind_mode);
+	if (c->unwind_memory_limit != 16 * MiB)
+		FAILF("unwind_memory_limit %llu", (unsigned long long)c->unwind_memory_limit);
 }
 
 /* Every setting except config.file, which names where the values came from. */
@@ -139,7 +143,8 @@ static int same_settings(const struct config *a, const struct config *b)
 	       a->profile_retention_ns == b->profile_retention_ns && a->log_level == b->log_level &&
 	       a->store_memory_limit == b->store_memory_limit &&
 	       a->symbolizer_cache_size == b->symbolizer_cache_size &&
-	       a->bpf_ringbuf_size == b->bpf_ringbuf_size;
+	       a->bpf_ringbuf_size == b->bpf_ringbuf_size && a->unwind_mode == b->unwind_mode &&
+	       a->unwind_memory_limit == b->unwind_memory_limit;
 }
 
 /* The non-default values used by the nested, flat and flag tests. */
@@ -362,6 +367,9 @@ static const struct {
 	{ "bpf.ringbuf-size", "1MB", "1MB is not a power of two" },
 	{ "bpf.ringbuf-size", "32KiB", "32KiB is out of range 64KiB..1GiB" },
 	{ "bpf.ringbuf-size", "2GiB", "2GiB is out of range 64KiB..1GiB" },
+	{ "unwind.mode", "dwarf", "invalid unwind mode \"dwarf\" (want table or fp)" },
+	{ "unwind.mode", "", "invalid unwind mode \"\" (want table or fp)" },
+	{ "unwind.memory-limit", "32KiB", "32KiB is out of range 64KiB..4GiB" },
 	{ "profile.frequency", "0", "0 is out of range 1..1000" },
 	{ "profile.frequency", "1001", "1001 is out of range 1..1000" },
 	{ "profile.frequency", "4294967296", "4294967296 is out of range 1..1000" },

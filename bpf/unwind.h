@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_BPF_UNWIND_H
+#define AUTOPROF_BPF_UNWIND_H
+
+/*
+ * Table unwinding of user stacks (x86-64), shared between bpf/unwind.bpf.h and src/unwind/:
+ * __u32/__u64 only, no libc.
+ *
+ * User space turns each file's .eh_frame/.debug_frame into sorted rows, one per address range
+ * with the same rule, keyed by offset in the file (so BPF needs no ELF segment math: the offset
+ * is pc - mapping start + mapping file offset). Rows of every file live in one array, a file
+ * holding the contiguous range [row_start, row_start + row_count) of it; each process has a
+ * sorted table of its executable mappings naming the file slot behind each.
+ */
+
+/* How the canonical frame address (the caller's stack pointer) is found. */
+enum unwind_cfa_type {
+	UNWIND_CFA_UNDEFINED = 0, /* the return address is undefined: the outermost frame */
+	UNWIND_CFA_RSP,		  /* cfa = rsp + cfa_off */
+	UNWIND_CFA_RBP,		  /* cfa = rbp + cfa_off */
+	UNWIND_CFA_PLT,		  /* lazy PLT: cfa = rsp + 8 + ((rip & 15) >= cfa_off ? 8 : 0) */
+	UNWIND_CFA_SIGNAL,	  /* __restore_rt: registers come from the ucontext at rsp */
+	UNWIND_CFA_INVALID,	  /* a rule BPF cannot follow (other expressions): stop here */
+	UNWIND_CFA_NONE,	  /* no unwind info covers this range: use the frame pointer */
+};
+
+/* Where the caller's rbp is. */
+enum unwind_rbp_type {
+	UNWIND_RBP_SAME = 0, /* unchanged (not saved by this frame) */
+	UNWIND_RBP_OFFSET,   /* saved at cfa + rbp_off */
+	UNWIND_RBP_INVALID,  /* saved some way BPF cannot follow: the caller's rbp is lost */
+};
+
+/* One address range of one file: the rule holds from pc up to the next row's pc. */
+struct unwind_row {
+	__u32 pc; /* offset in the file */
+	__s32 cfa_off;
+	__u8 cfa_type; /* enum unwind_cfa_type */
+	__u8 rbp_type; /* enum unwind_rbp_type */
+	__s16 rbp_off;
+};
+
+/* A file slot: its rows, or how to unwind it without any. */
+enum unwind_file_flags {
+	UNWIND_FILE_FP = 1 << 0, /* walk frame pointers (Go; files without unwind info) */
+};
+
+struct unwind_file {
+	__u32 row_start;
+	__u32 row_count; /* 0: no rows (see flags), or evicted: frame pointers */
+	__u32 flags;
+	__u32 pad;
+};
+
+#define UNWIND_NO_FILE 0xffffffffu /* a mapping with no file slot (JIT): frame pointers */
+
+/* User frames one walk writes at most (the kernel's perf_event_max_stack default). */
+#define UNWIND_MAX_FRAMES 127
+
+/* A process's executable mappings, sorted by start; a power of two (BPF masks indexes). */
+#define UNWIND_MAX_MAPPINGS 256
+
+struct unwind_mapping {
+	__u64 start;
+	__u32 len;
+	__u32 file_off; /* offset in the file of start */
+	__u32 file;	/* slot in unwind_files, or UNWIND_NO_FILE */
+	__u32 pad;
+};
+
+struct unwind_proc {
+	__u32 nr;
+	__u32 pad;
+	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];
+};
+
+/* Why a user stack ended (per-CPU counters, index into unwind_counters). */
+enum unwind_counter {
+	UNWIND_CNT_STACKS = 0,	  /* user stacks walked by tables */
+	UNWIND_CNT_COMPLETE,	  /* reached the outermost frame (_start, thread start) */
+	UNWIND_CNT_TRUNC_DEPTH,	  /* deeper than the frames a sample holds */
+	UNWIND_CNT_TRUNC_READ,	  /* stack memory unreadable */
+	UNWIND_CNT_TRUNC_RULE,	  /* a rule BPF cannot follow */
+	UNWIND_CNT_TRUNC_NOINFO,  /* a frame with neither unwind info nor a frame pointer */
+	UNWIND_CNT_NO_PROC,	  /* process not yet learned: frame pointers only */
+	UNWIND_CNT_MAPPING_MISS,  /* a pc outside the process's known mappings */
+	UNWIND_CNT_FRAMES_TABLE,  /* frames unwound by a table row */
+	UNWIND_CNT_FRAMES_FP,	  /* frames unwound by frame pointer (no table for them) */
+	UNWIND_CNT__MAX,
+};
+
+#endif

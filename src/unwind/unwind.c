@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "unwind: " fmt
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../collect/collect.h"
+#include "../lib/hash.h"
+#include "../lib/log.h"
+#include "../symbolize/dso.h"
+#include "../symbolize/proctab.h"
+#include "bpf/unwind.h"
+#include "cfi.h"
+#include "unwind.h"
+
+#define MAX_FILES 16384
+#define FILE_BUCKETS 4096
+#define PROC_BUCKETS 4096
+/*
+ * Tables of files that no process maps any more are kept (a binary run again, short-lived
+ * processes) up to this many; each pins its file open.
+ */
+#define MAX_IDLE_FILES 256
+
+_Static_assert(UNWIND_CNT__MAX <= 16, "unwinder_stats.bpf too small");
+
+/* One file's table. Holds a reference on the dso: the open file keeps its inode from reuse. */
+struct ufile {
+	struct ufile *next; /* bucket chain */
+	struct dso *dso;
+	uint32_t slot;
+	uint32_t row_start, row_count;
+	uint32_t flags;	  /* enum unwind_file_flags */
+	uint32_t users;	  /* processes mapping it */
+	uint64_t last_used;
+	bool has_rows;	  /* rows are in the array */
+	bool evicted;	  /* had rows, or had no room for them: rebuilt when mapped again */
+	bool failed;	  /* its unwind info is unreadable: frame pointers */
+};
+
+struct uproc {
+	struct uproc *next;
+	uint32_t pid;
+	uint32_t nr;
+	struct ufile **files; /* distinct files it maps, each counted in users */
+};
+
+/* A free range of the rows array. */
+struct extent {
+	uint32_t start, len;
+};
+
+struct unwinder {
+	pthread_mutex_t lock; /* stats against the ingest thread */
+	int rows_fd, files_fd, procs_fd, counters_fd;
+	uint32_t capacity; /* rows */
+	struct extent *free;
+	uint32_t nr_free, cap_free;
+	uint32_t free_slots[MAX_FILES];
+	uint32_t nr_free_slots;
+	struct ufile *files[FILE_BUCKETS];
+	struct uproc *procs[PROC_BUCKETS];
+	uint64_t clock;
+	uint32_t idle_files;
+	struct unwind_proc scratch;
+	struct unwinder_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int create_map(enum bpf_map_type type, const char *name, uint32_t value_size,
+		      uint32_t max_entries, uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	int fd = bpf_map_create(type, name, sizeof(uint32_t), value_size, max_entries, &opts);
+
+	if (fd < 0) {
+		fd = -errno;
+		pr_err("cannot create map %s (%u entries): %s\n", name, max_entries,
+		       strerror(-fd));
+	}
+	return fd;
+}
+
+struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	uint64_t rows = opts->memory_limit / sizeof(struct unwind_row);
+
+	if (!u) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&u->lock, NULL);
+	u->rows_fd = u->files_fd = u->procs_fd = u->counters_fd = -1;
+	u->capacity = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? (uint32_t)rows : 1;
+	u->stats.capacity_bytes = (uint64_t)u->capacity * sizeof(struct unwind_row);
+	u->free = malloc(sizeof(*u->free) * 16);
+	if (!u->free) {
+		*err = -ENOMEM;
+		goto out_free;
+	}
+	u->cap_free = 16;
+	u->free[0] = (struct extent){ 0, u->capacity };
+	u->nr_free = 1;
+	for (uint32_t i = 0; i < MAX_FILES; i++)
+		u->free_slots[i] = MAX_FILES - 1 - i;
+	u->nr_free_slots = MAX_FILES;
+
+	*err = u->rows_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_rows",
+				       sizeof(struct unwind_row), u->capacity, 0);
+	if (*err < 0)
+		goto out_free;
+	*err = u->files_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_files",
+					sizeof(struct unwind_file), MAX_FILES, 0);
+	if (*err < 0)
+		goto out_free;
+	*err = u->procs_fd = create_map(BPF_MAP_TYPE_HASH, "unwind_procs",
+					sizeof(struct unwind_proc), opts->max_processes,
+					BPF_F_NO_PREALLOC);
+	if (*err < 0)
+		goto out_free;
+	*err = u->counters_fd = create_map(BPF_MAP_TYPE_PERCPU_ARRAY, "unwind_counters",
+					   sizeof(uint64_t), UNWIND_CNT__MAX, 0);
+	if (*err < 0)
+		goto out_free;
+	*err = 0;
+	return u;
+
+out_free:
+	unwinder__free(u);
+	return NULL;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (int i = 0; i < PROC_BUCKETS; i++) {
+		while (u->procs[i]) {
+			struct uproc *p = u->procs[i];
+
+			u->procs[i] = p->next;
+			free(p->files);
+			free(p);
+		}
+	}
+	for (int i = 0; i < FILE_BUCKETS; i++) {
+		while (u->files[i]) {
+			struct ufile *f = u->files[i];
+
+			u->files[i] = f->next;
+			dso__put(f->dso);
+			free(f);
+		}
+	}
+	if (u->rows_fd >= 0)
+		close(u->rows_fd);
+	if (u->files_fd >= 0)
+		close(u->files_fd);
+	if (u->procs_fd >= 0)
+		close(u->procs_fd);
+	if (u->counters_fd >= 0)
+		close(u->counters_fd);
+	free(u->free);
+	pthread_mutex_destroy(&u->lock);
+	free(u);
+}
+
+static const char *const map_names[] = { "unwind_rows", "unwind_files", "unwind_procs",
+					 "unwind_counters" };
+
+int unwinder__map_fd(struct unwinder *u, const char *name)
+{
+	const int fds[] = { u->rows_fd, u->files_fd, u->procs_fd, u->counters_fd };
+
+	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++)
+		if (!strcmp(name, map_names[i]))
+			return fds[i];
+	return -ENOENT;
+}
+
+int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj)
+{
+	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, map_names[i]);
+		int err;
+
+		if (!map)
+			return -ENOENT;
+		err = bpf_map__reuse_fd(map, unwinder__map_fd(u, map_names[i]));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* First fit in the free list; UINT32_MAX when no range is long enough. */
+static uint32_t rows_alloc(struct unwinder *u, uint32_t n)
+{
+	for (uint32_t i = 0; i < u->nr_free; i++) {
+		struct extent *e = &u->free[i];
+		uint32_t start = e->start;
+
+		if (e->len < n)
+			continue;
+		e->start += n;
+		e->len -= n;
+		if (!e->len) {
+			memmove(e, e + 1, (u->nr_free - i - 1) * sizeof(*e));
+			u->nr_free--;
+		}
+		return start;
+	}
+	return UINT32_MAX;
+}
+
+/* Returns the range to the free list (sorted by start), merging with its neighbours. */
+static void rows_release(struct unwinder *u, uint32_t start, uint32_t n)
+{
+	uint32_t i = 0;
+
+	if (!n)
+		return;
+	while (i < u->nr_free && u->free[i].start < start)
+		i++;
+	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == start) {
+		u->free[i - 1].len += n;
+		if (i < u->nr_free && start + n == u->free[i].start) {
+			u->free[i - 1].len += u->free[i].len;
+			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(u->free[0]));
+			u->nr_free--;
+		}
+		return;
+	}
+	if (i < u->nr_free && start + n == u->free[i].start) {
+		u->free[i].start = start;
+		u->free[i].len += n;
+		return;
+	}
+	if (u->nr_free == u->cap_free) {
+		struct extent *grown = realloc(u->free, 2 * u->cap_free * sizeof(*grown));
+
+		if (!grown) {
+			/* Leaks the range until restart rather than corrupting the list. */
+			pr_warn("out of memory: %u rows lost to the free list\n", n);
+			return;
+		}
+		u->free = grown;
+		u->cap_free *= 2;
+	}
+	memmove(&u->free[i + 1], &u->free[i], (u->nr_free - i) * sizeof(u->free[0]));
+	u->free[i] = (struct extent){ start, n };
+	u->nr_free++;
+}
+
+static void publish_file(struct unwinder *u, const struct ufile *f)
+{
+	struct unwind_file v = {
+		.row_start = f->row_start,
+		.row_count = f->has_rows ? f->row_count : 0,
+		.flags = f->flags,
+	};
+
+	if (bpf_map_update_elem(u->files_fd, &f->slot, &v, BPF_ANY))
+		u->stats.update_errors++;
+}
+
+/* Drops the file's rows (the file stays, unwound by frame pointers until rebuilt). */
+static void evict_rows(struct unwinder *u, struct ufile *f)
+{
+	if (!f->has_rows)
+		return;
+	f->has_rows = false;
+	f->evicted = true;
+	/* BPF stops using the rows before the range can be handed to another file. */
+	publish_file(u, f);
+	rows_release(u, f->row_start, f->row_count);
+	u->stats.row_bytes -= (uint64_t)f->row_count * sizeof(struct unwind_row);
+	u->stats.files--;
+	u->stats.evictions++;
+}
+
+static struct ufile **file_bucket(struct unwinder *u, const struct dso *dso)
+{
+	return &u->files[hash__u64((uintptr_t)dso) % FILE_BUCKETS];
+}
+
+static void file_free(struct unwinder *u, struct ufile *f)
+{
+	struct ufile **pp = file_bucket(u, f->dso);
+	struct unwind_file zero = { 0 };
+
+	while (*pp != f)
+		pp = &(*pp)->next;
+	*pp = f->next;
+	if (f->has_rows) {
+		evict_rows(u, f);
+		u->stats.evictions--; /* dropped with its file, not to make room */
+	}
+	bpf_map_update_elem(u->files_fd, &f->slot, &zero, BPF_ANY);
+	u->free_slots[u->nr_free_slots++] = f->slot;
+	if (!f->users)
+		u->idle_files--;
+	dso__put(f->dso);
+	free(f);
+}
+
+/* The least recently used file with rows, among idle files only or among all. */
+static struct ufile *lru_file(struct unwinder *u, bool idle_only, bool with_rows)
+{
+	struct ufile *best = NULL;
+
+	for (int i = 0; i < FILE_BUCKETS; i++)
+		for (struct ufile *f = u->files[i]; f; f = f->next) {
+			if ((idle_only && f->users) || (with_rows && !f->has_rows))
+				continue;
+			if (!best || f->last_used < best->last_used)
+				best = f;
+		}
+	return best;
+}
+
+/* Rows for n, evicting idle tables first, then the least recently mapped ones. */
+static uint32_t make_room(struct unwinder *u, uint32_t n)
+{
+	uint32_t start;
+
+	while ((start = rows_alloc(u, n)) == UINT32_MAX) {
+		struct ufile *victim = lru_file(u, true, true);
+
+		if (!victim)
+			victim = lru_file(u, false, true);
+		if (!victim)
+			return UINT32_MAX;
+		evict_rows(u, victim);
+	}
+	return start;
+}
+
+static int load_rows(struct unwinder *u, struct ufile *f)
+{
+	struct cfi_table t = { 0 };
+	uint64_t t0 = now_ns();
+	int fd = dso__fd(f->dso), err;
+
+	err = fd < 0 ? -EBADF : cfi__build(fd, &t);
+	u->stats.build_ns += now_ns() - t0;
+	if (err) {
+		u->stats.build_errors++;
+		f->failed = true;
+		pr_debug("no unwind table for %s: %s\n", dso__path(f->dso), strerror(-err));
+		return err;
+	}
+	u->stats.builds++;
+	f->flags = t.flags;
+	f->row_count = t.nr;
+	if (!t.nr)
+		goto out_release;
+	if (t.nr > u->capacity) {
+		u->stats.too_big++;
+		pr_warn("unwind table of %s (%u rows) exceeds unwind.memory-limit\n",
+			dso__path(f->dso), t.nr);
+		f->row_count = 0;
+		f->flags |= UNWIND_FILE_FP;
+		goto out_release;
+	}
+	f->row_start = make_room(u, t.nr);
+	if (f->row_start == UINT32_MAX) {
+		f->row_count = 0;
+		f->flags |= UNWIND_FILE_FP;
+		f->evicted = true;
+		goto out_release;
+	}
+	{
+		LIBBPF_OPTS(bpf_map_batch_opts, bopts);
+		uint32_t *keys = malloc(t.nr * sizeof(*keys)), count = t.nr;
+
+		if (!keys) {
+			err = -ENOMEM;
+		} else {
+			for (uint32_t i = 0; i < t.nr; i++)
+				keys[i] = f->row_start + i;
+			err = bpf_map_update_batch(u->rows_fd, keys, t.rows, &count, &bopts) ?
+				      -errno :
+				      0;
+			free(keys);
+		}
+		if (err) {
+			u->stats.update_errors++;
+			rows_release(u, f->row_start, t.nr);
+			f->row_count = 0;
+			goto out_release;
+		}
+	}
+	f->has_rows = true;
+	u->stats.row_bytes += (uint64_t)t.nr * sizeof(struct unwind_row);
+	u->stats.files++;
+	pr_debug("%s: %u unwind rows\n", dso__path(f->dso), t.nr);
+out_release:
+	cfi_table__release(&t);
+	return err;
+}
+
+/* The file's slot with its table loaded (built on first sight), or NULL: no table. */
+static struct ufile *file_get(struct unwinder *u, struct dso *dso)
+{
+	struct ufile **pp = file_bucket(u, dso), *f;
+
+	for (f = *pp; f; f = f->next)
+		if (f->dso == dso)
+			break;
+	if (!f) {
+		if (!u->nr_free_slots)
+			return NULL;
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return NULL;
+		f->dso = dso__get(dso);
+		f->slot = u->free_slots[--u->nr_free_slots];
+		f->next = *pp;
+		*pp = f;
+		u->idle_files++;
+		load_rows(u, f);
+		publish_file(u, f);
+	} else if (f->evicted) {
+		f->evicted = false;
+		load_rows(u, f);
+		publish_file(u, f);
+	}
+	f->last_used = ++u->clock;
+	return f->failed ? NULL : f;
+}
+
+static struct uproc **proc_slot(struct unwinder *u, uint32_t pid)
+{
+	struct uproc **pp = &u->procs[hash__u64(pid) % PROC_BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void file_unuse(struct unwinder *u, struct ufile *f)
+{
+	if (--f->users)
+		return;
+	u->idle_files++;
+	while (u->idle_files > MAX_IDLE_FILES) {
+		struct ufile *victim = lru_file(u, true, false);
+
+		if (!victim)
+			break;
+		file_free(u, victim);
+	}
+}
+
+static void proc_forget(struct unwinder *u, uint32_t pid)
+{
+	struct uproc **pp = proc_slot(u, pid), *p = *pp;
+
+	if (!p)
+		return;
+	bpf_map_delete_elem(u->procs_fd, &pid);
+	*pp = p->next;
+	for (uint32_t i = 0; i < p->nr; i++)
+		file_unuse(u, p->files[i]);
+	free(p->files);
+	free(p);
+	u->stats.processes--;
+}
+
+void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
+{
+	struct unwinder *u = arg;
+	struct unwind_proc *v = &u->scratch;
+	struct ufile **files;
+	struct uproc *p;
+	uint32_t nf = 0;
+
+	pthread_mutex_lock(&u->lock);
+	if (!n) {
+		proc_forget(u, pid);
+		goto out_unlock;
+	}
+	files = calloc(n, sizeof(*files));
+	p = calloc(1, sizeof(*p));
+	if (!files || !p) {
+		free(files);
+		free(p);
+		goto out_unlock;
+	}
+	v->nr = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct proc_map *m = &maps[i];
+		struct ufile *f = NULL;
+		uint32_t slot = UNWIND_NO_FILE;
+
+		if (v->nr == UNWIND_MAX_MAPPINGS) {
+			u->stats.maps_truncated++;
+			break;
+		}
+		if (m->end - m->start > UINT32_MAX || m->pgoff > UINT32_MAX)
+			continue;
+		if (dso__kind(m->dso) == DSO_ELF || dso__kind(m->dso) == DSO_VDSO)
+			f = file_get(u, m->dso);
+		if (f) {
+			bool seen = false;
+
+			slot = f->slot;
+			for (uint32_t j = 0; j < nf && !seen; j++)
+				seen = files[j] == f;
+			if (!seen) {
+				if (!f->users++)
+					u->idle_files--;
+				files[nf++] = f;
+			}
+		}
+		v->maps[v->nr++] = (struct unwind_mapping){
+			.start = m->start,
+			.len = (uint32_t)(m->end - m->start),
+			.file_off = (uint32_t)m->pgoff,
+			.file = slot,
+		};
+	}
+	/* The new table replaces the old in one update: BPF never sees half of either. */
+	if (bpf_map_update_elem(u->procs_fd, &pid, v, BPF_ANY)) {
+		u->stats.update_errors++;
+		pr_debug("cannot publish the mappings of pid %u: %s\n", pid, strerror(errno));
+	}
+	/* Release the previous mapping set after taking the new one: shared files stay. */
+	{
+		struct uproc **pp = proc_slot(u, pid), *old = *pp;
+
+		if (old) {
+			*pp = old->next;
+			for (uint32_t i = 0; i < old->nr; i++)
+				file_unuse(u, old->files[i]);
+			free(old->files);
+			free(old);
+			u->stats.processes--;
+		}
+		p->pid = pid;
+		p->files = files;
+		p->nr = nf;
+		p->next = u->procs[hash__u64(pid) % PROC_BUCKETS];
+		u->procs[hash__u64(pid) % PROC_BUCKETS] = p;
+		u->stats.processes++;
+	}
+out_unlock:
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder__stats(struct unwinder *u, struct unwinder_stats *out)
+{
+	pthread_mutex_lock(&u->lock);
+	*out = u->stats;
+	pthread_mutex_unlock(&u->lock);
+	collect__read_counters(u->counters_fd, out->bpf, UNWIND_CNT__MAX);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_UNWIND_H
+#define AUTOPROF_UNWIND_H
+
+#include <stdint.h>
+
+/*
+ * The unwinder mirrors what BPF needs to walk user stacks without frame pointers
+ * (bpf/unwind.bpf.h): one table of rows per file, built from its .eh_frame when a process first
+ * maps it and shared by every process that maps it, and each process's executable mappings.
+ * Rows live in one BPF array bounded by the configured memory; when it is full, tables of files
+ * no process maps go first, then the least recently mapped (their frames fall back to frame
+ * pointers), each eviction counted.
+ *
+ * Updated from the ingest thread (the proctab's listener); stats may be read from any thread.
+ */
+struct unwinder;
+struct bpf_object;
+struct proc_map;
+
+struct unwinder_opts {
+	uint64_t memory_limit;	/* bytes of rows, at least one row */
+	uint32_t max_processes; /* processes with a mapping table at once */
+};
+
+/* Creates the BPF maps. NULL with *err set (negative errno). */
+struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err);
+void unwinder__free(struct unwinder *u); /* accepts NULL */
+
+/* Points obj's unwind maps (declared by bpf/unwind.bpf.h) at ours; call before loading obj. */
+int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj);
+
+/* The fd of one of the maps by its name in bpf/unwind.bpf.h (for inspection and tests; owned by
+ * the unwinder), or -ENOENT. */
+int unwinder__map_fd(struct unwinder *u, const char *name);
+
+/*
+ * The process's executable mappings are now maps[0, n) (address order); n == 0: it is gone.
+ * Builds the tables of files not seen before. Signature of a proctab listener.
+ */
+void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
+
+struct unwinder_stats {
+	uint64_t row_bytes;	   /* rows in use, bytes */
+	uint64_t capacity_bytes;   /* rows that fit, bytes */
+	uint64_t files;		   /* files with a table now */
+	uint64_t processes;	   /* processes with a mapping table now */
+	uint64_t builds;	   /* tables built */
+	uint64_t build_errors;	   /* files whose unwind info could not be read */
+	uint64_t build_ns;	   /* time spent building tables */
+	uint64_t evictions;	   /* tables dropped to make room */
+	uint64_t too_big;	   /* tables larger than the whole budget */
+	uint64_t maps_truncated;   /* processes with more mappings than a table holds */
+	uint64_t update_errors;	   /* BPF map updates that failed */
+	/* BPF walk outcomes, summed over CPUs (enum unwind_counter order). */
+	unsigned long long bpf[16];
+};
+void unwinder__stats(struct unwinder *u, struct unwinder_stats *out);
+
+#endif
