@@ -420,7 +420,8 @@ static int ratio__parse(const char *s, uint64_t *v)
 		err = digits__parse(&s, &whole);
 		if (err)
 			return err;
-		if (whole > 1)
+		/* Let the bounds name the range for small numbers like 2. */
+		if (whole > 1000)
 			return -ERANGE;
 	}
 	if (*s == '.') {

@@ -640,6 +640,7 @@ TEST(offcpu_keys)
 	CHECK_EQ(load(&c, "--offcpu.sample-probability=1.5", NULL), CONFIG_INVALID);
 	CHECK_STR(err_text, "autoprof: --offcpu.sample-probability: 1.5 is out of range 0..1\n");
 	CHECK_EQ(load(&c, "--offcpu.sample-probability=2", NULL), CONFIG_INVALID);
+	CHECK_STR(err_text, "autoprof: --offcpu.sample-probability: 2 is out of range 0..1\n");
 	CHECK_EQ(load(&c, "--offcpu.sample-probability=0.0000001", NULL), CONFIG_INVALID);
 	CHECK_STR(err_text, "autoprof: --offcpu.sample-probability: invalid ratio \"0.0000001\" "
 			    "(want a number from 0 to 1, e.g. 0.25)\n");
