@@ -230,15 +230,19 @@ malformed:
 	return 0;
 }
 
-/* With the program detached: forget threads blocked when it was, they are not switched in. */
-static void forget_starts(struct offcpu *oc)
+static void map__clear(int fd)
 {
-	int fd = bpf_map__fd(oc->skel->maps.starts);
 	__u32 tid;
 
 	while (!bpf_map_get_next_key(fd, NULL, &tid))
 		if (bpf_map_delete_elem(fd, &tid))
 			break;
+}
+
+/* With the program detached: forget threads blocked when it was, they are not switched in. */
+static void forget_starts(struct offcpu *oc)
+{
+	map__clear(bpf_map__fd(oc->skel->maps.starts));
 }
 
 int offcpu__configure(struct offcpu *oc, const struct offcpu_settings *s)
@@ -341,6 +345,13 @@ void offcpu__free(struct offcpu *oc)
 	if (!oc)
 		return;
 	bpf_link__destroy(oc->link);
+	/*
+	 * A task work not yet run holds the program: a thread woken but gone back to sleep in the
+	 * kernel (a spurious wakeup in a wait loop) would keep it loaded until it returns to user
+	 * space. Deleting the map element cancels the work and drops that reference.
+	 */
+	if (oc->skel)
+		map__clear(bpf_map__fd(oc->skel->maps.pending));
 	offcpu_bpf__destroy(oc->skel);
 	for (unsigned int b = 0; b < WAIT_BUCKETS; b++) {
 		while (oc->waits[b]) {
