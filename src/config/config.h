@@ -26,7 +26,7 @@ struct config {
 	uint32_t otlp_gzip;		/* otlp.gzip, default true */
 	char otlp_headers[1024];	/* otlp.headers, Name=value[,Name=value...] */
 	uint64_t otlp_queue_size;	/* otlp.queue-size, bytes, default 8MiB, 64KiB..1GiB */
-	uint32_t offcpu_enabled;	/* offcpu.enabled, default true */
+	uint32_t offcpu_enabled;	/* offcpu.enabled, default false */
 	uint64_t offcpu_min_block_ns;	/* offcpu.min-block, default 50us, 0..1h */
 	uint32_t offcpu_sample_ppm;	/* offcpu.sample-probability in millionths, default 1 */
 };

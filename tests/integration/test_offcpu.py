@@ -14,7 +14,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(__file__))
 from aplib import Daemon, check, exit_status, pprof_tool, start_target, traces, TMP  # noqa: E402
 
-d = Daemon("--profile.retention=2m")
+d = Daemon("--profile.retention=2m", "--offcpu.enabled=true")
 
 
 def post(path):

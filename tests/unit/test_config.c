@@ -624,17 +624,17 @@ TEST(offcpu_keys)
 	uint64_t v;
 
 	CHECK_EQ(load(&c, NULL), CONFIG_OK);
-	CHECK_EQ(c.offcpu_enabled, 1u);
+	CHECK_EQ(c.offcpu_enabled, 0u);
 	CHECK_EQ(c.offcpu_min_block_ns, 50000ull);
 	CHECK_EQ(c.offcpu_sample_ppm, 1000000u);
 	for (size_t i = 0; i < sizeof(ratios) / sizeof(ratios[0]); i++) {
 		char flag[64];
 
 		snprintf(flag, sizeof(flag), "--offcpu.sample-probability=%s", ratios[i].in);
-		CHECK_EQ(load(&c, flag, "--offcpu.enabled=false", "--offcpu.min-block=1ms", NULL),
+		CHECK_EQ(load(&c, flag, "--offcpu.enabled=true", "--offcpu.min-block=1ms", NULL),
 			 CONFIG_OK);
 		CHECK_EQ(c.offcpu_sample_ppm, ratios[i].ppm);
-		CHECK_EQ(c.offcpu_enabled, 0u);
+		CHECK_EQ(c.offcpu_enabled, 1u);
 		CHECK_EQ(c.offcpu_min_block_ns, 1000000ull);
 	}
 	CHECK_EQ(load(&c, "--offcpu.sample-probability=1.5", NULL), CONFIG_INVALID);
