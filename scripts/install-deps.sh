@@ -11,7 +11,7 @@ PKGS=(
 	libmicrohttpd-dev libyaml-dev libcurl4-openssl-dev
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 	golang-go golang-github-google-pprof-dev
-	prometheus linux-perf curl procps python3
+	prometheus linux-perf libbpf-tools curl procps python3
 	liblzma-dev libiberty-dev libc6-dbg g++ xz-utils gdb binutils
 )
 BACKPORTS_PKGS=(libbpf-dev bpftool)

@@ -16,6 +16,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "collect/offcpu.h"
 #include "collect/oncpu.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
@@ -194,6 +195,20 @@ int main(int argc, char **argv)
 			     &d.ctx, &err);
 	if (!d.oncpu)
 		goto cleanup;
+	d.offcpu = offcpu__new(&(struct offcpu_opts){
+				       .settings = {
+					       .enabled = d.cfg.offcpu_enabled,
+					       .min_block_ns = d.cfg.offcpu_min_block_ns,
+					       .sample_ppm = d.cfg.offcpu_sample_ppm,
+				       },
+				       .ringbuf_size = d.cfg.bpf_ringbuf_size,
+			       },
+			       &d.ctx, &err);
+	/* Asked for, it must work; off by configuration, a kernel without it is no error. */
+	if (!d.offcpu && d.cfg.offcpu_enabled)
+		goto cleanup;
+	if (!d.offcpu)
+		pr_warn("off-CPU profiling unavailable on this kernel\n");
 	err = otlp_daemon__start(&d);
 	if (err)
 		goto cleanup;
@@ -211,6 +226,7 @@ cleanup:
 	/* The manager maps the collectors' rings: unmap before their maps go. */
 	ring_buffer__free(d.ctx.rb);
 	oncpu__free(d.oncpu);
+	offcpu__free(d.offcpu);
 	proc_collector__free(d.procs);
 	metrics__unregister_all();
 	proctab__free(d.ctx.proctab);

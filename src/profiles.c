@@ -15,6 +15,18 @@ static const struct profile_desc profile_table[PROFILE__MAX] = {
 		.period_type = { "cpu", "nanoseconds" },
 		.default_value = -1,
 	},
+	[PROFILE_OFFCPU] = {
+		.type = PROFILE_OFFCPU,
+		.name = "offcpu",
+		.path = "/debug/pprof/offcpu",
+		.help = "off-CPU profile of the last N seconds: where threads blocked, for how long",
+		.nr_values = 2,
+		/* OpenTelemetry's profiles semantic conventions spell it off_cpu. */
+		.values = { { "samples", "count" }, { "offcpu", "nanoseconds", "off_cpu" } },
+		.period_type = { "offcpu", "nanoseconds", "off_cpu" },
+		/* Flame graphs of waits are read in time, not in number of waits. */
+		.default_value = 1,
+	},
 };
 
 const struct profile_desc *profile__desc(enum profile_type type)

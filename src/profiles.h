@@ -10,12 +10,14 @@
 
 enum profile_type {
 	PROFILE_CPU = 0,
+	PROFILE_OFFCPU,
 	PROFILE__MAX,
 };
 
 struct value_type {
 	const char *type;
 	const char *unit;
+	const char *otlp_type; /* the OTLP sample type when its name differs, else NULL */
 };
 
 struct profile_desc {
@@ -26,7 +28,8 @@ struct profile_desc {
 	unsigned int nr_values;
 	struct value_type values[PROFILE_MAX_VALUES];
 	struct value_type period_type;
-	int default_value; /* index into values for default_sample_type, -1 for none */
+	int default_value; /* index into values for default_sample_type (and the folded
+			    * count), -1 for none (folded: the first) */
 };
 
 const struct profile_desc *profile__desc(enum profile_type type);

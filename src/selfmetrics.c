@@ -4,6 +4,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "collect/offcpu.h"
 #include "collect/oncpu.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
@@ -35,11 +36,14 @@ static void build_metrics(struct metrics_writer *w, void *ctx)
 static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
+	struct offcpu_stats off;
 	struct oncpu_stats s;
 
 	if (!d->oncpu)
 		return;
 	oncpu__stats(d->oncpu, &s);
+	if (d->offcpu)
+		offcpu__stats(d->offcpu, &off);
 	metrics__family(w, "autoprof_samples", METRIC_COUNTER,
 			"Samples taken by the BPF collectors and sent to user space");
 	metrics__sample(w, s.samples, "profile", "cpu", NULL);
@@ -68,9 +72,67 @@ static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 	metrics__family(w, "autoprof_bpf_ringbuf_used_bytes", METRIC_GAUGE,
 			"Bytes waiting in a BPF ring buffer");
 	metrics__sample(w, s.ringbuf_used, "ring", "oncpu", NULL);
+	if (d->offcpu)
+		metrics__sample(w, off.ringbuf_used, "ring", "offcpu", NULL);
 	metrics__family(w, "autoprof_bpf_ringbuf_size_bytes", METRIC_GAUGE,
 			"Size of a BPF ring buffer");
 	metrics__sample(w, s.ringbuf_size, "ring", "oncpu", NULL);
+	if (d->offcpu)
+		metrics__sample(w, off.ringbuf_size, "ring", "offcpu", NULL);
+}
+
+static void offcpu_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct offcpu_stats s;
+
+	metrics__family(w, "autoprof_offcpu_enabled", METRIC_GAUGE,
+			"Whether off-CPU spans are recorded (offcpu.enabled, changeable at run time)");
+	if (!d->offcpu) {
+		metrics__sample(w, 0, NULL);
+		return;
+	}
+	offcpu__stats(d->offcpu, &s);
+	metrics__sample(w, s.settings.enabled, NULL);
+	metrics__family(w, "autoprof_offcpu_min_block_seconds", METRIC_GAUGE,
+			"Shortest off-CPU span recorded (offcpu.min-block)");
+	metrics__sample(w, s.settings.min_block_ns / NSEC, NULL);
+	metrics__family(w, "autoprof_offcpu_sample_probability", METRIC_GAUGE,
+			"Fraction of off-CPU spans recorded (offcpu.sample-probability)");
+	metrics__sample(w, s.settings.sample_ppm / 1e6, NULL);
+	metrics__family(w, "autoprof_offcpu_spans", METRIC_COUNTER,
+			"Off-CPU spans that passed the filters in BPF and were sent to user space");
+	metrics__sample(w, s.spans, NULL);
+	metrics__family(w, "autoprof_offcpu_spans_stored", METRIC_COUNTER,
+			"Off-CPU spans joined with their user stack and aggregated into the store");
+	metrics__sample(w, s.ingested, NULL);
+	metrics__family(w, "autoprof_offcpu_spans_filtered", METRIC_COUNTER,
+			"Off-CPU spans not recorded, by reason: short (below offcpu.min-block), "
+			"long (over one hour), sampled_out (offcpu.sample-probability), "
+			"no_user_stack (no user frame, e.g. the thread exited in the kernel)");
+	metrics__sample(w, s.filter_short, "reason", "short", NULL);
+	metrics__sample(w, s.filter_long, "reason", "long", NULL);
+	metrics__sample(w, s.filter_sampled, "reason", "sampled_out", NULL);
+	metrics__sample(w, s.filter_no_user, "reason", "no_user_stack", NULL);
+	metrics__family(w, "autoprof_offcpu_spans_dropped", METRIC_COUNTER,
+			"Off-CPU spans lost, by reason: map_full (too many threads blocked at "
+			"once), ringbuf_full, task_work (the user stack could not be scheduled), "
+			"unjoined (no user stack came), store_memory, malformed");
+	metrics__sample(w, s.drop_map_full, "reason", "map_full", NULL);
+	metrics__sample(w, s.drop_ringbuf, "reason", "ringbuf_full", NULL);
+	metrics__sample(w, s.drop_task_work, "reason", "task_work", NULL);
+	metrics__sample(w, s.drop_unjoined, "reason", "unjoined", NULL);
+	metrics__sample(w, s.drop_store, "reason", "store_memory", NULL);
+	metrics__sample(w, s.drop_malformed, "reason", "malformed", NULL);
+	metrics__family(w, "autoprof_offcpu_stack_errors", METRIC_COUNTER,
+			"Off-CPU spans whose kernel or user stack could not be read, and user stacks "
+			"deeper than the BPF walk (127 frames)");
+	metrics__sample(w, s.kstack_errors, "stack", "kernel", NULL);
+	metrics__sample(w, s.ustack_errors, "stack", "user", NULL);
+	metrics__sample(w, s.ustack_truncated, "stack", "user_truncated", NULL);
+	metrics__family(w, "autoprof_offcpu_spans_waiting", METRIC_GAUGE,
+			"Off-CPU spans held in user space until their thread returns to user space");
+	metrics__sample(w, s.waiting, NULL);
 }
 
 static void store_metrics(struct metrics_writer *w, void *ctx)
@@ -243,8 +305,8 @@ static void unwind_metrics(struct metrics_writer *w, void *ctx)
 int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
-		build_metrics, oncpu_metrics, store_metrics, proc_metrics, symbolizer_metrics,
-		unwind_metrics,
+		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
+		symbolizer_metrics, unwind_metrics,
 	};
 	int err;
 

@@ -10,7 +10,9 @@
 #include <bpf/libbpf.h>
 
 #include "../lib/log.h"
+#include "../symbolize/proctab.h"
 #include "collect.h"
+#include "tracectx.h"
 
 int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, void *, size_t),
 		      void *fn_ctx, struct ring **ring)
@@ -64,4 +66,27 @@ unsigned long long collect__now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Where the process's threads publish their OTEP 4947 context, for the BPF programs to read at
+ * every sample. Looked up again whenever its mappings were re-read: a library defining the
+ * variable may be mapped after the first samples (by the dynamic loader, or dlopen). The
+ * collector flags hold the maps generation last looked at.
+ */
+void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid)
+{
+	unsigned int *looked = proc__collector_flags(p);
+	uint32_t gen = proc__maps_generation(p);
+	int64_t off;
+
+	if (*looked == gen)
+		return;
+	*looked = gen;
+	if (tracectx__locate((int)pid, &off))
+		return;
+	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &off, BPF_ANY))
+		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
+	else
+		pr_debug("pid %u publishes its trace context at fs%+lld\n", pid, (long long)off);
 }

@@ -2,6 +2,8 @@
 #ifndef AUTOPROF_COLLECT_H
 #define AUTOPROF_COLLECT_H
 
+#include <stdint.h>
+
 /*
  * What every collector feeds: the store (samples), the process table (mappings and names) and
  * the symbolizer (dsos). Collectors run on the ingest thread only.
@@ -39,6 +41,12 @@ int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, voi
 		      void *fn_ctx, struct ring **ring);
 /* Sums a per-CPU array of __u64 counters into out[0..n). Returns 0 or a negative errno. */
 int collect__read_counters(int map_fd, unsigned long long *out, unsigned int n);
+struct proc;
+/*
+ * Tells the samplers (ctx->tracectx_fd) where pid's threads publish their trace context, once per
+ * version of its mappings (the collector flags of p hold the last one looked at).
+ */
+void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid);
 /* CLOCK_MONOTONIC in nanoseconds (the clock of bpf_ktime_get_ns). */
 unsigned long long collect__now_ns(void);
 

@@ -22,7 +22,6 @@
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
 #include "proccpu.h"
-#include "tracectx.h"
 
 struct oncpu {
 	struct collect_ctx *ctx;
@@ -37,29 +36,6 @@ struct oncpu {
 	unsigned long long ingested, drop_store, drop_malformed;
 	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + 1];
 };
-
-/*
- * Where the process's threads publish their OTEP 4947 context, for the BPF program to read at
- * every sample. Looked up again whenever its mappings were re-read: a library defining the
- * variable may be mapped after the first samples (by the dynamic loader, or dlopen). The
- * collector flags hold the maps generation last looked at.
- */
-static void locate_trace_context(struct oncpu *oc, struct proc *p, uint32_t pid)
-{
-	unsigned int *looked = proc__collector_flags(p);
-	uint32_t gen = proc__maps_generation(p);
-	int64_t off;
-
-	if (*looked == gen)
-		return;
-	*looked = gen;
-	if (tracectx__locate((int)pid, &off))
-		return;
-	if (bpf_map_update_elem(oc->ctx->tracectx_fd, &pid, &off, BPF_ANY))
-		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
-	else
-		pr_debug("pid %u publishes its trace context at fs%+lld\n", pid, (long long)off);
-}
 
 static int handle_sample(void *arg, void *data, size_t size)
 {
@@ -90,7 +66,7 @@ static int handle_sample(void *arg, void *data, size_t size)
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
 	if (p && !(e->flags & ONCPU_F_KTHREAD))
-		locate_trace_context(oc, p, e->pid);
+		collect__locate_trace_context(ctx, p, e->pid);
 	if (p && nu)
 		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now);
 	else

@@ -438,6 +438,59 @@ static const struct key_type type_bool = {
 	.invalid = "invalid boolean \"%s\" (want true or false)",
 };
 
+/* A fraction 0..1 with up to 6 decimals ("1", "0.5", ".25"), stored in millionths. */
+static int ratio__parse(const char *s, uint64_t *v)
+{
+	uint64_t whole = 0, frac = 0, scale = 1000000;
+	int err;
+
+	if (*s != '.') {
+		err = digits__parse(&s, &whole);
+		if (err)
+			return err;
+		/* Let the bounds name the range for small numbers like 2. */
+		if (whole > 1000)
+			return -ERANGE;
+	}
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			if (scale == 1)
+				return -EINVAL; /* finer than a millionth */
+			scale /= 10;
+			frac += (uint64_t)(*s - '0') * scale;
+		}
+	}
+	if (*s)
+		return -EINVAL;
+	*v = whole * 1000000 + frac;
+	return 0;
+}
+
+static void ratio__format(uint64_t v, char *out, size_t n)
+{
+	int len = snprintf(out, n, "%llu.%06llu", (unsigned long long)(v / 1000000),
+			   (unsigned long long)(v % 1000000));
+
+	/* Shortest form: 0.500000 -> 0.5, 1.000000 -> 1. */
+	while (len > 0 && (size_t)len < n && out[len - 1] == '0')
+		out[--len] = '\0';
+	if (len > 0 && (size_t)len < n && out[len - 1] == '.')
+		out[--len] = '\0';
+}
+
+static const struct key_type type_ratio = {
+	.metavar = "ratio",
+	.bounded = true,
+	.set = number__set,
+	.get = number__get,
+	.parse = ratio__parse,
+	.format = ratio__format,
+	.invalid = "invalid ratio \"%s\" (want a number from 0 to 1, e.g. 0.25)",
+};
+
 /* ---- validators ----------------------------------------------------------------------------- */
 
 /* [host]:port where host is empty, an IPv4 address or a bracketed IPv6 address. */
@@ -624,6 +677,35 @@ static const struct key keys[] = {
 			"of the page size.",
 	},
 	{
+		.name = "offcpu.enabled",
+		.type = &type_bool,
+		/* Off: about 0.45 us per context switch (docs/benchmarks.md), unbounded by any
+		 * sampling rate; turned on at run time where waits are the question. */
+		.def = "false",
+		FIELD(offcpu_enabled),
+		.help = "Record where threads block and for how long (/debug/pprof/offcpu). "
+			"Changeable at run time: POST /debug/offcpu/config.",
+	},
+	{
+		.name = "offcpu.min-block",
+		.type = &type_duration,
+		.def = "50us",
+		.min = 0,
+		.max = 3600 * NSEC_PER_SEC,
+		FIELD(offcpu_min_block_ns),
+		.help = "Shortest off-CPU span recorded; shorter waits cost one hash lookup each.",
+	},
+	{
+		.name = "offcpu.sample-probability",
+		.type = &type_ratio,
+		.def = "1",
+		.min = 0,
+		.max = 1000000,
+		FIELD(offcpu_sample_ppm),
+		.help = "Fraction of off-CPU spans recorded, for busy hosts (values are not "
+			"scaled back up).",
+	},
+	{
 		.name = "otlp.endpoint",
 		.type = &type_string,
 		.def = "",
@@ -705,6 +787,21 @@ static const struct key *key__find(const char *name)
 			return &keys[i];
 	}
 	return NULL;
+}
+
+int config__parse_key(const char *name, const char *s, uint64_t *v, char *why, size_t n)
+{
+	const struct key *k = key__find(name);
+	struct key tmp;
+
+	if (!k || !k->type->parse) {
+		snprintf(why, n, "%s is not a numeric configuration key", name);
+		return -EINVAL;
+	}
+	/* The key's own parser, bounds and checks, storing into a plain uint64_t. */
+	tmp = *k;
+	tmp.size = sizeof(*v);
+	return tmp.type->set(&tmp, v, s, why, n);
 }
 
 /* True when name is a section of some key: "web" for "web.listen-address". */

@@ -26,6 +26,9 @@ struct config {
 	uint32_t otlp_gzip;		/* otlp.gzip, default true */
 	char otlp_headers[1024];	/* otlp.headers, Name=value[,Name=value...] */
 	uint64_t otlp_queue_size;	/* otlp.queue-size, bytes, default 8MiB, 64KiB..1GiB */
+	uint32_t offcpu_enabled;	/* offcpu.enabled, default false */
+	uint64_t offcpu_min_block_ns;	/* offcpu.min-block, default 50us, 0..1h */
+	uint32_t offcpu_sample_ppm;	/* offcpu.sample-probability in millionths, default 1 */
 	uint32_t unwind_mode;		/* unwind.mode, enum config_unwind_mode, default table */
 	uint64_t unwind_memory_limit;	/* unwind.memory-limit, bytes, default 16MiB, 64KiB..4GiB */
 };
@@ -44,6 +47,11 @@ enum config_result {
 /* Fills cfg from defaults, then the YAML file (--config.file), then the flags. Errors go to
  * stderr as "autoprof: FILE:LINE: KEY: reason" or "autoprof: --KEY: reason". */
 enum config_result config__load(struct config *cfg, int argc, char **argv);
+/*
+ * Parses s as the numeric key name would be (its parser, bounds and checks) into *v, for
+ * settings changed at run time. 0, or -EINVAL with the reason in why.
+ */
+int config__parse_key(const char *name, const char *s, uint64_t *v, char *why, size_t n);
 /* Prints the effective configuration as YAML (for the docs and /api/v1/config). */
 void config__print_yaml(const struct config *cfg, FILE *f);
 

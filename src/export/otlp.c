@@ -708,7 +708,7 @@ static int otlp__value_types(struct otlp_enc *o, const struct store_result *cons
 			const struct value_type *in =
 				j < desc->nr_values ? &desc->values[j] : &desc->period_type;
 			pb_vt *vt = &pb->vts[pb->vt_first[i] + j];
-			int64_t type = enc__intern(&o->e, in->type);
+			int64_t type = enc__intern(&o->e, in->otlp_type ? in->otlp_type : in->type);
 			int64_t unit = enc__intern(&o->e, in->unit);
 
 			if (type < 0 || unit < 0)

@@ -437,6 +437,9 @@ static int folded_out__cmp(const void *a, const void *b)
 int folded__encode(const struct store_result *res, struct symbolizer *sym, struct buf *out)
 {
 	struct folded fo = { 0 };
+	const struct profile_desc *desc = profile__desc(res->type);
+	/* The profile's default value: span time for off-CPU, the sample count for CPU. */
+	unsigned int v = desc && desc->default_value >= 0 ? (unsigned int)desc->default_value : 0;
 	struct folded_out *sorted = NULL;
 	struct buf line = { 0 };
 	struct enc e;
@@ -451,7 +454,7 @@ int folded__encode(const struct store_result *res, struct symbolizer *sym, struc
 		err = folded__line(&e, &res->rows[r], &line);
 		if (err)
 			goto out_free;
-		err = folded__add(&fo, &line, res->rows[r].values[0]);
+		err = folded__add(&fo, &line, res->rows[r].values[v]);
 		if (err)
 			goto out_free;
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../collect/offcpu.h"
 #include "../daemon.h"
 #include "../export/pprof.h"
 #include "../lib/log.h"
@@ -23,6 +24,8 @@
 
 static void handle_index(const struct http_request *req, struct http_response *resp, void *ctx);
 static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx);
+static void handle_offcpu_config(const struct http_request *req, struct http_response *resp,
+				 void *ctx);
 
 static const struct http_route routes[] = {
 	{ "GET", "/", "index", NULL, handle_index },
@@ -31,6 +34,15 @@ static const struct http_route routes[] = {
 	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "
 	  "format=folded",
 	  handle_profile },
+	{ "GET", "/debug/pprof/offcpu", "offcpu",
+	  "Off-CPU profile of the last N seconds: where threads blocked and for how long "
+	  "(offcpu/nanoseconds), same parameters as /debug/pprof/profile",
+	  handle_profile },
+	{ "GET", "/debug/offcpu/config", "offcpu_config",
+	  "Off-CPU settings in effect (JSON); POST ?enabled=BOOL&min_block=DURATION&"
+	  "sample_probability=0..1 changes them at once",
+	  handle_offcpu_config },
+	{ "POST", "/debug/offcpu/config", "offcpu_config", NULL, handle_offcpu_config },
 	{ "GET", "/metrics", "metrics",
 	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", http__metrics },
 };
@@ -198,6 +210,71 @@ static void handle_profile(const struct http_request *req, struct http_response 
 		buf__reset(&resp->body);
 		http__error(resp, 500, "encoding failed: %s", strerror(-err));
 	}
+}
+
+/* Run-time off-CPU settings: each parameter is parsed and bounded as its offcpu.* key. */
+enum offcpu_param { OFFCPU_ENABLED, OFFCPU_MIN_BLOCK, OFFCPU_SAMPLE_PROBABILITY, OFFCPU__NR };
+
+static const char *const offcpu_params[OFFCPU__NR][2] = {
+	[OFFCPU_ENABLED] = { "enabled", "offcpu.enabled" },
+	[OFFCPU_MIN_BLOCK] = { "min_block", "offcpu.min-block" },
+	[OFFCPU_SAMPLE_PROBABILITY] = { "sample_probability", "offcpu.sample-probability" },
+};
+
+static void handle_offcpu_config(const struct http_request *req, struct http_response *resp,
+				 void *ctx)
+{
+	struct daemon *d = ctx;
+	bool post = !strcmp(http__method(req), "POST");
+	struct offcpu_settings s;
+	unsigned int given = 0;
+	char why[256];
+	int err;
+
+	if (!d->offcpu) {
+		http__error(resp, 503, "off-CPU profiling is unavailable on this kernel");
+		return;
+	}
+	offcpu__settings(d->offcpu, &s);
+	for (unsigned int i = 0; i < OFFCPU__NR; i++) {
+		const char *v = http__query(req, offcpu_params[i][0]);
+		uint64_t n;
+
+		if (!v)
+			continue;
+		if (!post) {
+			http__error(resp, 400, "%s: settings change with POST", offcpu_params[i][0]);
+			return;
+		}
+		if (config__parse_key(offcpu_params[i][1], v, &n, why, sizeof(why))) {
+			http__error(resp, 400, "%s: %s", offcpu_params[i][0], why);
+			return;
+		}
+		given++;
+		if (i == OFFCPU_ENABLED)
+			s.enabled = n;
+		else if (i == OFFCPU_MIN_BLOCK)
+			s.min_block_ns = n;
+		else
+			s.sample_ppm = (uint32_t)n;
+	}
+	if (post && !given) {
+		http__error(resp, 400, "no setting given: enabled, min_block or sample_probability");
+		return;
+	}
+	if (given) {
+		err = offcpu__configure(d->offcpu, &s);
+		if (err) {
+			http__error(resp, 500, "cannot apply: %s", strerror(-err));
+			return;
+		}
+	}
+	resp->content_type = "application/json";
+	buf__printf(&resp->body,
+		    "{\"enabled\":%s,\"min_block_ns\":%" PRIu64
+		    ",\"sample_probability\":%u.%06u}\n",
+		    s.enabled ? "true" : "false", s.min_block_ns, s.sample_ppm / 1000000,
+		    s.sample_ppm % 1000000);
 }
 
 int routes__start(struct daemon *d)

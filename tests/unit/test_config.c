@@ -620,6 +620,55 @@ TEST(flag_errors)
 	CHECK_STR(out_text, "");
 }
 
+TEST(offcpu_keys)
+{
+	static const struct {
+		const char *in;
+		uint32_t ppm;
+	} ratios[] = { { "1", 1000000 }, { "0", 0 }, { "0.5", 500000 }, { ".25", 250000 },
+		       { "0.000001", 1 }, { "1.0", 1000000 } };
+	char why[256];
+	struct config c;
+	uint64_t v;
+
+	CHECK_EQ(load(&c, NULL), CONFIG_OK);
+	CHECK_EQ(c.offcpu_enabled, 0u);
+	CHECK_EQ(c.offcpu_min_block_ns, 50000ull);
+	CHECK_EQ(c.offcpu_sample_ppm, 1000000u);
+	for (size_t i = 0; i < sizeof(ratios) / sizeof(ratios[0]); i++) {
+		char flag[64];
+
+		snprintf(flag, sizeof(flag), "--offcpu.sample-probability=%s", ratios[i].in);
+		CHECK_EQ(load(&c, flag, "--offcpu.enabled=true", "--offcpu.min-block=1ms", NULL),
+			 CONFIG_OK);
+		CHECK_EQ(c.offcpu_sample_ppm, ratios[i].ppm);
+		CHECK_EQ(c.offcpu_enabled, 1u);
+		CHECK_EQ(c.offcpu_min_block_ns, 1000000ull);
+	}
+	CHECK_EQ(load(&c, "--offcpu.sample-probability=1.5", NULL), CONFIG_INVALID);
+	CHECK_STR(err_text, "autoprof: --offcpu.sample-probability: 1.5 is out of range 0..1\n");
+	CHECK_EQ(load(&c, "--offcpu.sample-probability=2", NULL), CONFIG_INVALID);
+	CHECK_STR(err_text, "autoprof: --offcpu.sample-probability: 2 is out of range 0..1\n");
+	CHECK_EQ(load(&c, "--offcpu.sample-probability=0.0000001", NULL), CONFIG_INVALID);
+	CHECK_STR(err_text, "autoprof: --offcpu.sample-probability: invalid ratio \"0.0000001\" "
+			    "(want a number from 0 to 1, e.g. 0.25)\n");
+	CHECK_EQ(load(&c, "--offcpu.sample-probability=-0.5", NULL), CONFIG_INVALID);
+	CHECK_EQ(load(&c, "--offcpu.min-block=2h", NULL), CONFIG_INVALID);
+
+	/* The same parsing for run-time changes. */
+	CHECK_EQ(config__parse_key("offcpu.min-block", "100us", &v, why, sizeof(why)), 0);
+	CHECK_EQ(v, 100000ull);
+	CHECK_EQ(config__parse_key("offcpu.sample-probability", "0.5", &v, why, sizeof(why)), 0);
+	CHECK_EQ(v, 500000ull);
+	CHECK_EQ(config__parse_key("offcpu.enabled", "off", &v, why, sizeof(why)), 0);
+	CHECK_EQ(v, 0ull);
+	CHECK_EQ(config__parse_key("offcpu.min-block", "soon", &v, why, sizeof(why)), -EINVAL);
+	CHECK_STR(why, "invalid duration \"soon\" (want e.g. 500ms, 30s, 5m, 1h30m)");
+	CHECK_EQ(config__parse_key("offcpu.sample-probability", "3", &v, why, sizeof(why)),
+		 -EINVAL);
+	CHECK_EQ(config__parse_key("web.listen-address", ":1", &v, why, sizeof(why)), -EINVAL);
+}
+
 TEST(help)
 {
 	static const char *const want[] = {
@@ -784,6 +833,7 @@ int main(void)
 	RUN(flag_errors);
 	RUN(help);
 	RUN(version);
+	RUN(offcpu_keys);
 	RUN(repo_config_is_defaults);
 	RUN(print_yaml_round_trip);
 	if (yaml_path[0])

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Off-CPU spans: where threads block, and for how long. A thread that leaves the CPU asleep
+ * (TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE, not preempted while runnable) has its switch-out
+ * time remembered; when it is switched back in, the span is filtered (minimum block time, one
+ * hour at most, sampling) and only then are its stacks taken, so the filtered majority of
+ * switches costs two hash map operations. See bpf/offcpu.h for why a span travels as two events.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "offcpu.h"
+#include "proc.h"
+
+#define PF_KTHREAD 0x00200000
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define EBUSY 16
+
+/* Wake user space only when this much is waiting; otherwise it drains on its own timer. */
+const volatile __u64 wakeup_bytes = 256 * 1024;
+/* Walk user stacks by unwind tables (false: frame pointers only, bpf_get_task_stack). */
+const volatile bool unwind_tables = true;
+
+/*
+ * Run-time settings, in .data so that user space can change them while attached (the HTTP API).
+ * sample_threshold: a span is kept when a random u32 is below it; 1 << 32 keeps every span.
+ */
+volatile __u64 min_block_ns = 50000;
+volatile __u64 sample_threshold = 1ULL << 32;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized before load */
+} events SEC(".maps");
+
+#include "known_pids.bpf.h"
+#include "tracectx.bpf.h"
+#include "unwind.bpf.h"
+
+/* tid -> switch-out time of a thread now blocked. Sized before load; full: counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u64);
+} starts SEC(".maps");
+
+/* tid -> the task work that sends its user stack; lives from switch-in to the return to user. */
+struct offcpu_pending {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct offcpu_pending);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* The span event is too big for the 512-byte BPF stack; sched_switch runs with preemption off. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_span);
+} scratch SEC(".maps");
+
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map, bpf_task_work_callback_t callback,
+					      void *aux__prog) __ksym;
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		(*c)++;
+}
+
+/* The first events of a new process image must reach user space while the process lives. */
+static __always_inline bool young_process(__u32 pid)
+{
+	__u32 one = 1, *seen = bpf_map_lookup_elem(&known_pids, &pid);
+
+	if (!seen) {
+		bpf_map_update_elem(&known_pids, &pid, &one, BPF_NOEXIST);
+		return true;
+	}
+	if (*seen >= PROC_WAKE_SAMPLES)
+		return false;
+	__sync_fetch_and_add(seen, 1);
+	return true;
+}
+
+static __always_inline __u64 wake_flags(__u32 pid)
+{
+	return young_process(pid) || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * The user stack of `task`, which is current, from the user registers it entered the kernel
+ * with, into u->ustack: by unwind tables (glibc's system-call wrappers have no frame pointers,
+ * and their callers are what a wait is about), else by frame pointers. Returns frames.
+ */
+static __always_inline long offcpu__user_stack(struct task_struct *task, struct offcpu_user *u)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	bool truncated = false, miss = false;
+	long n;
+
+	if (unwind_tables && regs) {
+		n = unwind__user_stack(u->pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
+				       BPF_CORE_READ(regs, bp), u->ustack, &truncated, &miss);
+		if (n >= 0) {
+			if (truncated)
+				u->flags |= OFFCPU_F_USTACK_TRUNCATED;
+			if (truncated && n >= UNWIND_MAX_FRAMES)
+				count(OFFCPU_CNT_USTACK_TRUNCATED);
+			return n;
+		}
+	}
+	n = bpf_get_task_stack(task, u->ustack, OFFCPU_MAX_USTACK * sizeof(__u64),
+			       BPF_F_USER_STACK);
+	if (n < 0) {
+		count(OFFCPU_CNT_USTACK_ERROR);
+		u->flags |= OFFCPU_F_USTACK_ERROR;
+		return 0;
+	}
+	n /= sizeof(__u64);
+	if (n >= OFFCPU_MAX_USTACK) {
+		n = OFFCPU_MAX_USTACK;
+		u->flags |= OFFCPU_F_USTACK_TRUNCATED;
+		count(OFFCPU_CNT_USTACK_TRUNCATED);
+	}
+	return n;
+}
+
+/* Runs in the thread that blocked, on its way back to user space: its user stack is intact. */
+static int offcpu__send_user(struct bpf_map *map, __u32 *key, struct offcpu_pending *val)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid();
+	struct offcpu_user *u;
+	long un;
+
+	(void)map;
+	(void)val;
+	/* The task work can be scheduled again from here on: a later span gets a new one. */
+	bpf_map_delete_elem(&pending, key);
+	/* Not a per-CPU scratch: the task work may be preempted, and the next one use it. */
+	u = bpf_ringbuf_reserve(&events, sizeof(*u), 0);
+	if (!u) {
+		count(OFFCPU_CNT_DROP_RINGBUF);
+		return 0;
+	}
+	u->kind = OFFCPU_EV_USER;
+	u->flags = 0;
+	u->pid = id >> 32;
+	u->tid = (__u32)id;
+	u->time_ns = bpf_ktime_get_ns();
+	u->pad = 0;
+	u->pad2 = 0;
+	if (tracectx__read(u->pid, u->trace_id, u->span_id))
+		u->flags |= OFFCPU_F_TRACE_CTX;
+	un = offcpu__user_stack(task, u);
+	u->nr_ustack = un > OFFCPU_MAX_USTACK ? OFFCPU_MAX_USTACK : un;
+	bpf_ringbuf_submit(u, wake_flags(u->pid));
+	count(OFFCPU_CNT_USER);
+	return 0;
+}
+
+static __always_inline void switch_out(struct task_struct *prev, bool preempt,
+				       unsigned int prev_state, __u64 now)
+{
+	__u64 threshold = sample_threshold;
+	__u32 tid = prev->pid;
+
+	/* Preempted while runnable is CPU contention, not a wait; kernel threads have no user
+	 * frames to show, and the idle task never sleeps. */
+	if (preempt || !(prev_state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE)) || !tid ||
+	    (prev->flags & PF_KTHREAD))
+		return;
+	if (threshold < (1ULL << 32) && bpf_get_prandom_u32() >= threshold) {
+		count(OFFCPU_CNT_FILTER_SAMPLED);
+		return;
+	}
+	if (bpf_map_update_elem(&starts, &tid, &now, BPF_ANY))
+		count(OFFCPU_CNT_DROP_MAP_FULL);
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct offcpu_pending none = {}, *p;
+	__u32 tid = next->pid, zero = 0;
+	struct offcpu_span *e;
+	__u64 *startp, start, size;
+	long kn, err;
+
+	if (!tid)
+		return;
+	startp = bpf_map_lookup_elem(&starts, &tid);
+	if (!startp)
+		return;
+	start = *startp;
+	bpf_map_delete_elem(&starts, &tid);
+	if (now - start < min_block_ns) {
+		count(OFFCPU_CNT_FILTER_SHORT);
+		return;
+	}
+	if (now - start > OFFCPU_MAX_BLOCK_NS) {
+		count(OFFCPU_CNT_FILTER_LONG);
+		return;
+	}
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return;
+	e->kind = OFFCPU_EV_SPAN;
+	e->flags = 0;
+	e->pid = next->tgid;
+	e->tid = tid;
+	e->start_ns = start;
+	e->end_ns = now;
+	e->cpu = bpf_get_smp_processor_id();
+	e->pad = 0;
+	__builtin_memcpy(e->comm, next->comm, sizeof(e->comm));
+	/* `next` has not run yet: its saved kernel stack is the one it blocked on. */
+	kn = bpf_get_task_stack(next, e->kstack, OFFCPU_MAX_KSTACK * sizeof(__u64), 0);
+	if (kn < 0) {
+		count(OFFCPU_CNT_KSTACK_ERROR);
+		kn = 0;
+	}
+	kn /= sizeof(__u64);
+	if (kn > OFFCPU_MAX_KSTACK)
+		kn = OFFCPU_MAX_KSTACK;
+	e->nr_kstack = kn;
+	size = __builtin_offsetof(struct offcpu_span, kstack) + kn * sizeof(__u64);
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(&events, e, size, BPF_RB_NO_WAKEUP)) {
+		count(OFFCPU_CNT_DROP_RINGBUF);
+		return;
+	}
+	count(OFFCPU_CNT_SPANS);
+
+	/* One task work per thread at a time: -EBUSY means it is already on its way. */
+	bpf_map_update_elem(&pending, &tid, &none, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&pending, &tid);
+	if (!p) {
+		count(OFFCPU_CNT_DROP_TASK_WORK);
+		return;
+	}
+	err = bpf_task_work_schedule_resume_impl(next, &p->tw, &pending,
+						 (bpf_task_work_callback_t)offcpu__send_user, NULL);
+	if (err && err != -EBUSY) {
+		bpf_map_delete_elem(&pending, &tid);
+		count(OFFCPU_CNT_DROP_TASK_WORK);
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(prev, preempt, prev_state, now);
+	switch_in(next, now);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
