@@ -55,14 +55,20 @@ static __always_inline void count(__u32 idx)
  * The user registers to unwind from: the sample's own when it struck user code, else those the
  * task entered the kernel with.
  */
+static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
+{
+	/* The context allows only whole-word loads: no narrowing to the low byte. */
+	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+
+	return (cs & 3) == 3;
+}
+
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				      __u64 *ip, __u64 *sp, __u64 *bp)
 {
 	struct pt_regs *regs;
-	/* The context allows only whole-word loads: no narrowing to the low byte. */
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
 
-	if ((cs & 3) == 3) {
+	if (in_user_mode(ctx)) {
 		*ip = ctx->regs.ip;
 		*sp = ctx->regs.sp;
 		*bp = ctx->regs.bp;
@@ -147,7 +153,9 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= ONCPU_F_KTHREAD;
 
-	kn = bpf_get_stack(ctx, e->stack, ONCPU_MAX_KSTACK * sizeof(__u64), 0);
+	/* A sample that struck user code has no kernel stack: don't pay for finding that out. */
+	kn = in_user_mode(ctx) ? 0 :
+				 bpf_get_stack(ctx, e->stack, ONCPU_MAX_KSTACK * sizeof(__u64), 0);
 	if (kn < 0) {
 		count(ONCPU_CNT_KSTACK_ERROR);
 		kn = 0;

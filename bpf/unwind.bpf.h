@@ -26,6 +26,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
+	__type(value, __u32);
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
 	__type(value, struct unwind_file);
 } unwind_files SEC(".maps");
 
@@ -115,23 +122,53 @@ __noinline int unwind__find_mapping(const struct unwind_proc *proc, __u64 pc)
 	return -1;
 }
 
-/* Index in unwind_rows of the last row at or before off among [start, start + count), or -1. */
-__noinline int unwind__find_row(__u32 start, __u32 count, __u32 off)
+/* Index in unwind_rows of the file's last row at or before off, or -1. */
+__noinline int unwind__find_row(const struct unwind_file *f, __u32 off)
 {
-	__u32 lo = start, hi = start + count;
+	__u32 page, k, lo, hi, *p;
 
-	for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
-		__u32 mid = lo + (hi - lo) / 2;
-		const struct unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
-
-		if (!r)
+	if (!f || !f->row_count)
+		return -1;
+	page = off >> UNWIND_PAGE_SHIFT;
+	if (page < f->first_page)
+		return -1;
+	k = page - f->first_page;
+	hi = f->row_start + f->row_count;
+	if (k >= f->page_count) {
+		/* Past the last row's page: the last row rules (it closes the file's code). */
+		lo = hi - 1;
+	} else {
+		k += f->page_start;
+		p = bpf_map_lookup_elem(&unwind_pages, &k);
+		if (!p)
 			return -1;
-		if (r->pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
+		lo = *p;
+		if (k + 1 < f->page_start + f->page_count) {
+			k++;
+			p = bpf_map_lookup_elem(&unwind_pages, &k);
+			if (!p)
+				return -1;
+			/* The row covering the next page's first byte may start there. */
+			hi = *p + 1;
+		}
 	}
-	return lo == start ? -1 : (int)(lo - 1);
+	/* The answer is in [lo, hi) unless off is before the file's first row. */
+	{
+		__u32 start = lo;
+
+		for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
+			__u32 mid = lo + (hi - lo) / 2;
+			const struct unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+
+			if (!r)
+				return -1;
+			if (r->pc <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo == start ? -1 : (int)(lo - 1);
+	}
 }
 
 static __always_inline int unwind__read(__u64 *dst, __u64 addr)
@@ -203,7 +240,7 @@ static long unwind__step(__u64 i, void *arg)
 	/* A return address is past the call, maybe past the function's end (noreturn calls):
 	 * its rule is the one of the call instruction. */
 	off = w->pc - m->start + m->file_off - !w->interrupted;
-	idx = unwind__find_row(f->row_start, f->row_count, (__u32)off);
+	idx = unwind__find_row(f, (__u32)off);
 	if (idx < 0)
 		goto fp;
 	slot = idx;

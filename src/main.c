@@ -125,6 +125,8 @@ static void ingest_loop(struct daemon *d)
 		if (now >= next_sweep) {
 			proctab__sweep(ctx->proctab);
 			symbolizer__trim(ctx->sym);
+			if (ctx->unwinder)
+				unwinder__maintain(ctx->unwinder);
 			next_sweep = now + 10 * NSEC;
 		}
 	}

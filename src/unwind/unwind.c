@@ -29,6 +29,8 @@
  * processes) up to this many; each pins its file open.
  */
 #define MAX_IDLE_FILES 256
+/* Rows per page-index entry budgeted (code has tens of rows per 4 KiB page). */
+#define PAGES_PER_ROWS 8
 
 _Static_assert(UNWIND_CNT__MAX <= 16, "unwinder_stats.bpf too small");
 
@@ -38,6 +40,7 @@ struct ufile {
 	struct dso *dso;
 	uint32_t slot;
 	uint32_t row_start, row_count;
+	uint32_t page_start, page_count, first_page;
 	uint32_t flags;	  /* enum unwind_file_flags */
 	uint32_t users;	  /* processes mapping it */
 	uint64_t last_used;
@@ -53,17 +56,23 @@ struct uproc {
 	struct ufile **files; /* distinct files it maps, each counted in users */
 };
 
-/* A free range of the rows array. */
+/* A free range of a BPF array. */
 struct extent {
 	uint32_t start, len;
 };
 
+/* The free ranges of one BPF array, sorted by start; first fit. */
+struct pool {
+	struct extent *free;
+	uint32_t nr, cap;
+	uint32_t capacity; /* entries of the array */
+};
+
 struct unwinder {
 	pthread_mutex_t lock; /* stats against the ingest thread */
-	int rows_fd, files_fd, procs_fd, counters_fd;
-	uint32_t capacity; /* rows */
-	struct extent *free;
-	uint32_t nr_free, cap_free;
+	int rows_fd, pages_fd, files_fd, procs_fd, counters_fd;
+	uint32_t big_table_share;
+	struct pool rows, pages;
 	uint32_t free_slots[MAX_FILES];
 	uint32_t nr_free_slots;
 	struct ufile *files[FILE_BUCKETS];
@@ -80,6 +89,77 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int pool_init(struct pool *p, uint32_t capacity)
+{
+	p->free = malloc(sizeof(*p->free) * 16);
+	if (!p->free)
+		return -ENOMEM;
+	p->cap = 16;
+	p->free[0] = (struct extent){ 0, capacity };
+	p->nr = 1;
+	p->capacity = capacity;
+	return 0;
+}
+
+/* First fit; UINT32_MAX when no range is long enough. */
+static uint32_t pool_alloc(struct pool *p, uint32_t n)
+{
+	for (uint32_t i = 0; i < p->nr; i++) {
+		struct extent *e = &p->free[i];
+		uint32_t start = e->start;
+
+		if (e->len < n)
+			continue;
+		e->start += n;
+		e->len -= n;
+		if (!e->len) {
+			memmove(e, e + 1, (p->nr - i - 1) * sizeof(*e));
+			p->nr--;
+		}
+		return start;
+	}
+	return UINT32_MAX;
+}
+
+/* Returns the range to the free list (sorted by start), merging with its neighbours. */
+static void pool_release(struct pool *p, uint32_t start, uint32_t n)
+{
+	uint32_t i = 0;
+
+	if (!n)
+		return;
+	while (i < p->nr && p->free[i].start < start)
+		i++;
+	if (i > 0 && p->free[i - 1].start + p->free[i - 1].len == start) {
+		p->free[i - 1].len += n;
+		if (i < p->nr && start + n == p->free[i].start) {
+			p->free[i - 1].len += p->free[i].len;
+			memmove(&p->free[i], &p->free[i + 1], (p->nr - i - 1) * sizeof(p->free[0]));
+			p->nr--;
+		}
+		return;
+	}
+	if (i < p->nr && start + n == p->free[i].start) {
+		p->free[i].start = start;
+		p->free[i].len += n;
+		return;
+	}
+	if (p->nr == p->cap) {
+		struct extent *grown = realloc(p->free, 2 * p->cap * sizeof(*grown));
+
+		if (!grown) {
+			/* Leaks the range until restart rather than corrupting the list. */
+			pr_warn("out of memory: %u table entries lost to the free list\n", n);
+			return;
+		}
+		p->free = grown;
+		p->cap *= 2;
+	}
+	memmove(&p->free[i + 1], &p->free[i], (p->nr - i) * sizeof(p->free[0]));
+	p->free[i] = (struct extent){ start, n };
+	p->nr++;
 }
 
 static int create_map(enum bpf_map_type type, const char *name, uint32_t value_size,
@@ -106,23 +186,28 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 		return NULL;
 	}
 	pthread_mutex_init(&u->lock, NULL);
-	u->rows_fd = u->files_fd = u->procs_fd = u->counters_fd = -1;
-	u->capacity = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? (uint32_t)rows : 1;
-	u->stats.capacity_bytes = (uint64_t)u->capacity * sizeof(struct unwind_row);
-	u->free = malloc(sizeof(*u->free) * 16);
-	if (!u->free) {
+	u->big_table_share = opts->big_table_share ? opts->big_table_share : 8;
+	u->rows_fd = u->pages_fd = u->files_fd = u->procs_fd = u->counters_fd = -1;
+	rows = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? rows : 1;
+	/* Code has tens of rows per 4 KiB page: one page entry per PAGES_PER_ROWS rows is room
+	 * to spare, in bytes a fraction of the rows'. */
+	if (pool_init(&u->rows, (uint32_t)rows) ||
+	    pool_init(&u->pages, (uint32_t)(rows / PAGES_PER_ROWS + 64))) {
 		*err = -ENOMEM;
 		goto out_free;
 	}
-	u->cap_free = 16;
-	u->free[0] = (struct extent){ 0, u->capacity };
-	u->nr_free = 1;
+	u->stats.capacity_bytes = (uint64_t)u->rows.capacity * sizeof(struct unwind_row) +
+				  (uint64_t)u->pages.capacity * sizeof(uint32_t);
 	for (uint32_t i = 0; i < MAX_FILES; i++)
 		u->free_slots[i] = MAX_FILES - 1 - i;
 	u->nr_free_slots = MAX_FILES;
 
 	*err = u->rows_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_rows",
-				       sizeof(struct unwind_row), u->capacity, 0);
+				       sizeof(struct unwind_row), u->rows.capacity, 0);
+	if (*err < 0)
+		goto out_free;
+	*err = u->pages_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_pages", sizeof(uint32_t),
+					u->pages.capacity, 0);
 	if (*err < 0)
 		goto out_free;
 	*err = u->files_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_files",
@@ -170,23 +255,26 @@ void unwinder__free(struct unwinder *u)
 	}
 	if (u->rows_fd >= 0)
 		close(u->rows_fd);
+	if (u->pages_fd >= 0)
+		close(u->pages_fd);
 	if (u->files_fd >= 0)
 		close(u->files_fd);
 	if (u->procs_fd >= 0)
 		close(u->procs_fd);
 	if (u->counters_fd >= 0)
 		close(u->counters_fd);
-	free(u->free);
+	free(u->rows.free);
+	free(u->pages.free);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
 
-static const char *const map_names[] = { "unwind_rows", "unwind_files", "unwind_procs",
-					 "unwind_counters" };
+static const char *const map_names[] = { "unwind_rows", "unwind_pages", "unwind_files",
+					 "unwind_procs", "unwind_counters" };
 
 int unwinder__map_fd(struct unwinder *u, const char *name)
 {
-	const int fds[] = { u->rows_fd, u->files_fd, u->procs_fd, u->counters_fd };
+	const int fds[] = { u->rows_fd, u->pages_fd, u->files_fd, u->procs_fd, u->counters_fd };
 
 	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++)
 		if (!strcmp(name, map_names[i]))
@@ -209,63 +297,10 @@ int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj)
 	return 0;
 }
 
-/* First fit in the free list; UINT32_MAX when no range is long enough. */
-static uint32_t rows_alloc(struct unwinder *u, uint32_t n)
+static uint64_t file_bytes(const struct ufile *f)
 {
-	for (uint32_t i = 0; i < u->nr_free; i++) {
-		struct extent *e = &u->free[i];
-		uint32_t start = e->start;
-
-		if (e->len < n)
-			continue;
-		e->start += n;
-		e->len -= n;
-		if (!e->len) {
-			memmove(e, e + 1, (u->nr_free - i - 1) * sizeof(*e));
-			u->nr_free--;
-		}
-		return start;
-	}
-	return UINT32_MAX;
-}
-
-/* Returns the range to the free list (sorted by start), merging with its neighbours. */
-static void rows_release(struct unwinder *u, uint32_t start, uint32_t n)
-{
-	uint32_t i = 0;
-
-	if (!n)
-		return;
-	while (i < u->nr_free && u->free[i].start < start)
-		i++;
-	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == start) {
-		u->free[i - 1].len += n;
-		if (i < u->nr_free && start + n == u->free[i].start) {
-			u->free[i - 1].len += u->free[i].len;
-			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(u->free[0]));
-			u->nr_free--;
-		}
-		return;
-	}
-	if (i < u->nr_free && start + n == u->free[i].start) {
-		u->free[i].start = start;
-		u->free[i].len += n;
-		return;
-	}
-	if (u->nr_free == u->cap_free) {
-		struct extent *grown = realloc(u->free, 2 * u->cap_free * sizeof(*grown));
-
-		if (!grown) {
-			/* Leaks the range until restart rather than corrupting the list. */
-			pr_warn("out of memory: %u rows lost to the free list\n", n);
-			return;
-		}
-		u->free = grown;
-		u->cap_free *= 2;
-	}
-	memmove(&u->free[i + 1], &u->free[i], (u->nr_free - i) * sizeof(u->free[0]));
-	u->free[i] = (struct extent){ start, n };
-	u->nr_free++;
+	return (uint64_t)f->row_count * sizeof(struct unwind_row) +
+	       (uint64_t)f->page_count * sizeof(uint32_t);
 }
 
 static void publish_file(struct unwinder *u, const struct ufile *f)
@@ -274,6 +309,9 @@ static void publish_file(struct unwinder *u, const struct ufile *f)
 		.row_start = f->row_start,
 		.row_count = f->has_rows ? f->row_count : 0,
 		.flags = f->flags,
+		.page_start = f->page_start,
+		.page_count = f->has_rows ? f->page_count : 0,
+		.first_page = f->first_page,
 	};
 
 	if (bpf_map_update_elem(u->files_fd, &f->slot, &v, BPF_ANY))
@@ -289,8 +327,9 @@ static void evict_rows(struct unwinder *u, struct ufile *f)
 	f->evicted = true;
 	/* BPF stops using the rows before the range can be handed to another file. */
 	publish_file(u, f);
-	rows_release(u, f->row_start, f->row_count);
-	u->stats.row_bytes -= (uint64_t)f->row_count * sizeof(struct unwind_row);
+	pool_release(&u->rows, f->row_start, f->row_count);
+	pool_release(&u->pages, f->page_start, f->page_count);
+	u->stats.row_bytes -= file_bytes(f);
 	u->stats.files--;
 	u->stats.evictions++;
 }
@@ -335,28 +374,84 @@ static struct ufile *lru_file(struct unwinder *u, bool idle_only, bool with_rows
 	return best;
 }
 
-/* Rows for n, evicting idle tables first, then the least recently mapped ones. */
-static uint32_t make_room(struct unwinder *u, uint32_t n)
+/* The most recently mapped file in use whose table was evicted. */
+static struct ufile *mru_evicted(struct unwinder *u)
 {
-	uint32_t start;
+	struct ufile *best = NULL;
 
-	while ((start = rows_alloc(u, n)) == UINT32_MAX) {
-		struct ufile *victim = lru_file(u, true, true);
-
-		if (!victim)
-			victim = lru_file(u, false, true);
-		if (!victim)
-			return UINT32_MAX;
-		evict_rows(u, victim);
-	}
-	return start;
+	for (int i = 0; i < FILE_BUCKETS; i++)
+		for (struct ufile *f = u->files[i]; f; f = f->next) {
+			if (!f->evicted || !f->users)
+				continue;
+			if (!best || f->last_used > best->last_used)
+				best = f;
+		}
+	return best;
 }
 
-static int load_rows(struct unwinder *u, struct ufile *f)
+/*
+ * Room for rows and page entries: idle tables go first, then (only for a file never loaded, and
+ * not too large a share of the budget) the least recently mapped ones. An evicted table coming
+ * back never evicts a table in use, or two working sets larger than the budget would evict each
+ * other at every maps read; nor does one huge binary blind autoprof to everything else.
+ */
+static int make_room(struct unwinder *u, uint32_t nrows, uint32_t npages, bool may_evict_used,
+		     uint32_t *row_start, uint32_t *page_start)
+{
+	for (;;) {
+		struct ufile *victim;
+
+		*row_start = pool_alloc(&u->rows, nrows);
+		*page_start = *row_start == UINT32_MAX ? UINT32_MAX : pool_alloc(&u->pages, npages);
+		if (*page_start != UINT32_MAX)
+			return 0;
+		if (*row_start != UINT32_MAX)
+			pool_release(&u->rows, *row_start, nrows);
+		victim = lru_file(u, true, true);
+		if (!victim && may_evict_used)
+			victim = lru_file(u, false, true);
+		if (!victim)
+			return -ENOSPC;
+		evict_rows(u, victim);
+	}
+}
+
+/* pages[k]: the row covering the first byte of page first_page + k (the first row if none). */
+static void page_index(const struct cfi_table *t, uint32_t row_start, uint32_t first_page,
+		       uint32_t *pages, uint32_t npages)
+{
+	uint32_t r = 0;
+
+	for (uint32_t k = 0; k < npages; k++) {
+		uint64_t base = (uint64_t)(first_page + k) << UNWIND_PAGE_SHIFT;
+
+		while (r + 1 < t->nr && t->rows[r + 1].pc <= base)
+			r++;
+		pages[k] = row_start + r;
+	}
+}
+
+static int update_array(int fd, uint32_t start, const void *values, uint32_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bopts);
+	uint32_t *keys = malloc(n * sizeof(*keys)), count = n;
+	int err;
+
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = start + i;
+	err = bpf_map_update_batch(fd, keys, values, &count, &bopts) ? -errno : 0;
+	free(keys);
+	return err;
+}
+
+static int load_rows(struct unwinder *u, struct ufile *f, bool may_evict_used)
 {
 	struct cfi_table t = { 0 };
 	uint64_t t0 = now_ns();
 	int fd = dso__fd(f->dso), err;
+	uint32_t *pages = NULL, npages;
 
 	err = fd < 0 ? -EBADF : cfi__build(fd, &t);
 	u->stats.build_ns += now_ns() - t0;
@@ -369,9 +464,12 @@ static int load_rows(struct unwinder *u, struct ufile *f)
 	u->stats.builds++;
 	f->flags = t.flags;
 	f->row_count = t.nr;
+	f->page_count = 0;
 	if (!t.nr)
 		goto out_release;
-	if (t.nr > u->capacity) {
+	f->first_page = t.rows[0].pc >> UNWIND_PAGE_SHIFT;
+	npages = (t.rows[t.nr - 1].pc >> UNWIND_PAGE_SHIFT) - f->first_page + 1;
+	if (t.nr > u->rows.capacity || npages > u->pages.capacity) {
 		u->stats.too_big++;
 		pr_warn("unwind table of %s (%u rows) exceeds unwind.memory-limit\n",
 			dso__path(f->dso), t.nr);
@@ -379,39 +477,35 @@ static int load_rows(struct unwinder *u, struct ufile *f)
 		f->flags |= UNWIND_FILE_FP;
 		goto out_release;
 	}
-	f->row_start = make_room(u, t.nr);
-	if (f->row_start == UINT32_MAX) {
+	may_evict_used = may_evict_used && t.nr <= u->rows.capacity / u->big_table_share;
+	if (make_room(u, t.nr, npages, may_evict_used, &f->row_start, &f->page_start)) {
 		f->row_count = 0;
 		f->flags |= UNWIND_FILE_FP;
 		f->evicted = true;
 		goto out_release;
 	}
-	{
-		LIBBPF_OPTS(bpf_map_batch_opts, bopts);
-		uint32_t *keys = malloc(t.nr * sizeof(*keys)), count = t.nr;
-
-		if (!keys) {
-			err = -ENOMEM;
-		} else {
-			for (uint32_t i = 0; i < t.nr; i++)
-				keys[i] = f->row_start + i;
-			err = bpf_map_update_batch(u->rows_fd, keys, t.rows, &count, &bopts) ?
-				      -errno :
-				      0;
-			free(keys);
-		}
-		if (err) {
-			u->stats.update_errors++;
-			rows_release(u, f->row_start, t.nr);
-			f->row_count = 0;
-			goto out_release;
-		}
+	pages = malloc(npages * sizeof(*pages));
+	if (pages) {
+		page_index(&t, f->row_start, f->first_page, pages, npages);
+		err = update_array(u->rows_fd, f->row_start, t.rows, t.nr) ?:
+		      update_array(u->pages_fd, f->page_start, pages, npages);
+	} else {
+		err = -ENOMEM;
 	}
+	if (err) {
+		u->stats.update_errors++;
+		pool_release(&u->rows, f->row_start, t.nr);
+		pool_release(&u->pages, f->page_start, npages);
+		f->row_count = 0;
+		goto out_release;
+	}
+	f->page_count = npages;
 	f->has_rows = true;
-	u->stats.row_bytes += (uint64_t)t.nr * sizeof(struct unwind_row);
+	u->stats.row_bytes += file_bytes(f);
 	u->stats.files++;
-	pr_debug("%s: %u unwind rows\n", dso__path(f->dso), t.nr);
+	pr_debug("%s: %u unwind rows, %u pages\n", dso__path(f->dso), t.nr, npages);
 out_release:
+	free(pages);
 	cfi_table__release(&t);
 	return err;
 }
@@ -435,11 +529,11 @@ static struct ufile *file_get(struct unwinder *u, struct dso *dso)
 		f->next = *pp;
 		*pp = f;
 		u->idle_files++;
-		load_rows(u, f);
+		load_rows(u, f, true);
 		publish_file(u, f);
 	} else if (f->evicted) {
 		f->evicted = false;
-		load_rows(u, f);
+		load_rows(u, f, false);
 		publish_file(u, f);
 	}
 	f->last_used = ++u->clock;
@@ -562,6 +656,23 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 		u->stats.processes++;
 	}
 out_unlock:
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder__maintain(struct unwinder *u)
+{
+	struct ufile *f;
+
+	pthread_mutex_lock(&u->lock);
+	/* Tables evicted while in use come back as room frees up (processes exit, files go
+	 * idle), most recently mapped first, without evicting anything in use. */
+	while ((f = mru_evicted(u))) {
+		f->evicted = false;
+		load_rows(u, f, false);
+		publish_file(u, f);
+		if (f->evicted)
+			break;
+	}
 	pthread_mutex_unlock(&u->lock);
 }
 

@@ -21,6 +21,9 @@ struct proc_map;
 struct unwinder_opts {
 	uint64_t memory_limit;	/* bytes of rows, at least one row */
 	uint32_t max_processes; /* processes with a mapping table at once */
+	/* A table over 1/big_table_share of the budget only takes free or idle room, never a
+	 * table in use (one huge binary must not blind autoprof to the rest); 0: 8. */
+	uint32_t big_table_share;
 };
 
 /* Creates the BPF maps. NULL with *err set (negative errno). */
@@ -39,6 +42,9 @@ int unwinder__map_fd(struct unwinder *u, const char *name);
  * Builds the tables of files not seen before. Signature of a proctab listener.
  */
 void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
+
+/* Brings back tables evicted while in use where room has freed up; call every few seconds. */
+void unwinder__maintain(struct unwinder *u);
 
 struct unwinder_stats {
 	uint64_t row_bytes;	   /* rows in use, bytes */

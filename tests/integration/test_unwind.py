@@ -486,6 +486,11 @@ def test_metric():
     text = STATE.get("metrics", "")
     lines = [l for l in text.splitlines() if l.startswith("autoprof_unwind_stacks_total{")]
     detail("unwind metrics: %s" % (lines or "none"))
+    # What the tables held, for diagnosing a failed chain (an eviction falls back to frame
+    # pointers for the evicted files).
+    detail("tables: %s" % [l for l in text.splitlines() if l.startswith((
+        "autoprof_unwind_table_bytes", "autoprof_unwind_table_evictions_total",
+        "autoprof_unwind_files", "autoprof_unwind_tables_too_big_total"))])
     assert lines, "no autoprof_unwind_stacks_total in /metrics"
     assert all('result="' in l for l in lines), lines
     assert sum(float(l.rsplit(" ", 1)[1]) for l in lines) > 0, lines
