@@ -19,6 +19,8 @@ const volatile __u64 wakeup_bytes = 256 * 1024;
 /* Walk user stacks by unwind tables (false: frame pointers only, bpf_get_stack). */
 const volatile bool unwind_tables = true;
 
+#define RING_CHECK_EVERY 8
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20); /* resized before load */
@@ -43,9 +45,14 @@ struct {
 	__type(value, struct oncpu_event);
 } scratch SEC(".maps");
 
+static __always_inline __u64 *counter(__u32 idx)
+{
+	return bpf_map_lookup_elem(&counters, &idx);
+}
+
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+	__u64 *c = counter(idx);
 
 	if (c)
 		(*c)++;
@@ -130,7 +137,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	struct oncpu_event *e;
 	__u32 zero = 0;
 	long kn, un;
-	__u64 size, flags;
+	__u64 size, flags, *sent;
 
 	if ((__u32)id == 0) {
 		count(ONCPU_CNT_IDLE);
@@ -189,15 +196,21 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	size = __builtin_offsetof(struct oncpu_event, stack) + (kn + un) * sizeof(__u64);
 	if (size > sizeof(*e))
 		size = sizeof(*e);
+	/* How full the ring is (a cache miss: user space writes the consumer position) is looked
+	 * at every RING_CHECK_EVERY samples of a CPU; a few samples more before a wakeup is
+	 * nothing in a quarter of the ring. */
+	sent = counter(ONCPU_CNT_SAMPLES);
 	flags = young_process(e->pid) ||
-				bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+				(sent && !(*sent % RING_CHECK_EVERY) &&
+				 bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) ?
 			BPF_RB_FORCE_WAKEUP :
 			BPF_RB_NO_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {
 		count(ONCPU_CNT_DROP_RINGBUF);
 		return 0;
 	}
-	count(ONCPU_CNT_SAMPLES);
+	if (sent)
+		(*sent)++;
 	return 0;
 }
 
