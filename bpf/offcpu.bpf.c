@@ -30,6 +30,7 @@ const volatile bool unwind_tables = true;
  */
 volatile __u64 min_block_ns = 50000;
 volatile __u64 sample_threshold = 1ULL << 32;
+volatile __u32 epoch = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -40,12 +41,23 @@ struct {
 #include "tracectx.bpf.h"
 #include "unwind.bpf.h"
 
-/* tid -> switch-out time of a thread now blocked. Sized before load; full: counted. */
+/*
+ * Each thread's switch-out time, in its task storage: a pointer chase from the task, no hash
+ * and no lock per switch (a hash map costs two updates and a lookup per switch). epoch is the
+ * value of `epoch` when the time was taken: a thread blocked before the program was last
+ * detached is not a span of this attachment.
+ */
+struct offcpu_start {
+	__u64 time_ns; /* 0: not blocked (or already reported) */
+	__u32 epoch;
+	__u32 pad;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
 } starts SEC(".maps");
 
 /* tid -> the task work that sends its user stack; lives from switch-in to the return to user. */
@@ -186,6 +198,7 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt,
 {
 	__u64 threshold = sample_threshold;
 	__u32 tid = prev->pid;
+	struct offcpu_start *st;
 
 	/* Preempted while runnable is CPU contention, not a wait; kernel threads have no user
 	 * frames to show, and the idle task never sleeps. */
@@ -196,8 +209,13 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt,
 		count(OFFCPU_CNT_FILTER_SAMPLED);
 		return;
 	}
-	if (bpf_map_update_elem(&starts, &tid, &now, BPF_ANY))
+	st = bpf_task_storage_get(&starts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
 		count(OFFCPU_CNT_DROP_MAP_FULL);
+		return;
+	}
+	st->time_ns = now;
+	st->epoch = epoch;
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
@@ -205,16 +223,19 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	struct offcpu_pending none = {}, *p;
 	__u32 tid = next->pid, zero = 0;
 	struct offcpu_span *e;
-	__u64 *startp, start, size;
+	struct offcpu_start *st;
+	__u64 start, size;
 	long kn, err;
 
 	if (!tid)
 		return;
-	startp = bpf_map_lookup_elem(&starts, &tid);
-	if (!startp)
+	st = bpf_task_storage_get(&starts, next, 0, 0);
+	if (!st || !st->time_ns)
 		return;
-	start = *startp;
-	bpf_map_delete_elem(&starts, &tid);
+	start = st->time_ns;
+	st->time_ns = 0;
+	if (st->epoch != epoch)
+		return;
 	if (now - start < min_block_ns) {
 		count(OFFCPU_CNT_FILTER_SHORT);
 		return;

@@ -71,7 +71,7 @@ enum offcpu_counter {
 	OFFCPU_CNT_FILTER_SHORT,    /* shorter than min_block_ns */
 	OFFCPU_CNT_FILTER_LONG,	    /* longer than OFFCPU_MAX_BLOCK_NS */
 	OFFCPU_CNT_FILTER_SAMPLED,  /* not picked by the sampling probability */
-	OFFCPU_CNT_DROP_MAP_FULL,   /* no room to remember a switch-out */
+	OFFCPU_CNT_DROP_MAP_FULL,   /* no task storage to remember a switch-out in (out of memory) */
 	OFFCPU_CNT_DROP_RINGBUF,    /* ring buffer full: span or user stack lost */
 	OFFCPU_CNT_DROP_TASK_WORK,  /* the user-stack task work could not be set up */
 	OFFCPU_CNT_KSTACK_ERROR,    /* kernel stack could not be read (span still sent) */

@@ -243,10 +243,11 @@ static void map__clear(int fd)
 			break;
 }
 
-/* With the program detached: forget threads blocked when it was, they are not switched in. */
+/* With the program detached: forget threads blocked when it was, they are not switched in
+ * (their start times carry the old epoch). */
 static void forget_starts(struct offcpu *oc)
 {
-	map__clear(bpf_map__fd(oc->skel->maps.starts));
+	oc->skel->data->epoch++;
 }
 
 int offcpu__configure(struct offcpu *oc, const struct offcpu_settings *s)
