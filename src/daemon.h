@@ -9,6 +9,7 @@ struct http_server;
 struct otlp_header;
 struct otlp_pusher;
 struct oncpu;
+struct memory;
 struct proc_collector;
 
 struct otlp_state {
@@ -26,6 +27,7 @@ struct daemon {
 	struct collect_ctx ctx; /* store, proctab, symbolizer, ring buffers */
 	struct proc_collector *procs;
 	struct oncpu *oncpu;
+	struct memory *memory;
 	struct http_server *http;
 	struct otlp_state otlp;
 };

@@ -16,6 +16,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "collect/memory.h"
 #include "collect/oncpu.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
@@ -115,6 +116,7 @@ static void ingest_loop(struct daemon *d)
 		}
 		ring_buffer__consume(ctx->rb);
 		proc_collector__reap(d->procs);
+		memory__tick(d->memory);
 
 		now = collect__now_ns();
 		if (now >= next_expire) {
@@ -194,6 +196,17 @@ int main(int argc, char **argv)
 			     &d.ctx, &err);
 	if (!d.oncpu)
 		goto cleanup;
+	d.memory = memory__new(&(struct memory_opts){
+				       .mean_interval = d.cfg.memory_sample_interval,
+				       .max_live = d.cfg.memory_max_live,
+				       .ringbuf_size = d.cfg.bpf_ringbuf_size,
+				       .targets = d.cfg.memory_targets,
+			       },
+			       &d.ctx, &err);
+	if (!d.memory)
+		goto cleanup;
+	d.ctx.proc_listener = memory__proc_event;
+	d.ctx.proc_listener_ctx = d.memory;
 	err = otlp_daemon__start(&d);
 	if (err)
 		goto cleanup;
@@ -211,6 +224,7 @@ cleanup:
 	/* The manager maps the collectors' rings: unmap before their maps go. */
 	ring_buffer__free(d.ctx.rb);
 	oncpu__free(d.oncpu);
+	memory__free(d.memory);
 	proc_collector__free(d.procs);
 	metrics__unregister_all();
 	proctab__free(d.ctx.proctab);
