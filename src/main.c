@@ -189,13 +189,7 @@ int main(int argc, char **argv)
 	d.procs = proc_collector__new(&d.ctx, &err);
 	if (!d.procs)
 		goto cleanup;
-	d.oncpu = oncpu__new(&(struct oncpu_opts){
-				     .frequency = d.cfg.profile_frequency,
-				     .ringbuf_size = d.cfg.bpf_ringbuf_size,
-			     },
-			     &d.ctx, &err);
-	if (!d.oncpu)
-		goto cleanup;
+	/* Before the sampler: once /metrics shows CPUs sampled, the memory API answers too. */
 	d.memory = memory__new(&(struct memory_opts){
 				       .mean_interval = d.cfg.memory_sample_interval,
 				       .max_live = d.cfg.memory_max_live,
@@ -207,6 +201,13 @@ int main(int argc, char **argv)
 		goto cleanup;
 	d.ctx.proc_listener = memory__proc_event;
 	d.ctx.proc_listener_ctx = d.memory;
+	d.oncpu = oncpu__new(&(struct oncpu_opts){
+				     .frequency = d.cfg.profile_frequency,
+				     .ringbuf_size = d.cfg.bpf_ringbuf_size,
+			     },
+			     &d.ctx, &err);
+	if (!d.oncpu)
+		goto cleanup;
 	err = otlp_daemon__start(&d);
 	if (err)
 		goto cleanup;
