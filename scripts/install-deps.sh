@@ -12,7 +12,7 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 	golang-go golang-github-google-pprof-dev
 	prometheus linux-perf libbpf-tools curl procps python3
-	liblzma-dev libiberty-dev libc6-dbg g++ xz-utils gdb binutils
+	liblzma-dev libiberty-dev libc6-dbg g++ xz-utils gdb binutils bpftrace
 )
 BACKPORTS_PKGS=(libbpf-dev bpftool)
 

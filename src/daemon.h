@@ -10,6 +10,7 @@ struct otlp_header;
 struct otlp_pusher;
 struct oncpu;
 struct offcpu;
+struct memory;
 struct proc_collector;
 
 struct otlp_state {
@@ -28,6 +29,7 @@ struct daemon {
 	struct proc_collector *procs;
 	struct oncpu *oncpu;
 	struct offcpu *offcpu; /* NULL when the kernel cannot run it and it is off */
+	struct memory *memory;
 	struct http_server *http;
 	struct otlp_state otlp;
 };

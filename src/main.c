@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/offcpu.h"
+#include "collect/memory.h"
 #include "collect/oncpu.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
@@ -116,6 +117,7 @@ static void ingest_loop(struct daemon *d)
 		}
 		ring_buffer__consume(ctx->rb);
 		proc_collector__reap(d->procs);
+		memory__tick(d->memory);
 
 		now = collect__now_ns();
 		if (now >= next_expire) {
@@ -190,6 +192,18 @@ int main(int argc, char **argv)
 	d.procs = proc_collector__new(&d.ctx, &err);
 	if (!d.procs)
 		goto cleanup;
+	/* Before the sampler: once /metrics shows CPUs sampled, the memory API answers too. */
+	d.memory = memory__new(&(struct memory_opts){
+				       .mean_interval = d.cfg.memory_sample_interval,
+				       .max_live = d.cfg.memory_max_live,
+				       .ringbuf_size = d.cfg.bpf_ringbuf_size,
+				       .targets = d.cfg.memory_targets,
+			       },
+			       &d.ctx, &err);
+	if (!d.memory)
+		goto cleanup;
+	d.ctx.proc_listener = memory__proc_event;
+	d.ctx.proc_listener_ctx = d.memory;
 	d.oncpu = oncpu__new(&(struct oncpu_opts){
 				     .frequency = d.cfg.profile_frequency,
 				     .ringbuf_size = d.cfg.bpf_ringbuf_size,
@@ -229,6 +243,7 @@ cleanup:
 	ring_buffer__free(d.ctx.rb);
 	oncpu__free(d.oncpu);
 	offcpu__free(d.offcpu);
+	memory__free(d.memory);
 	proc_collector__free(d.procs);
 	metrics__unregister_all();
 	proctab__free(d.ctx.proctab);

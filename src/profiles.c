@@ -27,6 +27,29 @@ static const struct profile_desc profile_table[PROFILE__MAX] = {
 		/* Flame graphs of waits are read in time, not in number of waits. */
 		.default_value = 1,
 	},
+	/* Go's memory profiles: same four sample types, default chosen as Go does. */
+	[PROFILE_ALLOCS] = {
+		.type = PROFILE_ALLOCS,
+		.name = "allocs",
+		.path = "/debug/pprof/allocs",
+		.help = "allocations of the last N seconds, sampled (?seconds=N&pid=)",
+		.nr_values = 4,
+		.values = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+			    { "inuse_objects", "count" }, { "inuse_space", "bytes" } },
+		.period_type = { "space", "bytes" },
+		.default_value = 1,
+	},
+	[PROFILE_HEAP] = {
+		.type = PROFILE_HEAP,
+		.name = "heap",
+		.path = "/debug/pprof/heap",
+		.help = "live memory now, sampled (?pid=)",
+		.nr_values = 4,
+		.values = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+			    { "inuse_objects", "count" }, { "inuse_space", "bytes" } },
+		.period_type = { "space", "bytes" },
+		.default_value = 3,
+	},
 };
 
 const struct profile_desc *profile__desc(enum profile_type type)

@@ -11,6 +11,8 @@
 enum profile_type {
 	PROFILE_CPU = 0,
 	PROFILE_OFFCPU,
+	PROFILE_ALLOCS, /* sampled allocations (memory attach mode) */
+	PROFILE_HEAP,	/* live sampled allocations, answered from the collector */
 	PROFILE__MAX,
 };
 

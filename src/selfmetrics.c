@@ -5,7 +5,9 @@
 #include <bpf/libbpf.h>
 
 #include "collect/offcpu.h"
+#include "collect/memory.h"
 #include "collect/oncpu.h"
+#include "bpf/memory.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
 #include "daemon.h"
@@ -302,11 +304,62 @@ static void unwind_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.update_errors, NULL);
 }
 
+static void memory_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct memory_stats s;
+
+	if (!d->memory)
+		return;
+	memory__stats(d->memory, &s);
+	metrics__family(w, "autoprof_memory_targets", METRIC_GAUGE,
+			"Memory profiling targets (memory.targets and the API)");
+	metrics__sample(w, s.targets, NULL);
+	metrics__family(w, "autoprof_memory_processes", METRIC_GAUGE,
+			"Processes matched by a memory target, by state: attached (allocator "
+			"probed) or pending (waiting for its allocator to be mapped)");
+	metrics__sample(w, s.procs_attached, "state", "attached", NULL);
+	metrics__sample(w, s.procs_pending, "state", "pending", NULL);
+	metrics__family(w, "autoprof_memory_live_allocations", METRIC_GAUGE,
+			"Live sampled allocations held for the heap profile");
+	metrics__sample(w, s.live, NULL);
+	metrics__family(w, "autoprof_memory_live_bytes", METRIC_GAUGE,
+			"Live bytes the held samples stand for (estimated)");
+	metrics__sample(w, s.live_bytes, NULL);
+	metrics__family(w, "autoprof_memory_calls", METRIC_COUNTER,
+			"Allocator calls seen by the probes, by kind: alloc (of which sampled and "
+			"nested: inside another probed call), free (of which of a sampled block)");
+	metrics__sample(w, s.bpf[MEMORY_CNT_CALLS], "call", "alloc", NULL);
+	metrics__sample(w, s.bpf[MEMORY_CNT_SAMPLED], "call", "alloc_sampled", NULL);
+	metrics__sample(w, s.bpf[MEMORY_CNT_NESTED], "call", "alloc_nested", NULL);
+	metrics__sample(w, s.bpf[MEMORY_CNT_FREES], "call", "free", NULL);
+	metrics__sample(w, s.bpf[MEMORY_CNT_FREES_SAMPLED], "call", "free_sampled", NULL);
+	metrics__family(w, "autoprof_memory_samples_stored", METRIC_COUNTER,
+			"Sampled allocations aggregated into the store (allocs)");
+	metrics__sample(w, s.ingested, NULL);
+	metrics__family(w, "autoprof_memory_dropped", METRIC_COUNTER,
+			"Memory samples lost or untracked, by reason: live_full (live table full: "
+			"in allocs, not in heap), ringbuf_full, store_memory, malformed");
+	metrics__sample(w, s.bpf[MEMORY_CNT_DROP_LIVE_FULL], "reason", "live_full", NULL);
+	metrics__sample(w, s.bpf[MEMORY_CNT_DROP_RINGBUF], "reason", "ringbuf_full", NULL);
+	metrics__sample(w, s.drop_store, "reason", "store_memory", NULL);
+	metrics__sample(w, s.drop_malformed, "reason", "malformed", NULL);
+	metrics__family(w, "autoprof_memory_attaches", METRIC_COUNTER,
+			"Target processes whose allocator was probed (ok) or could not be (failed)");
+	metrics__sample(w, s.attach_ok, "result", "ok", NULL);
+	metrics__sample(w, s.attach_failed, "result", "failed", NULL);
+	metrics__family(w, "autoprof_memory_probes", METRIC_COUNTER,
+			"Allocator probes placed, by instruction: emulated (cheap) or entry "
+			"(single-stepped, ~20x the cost)");
+	metrics__sample(w, s.probes_emulated, "placement", "emulated", NULL);
+	metrics__sample(w, s.probes_entry, "placement", "entry", NULL);
+}
+
 int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
-		symbolizer_metrics, unwind_metrics,
+		symbolizer_metrics, unwind_metrics, memory_metrics,
 	};
 	int err;
 

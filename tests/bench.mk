@@ -15,3 +15,8 @@ $(BUILD)/bench/symbolize_tool: $(BENCH_SYMBOLIZE_OBJS)
 $(BUILD)/bench/symbolize_templates: bench/symbolize_templates.cc
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g $< -o $@
+
+# bench/malloc_loop: the allocation-heavy loop bench/memory.sh runs under each profiler.
+$(BUILD)/bench/malloc_loop: bench/malloc_loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $< -o $@

@@ -8,6 +8,9 @@
  * What every collector feeds: the store (samples), the process table (mappings and names) and
  * the symbolizer (dsos). Collectors run on the ingest thread only.
  */
+#include <stdbool.h>
+#include <stdint.h>
+
 struct store;
 struct proctab;
 struct symbolizer;
@@ -30,6 +33,9 @@ struct collect_ctx {
 	int tracectx_fd;
 	/* Unwind tables shared by every sampler's BPF object; NULL: frame pointers only. */
 	struct unwinder *unwinder;
+	/* Told of each exec (at once) and exit (one drain late) the process collector sees. */
+	void (*proc_listener)(void *ctx, uint32_t pid, bool exit);
+	void *proc_listener_ctx;
 };
 
 struct ring;

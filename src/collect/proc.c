@@ -38,6 +38,8 @@ static int handle_event(void *arg, void *data, size_t size)
 	switch (e->type) {
 	case PROC_EV_EXEC:
 		proctab__exec(pc->ctx->proctab, e->pid, collect__now_ns());
+		if (pc->ctx->proc_listener)
+			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;
 	case PROC_EV_EXIT:
 		if (pc->nr_pending[pc->cur] == MAX_PENDING_EXITS)
@@ -91,6 +93,8 @@ void proc_collector__reap(struct proc_collector *pc)
 	for (uint32_t i = 0; i < pc->nr_pending[old]; i++) {
 		proctab__exit(pc->ctx->proctab, pc->pending[old][i]);
 		proccpu__exit(pc->ctx->cpu, pc->pending[old][i]);
+		if (pc->ctx->proc_listener)
+			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, pc->pending[old][i], true);
 	}
 	pc->nr_pending[old] = 0;
 	pc->cur = old;

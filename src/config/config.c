@@ -776,6 +776,35 @@ static const struct key keys[] = {
 		.help = "Memory for unwind tables (12 bytes per row; glibc and libstdc++ take about "
 			"640KiB); the least recently mapped files' tables are dropped beyond it.",
 	},
+	{
+		.name = "memory.targets",
+		.type = &type_string,
+		.def = "",
+		FIELD(memory_targets),
+		.help = "Processes to memory-profile: globs on the executable name, "
+			"PATTERN[,PATTERN...], matched at exec and at start; more through "
+			"POST /api/v1/targets/memory.",
+	},
+	{
+		.name = "memory.sample-interval",
+		.type = &type_bytes,
+		.def = "512KiB",
+		.min = 1,
+		.max = GiB,
+		FIELD(memory_sample_interval),
+		.help = "Mean bytes allocated between sampled allocations, per thread (as Go's "
+			"MemProfileRate); 1B samples every allocation.",
+	},
+	{
+		.name = "memory.max-live",
+		.type = &type_uint,
+		.def = "65536",
+		.min = 1024,
+		.max = 16 * 1024 * 1024,
+		FIELD(memory_max_live),
+		.help = "Live sampled allocations held at most; samples beyond it are counted "
+			"(autoprof_memory_dropped_total) and appear in allocs only.",
+	},
 };
 
 #define NR_KEYS ARRAY_SIZE(keys)

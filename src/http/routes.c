@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../collect/offcpu.h"
+#include "../collect/memory.h"
 #include "../daemon.h"
 #include "../export/pprof.h"
 #include "../lib/log.h"
@@ -26,6 +27,13 @@ static void handle_index(const struct http_request *req, struct http_response *r
 static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx);
 static void handle_offcpu_config(const struct http_request *req, struct http_response *resp,
 				 void *ctx);
+static void handle_heap(const struct http_request *req, struct http_response *resp, void *ctx);
+static void handle_targets_list(const struct http_request *req, struct http_response *resp,
+				void *ctx);
+static void handle_targets_add(const struct http_request *req, struct http_response *resp,
+			       void *ctx);
+static void handle_targets_delete(const struct http_request *req, struct http_response *resp,
+				  void *ctx);
 
 static const struct http_route routes[] = {
 	{ "GET", "/", "index", NULL, handle_index },
@@ -43,6 +51,20 @@ static const struct http_route routes[] = {
 	  "sample_probability=0..1 changes them at once",
 	  handle_offcpu_config },
 	{ "POST", "/debug/offcpu/config", "offcpu_config", NULL, handle_offcpu_config },
+	{ "GET", "/debug/pprof/allocs", "allocs",
+	  "Sampled allocations of the last N seconds (memory targets): ?seconds=N (default 30), "
+	  "pid=1,2, comm=NAME, format=folded",
+	  handle_profile },
+	{ "GET", "/debug/pprof/heap", "heap",
+	  "Live sampled allocations now (inuse_*) and allocations over the retention (alloc_*) "
+	  "of memory targets: ?pid=1,2",
+	  handle_heap },
+	{ "GET", "/api/v1/targets/memory", "memory_targets",
+	  "Memory-profiled targets (JSON); POST {\"pid\": N} or {\"exe\": \"glob\"} adds one, "
+	  "DELETE /api/v1/targets/memory/ID removes it",
+	  handle_targets_list },
+	{ "POST", "/api/v1/targets/memory", "memory_targets", NULL, handle_targets_add },
+	{ "DELETE", "/api/v1/targets/memory/*", "memory_targets", NULL, handle_targets_delete },
 	{ "GET", "/metrics", "metrics",
 	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", http__metrics },
 };
@@ -275,6 +297,125 @@ static void handle_offcpu_config(const struct http_request *req, struct http_res
 		    ",\"sample_probability\":%u.%06u}\n",
 		    s.enabled ? "true" : "false", s.min_block_ns, s.sample_ppm / 1000000,
 		    s.sample_ppm % 1000000);
+}
+
+/* Merges query rows (alloc_* over the retention) and live rows (inuse_*) into one answer. */
+static void handle_heap(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	struct daemon *d = ctx;
+	const char *pid = http__query(req, "pid");
+	struct store_filter filter = { 0 };
+	struct store_result *res = NULL, heap;
+	struct store_row *live = NULL;
+	uint32_t pids[MAX_PIDS];
+	size_t nr_live = 0;
+	int err;
+
+	if (!d->memory) {
+		http__error(resp, 503, "memory profiling is not running");
+		return;
+	}
+	if (pid) {
+		if (parse_pids(pid, pids, &filter.nr_pids, resp))
+			return;
+		filter.pids = pids;
+	}
+	err = store__query(d->ctx.store, PROFILE_ALLOCS, store__retention_ns(d->ctx.store), &filter,
+			   &res) ?:
+	      memory__live_rows(d->memory, &filter, &live, &nr_live);
+	heap = (struct store_result){
+		.type = PROFILE_HEAP,
+		.start_ns = res ? res->start_ns : 0,
+		.duration_ns = res ? res->duration_ns : 0,
+		.period = memory__mean_interval(d->memory),
+	};
+	heap.rows = err ? NULL : calloc(res->nr_rows + nr_live + 1, sizeof(*heap.rows));
+	if (!heap.rows) {
+		http__error(resp, 503, "query failed: %s", strerror(err ? -err : ENOMEM));
+		goto out;
+	}
+	memcpy(heap.rows, res->rows, res->nr_rows * sizeof(*heap.rows));
+	memcpy(heap.rows + res->nr_rows, live, nr_live * sizeof(*heap.rows));
+	heap.nr_rows = res->nr_rows + nr_live;
+	err = pprof__encode(&heap, d->ctx.sym, &resp->body);
+	resp->content_type = "application/octet-stream";
+	resp->content_disposition = "attachment; filename=\"profile\"";
+	if (err) {
+		buf__reset(&resp->body);
+		http__error(resp, 500, "encoding failed: %s", strerror(-err));
+	}
+out:
+	free(heap.rows);
+	memory_rows__free(live, nr_live);
+	store_result__free(res);
+}
+
+static void handle_targets_list(const struct http_request *req, struct http_response *resp,
+				void *ctx)
+{
+	struct daemon *d = ctx;
+
+	if (!d->memory) {
+		http__error(resp, 503, "memory profiling is not running");
+		return;
+	}
+
+	(void)req;
+	resp->content_type = "application/json";
+	if (memory__list_targets(d->memory, &resp->body)) {
+		buf__reset(&resp->body);
+		http__error(resp, 500, "out of memory");
+	}
+}
+
+static void handle_targets_add(const struct http_request *req, struct http_response *resp,
+			       void *ctx)
+{
+	struct daemon *d = ctx;
+	struct memtarget_spec spec;
+	char why[256];
+	uint32_t id;
+	size_t len;
+
+	if (!d->memory) {
+		http__error(resp, 503, "memory profiling is not running");
+		return;
+	}
+
+	if (memtarget__parse(http__body(req, &len), &spec, why, sizeof(why))) {
+		http__error(resp, 400, "%s", why);
+		return;
+	}
+	if (memory__add_target(d->memory, &spec, &id)) {
+		http__error(resp, 500, "out of memory");
+		return;
+	}
+	resp->content_type = "application/json";
+	buf__printf(&resp->body, "{\"id\": %u}\n", id);
+}
+
+static void handle_targets_delete(const struct http_request *req, struct http_response *resp,
+				  void *ctx)
+{
+	struct daemon *d = ctx;
+	const char *id = strrchr(http__path(req), '/') + 1;
+	long long n = parse_uint(id);
+
+	if (!d->memory) {
+		http__error(resp, 503, "memory profiling is not running");
+		return;
+	}
+
+	if (n <= 0 || n > UINT32_MAX) {
+		http__error(resp, 400, "\"%s\" is not a target id", id);
+		return;
+	}
+	if (memory__remove_target(d->memory, (uint32_t)n)) {
+		http__error(resp, 404, "no memory target %lld", n);
+		return;
+	}
+	resp->content_type = "application/json";
+	buf__printf(&resp->body, "{\"id\": %lld}\n", n);
 }
 
 int routes__start(struct daemon *d)

@@ -334,6 +334,16 @@ static enum MHD_Result send_response(struct http_request *req, struct http_respo
 	return ret;
 }
 
+/* Exact, or for a route ending in a slash and a star: any one further path element. */
+static bool path_matches(const char *route, const char *path)
+{
+	size_t len = strlen(route);
+
+	if (len < 2 || strcmp(route + len - 2, "/*"))
+		return !strcmp(route, path);
+	return !strncmp(route, path, len - 1) && path[len - 1] && !strchr(path + len - 1, '/');
+}
+
 static bool method_matches(const char *route, const char *method)
 {
 	return !strcmp(route, method) || (!strcmp(method, "HEAD") && !strcmp(route, "GET"));
@@ -353,7 +363,7 @@ static enum MHD_Result dispatch(struct http_request *req)
 		const struct http_route *r = &srv->routes[i];
 		size_t len = strlen(allow);
 
-		if (strcmp(r->path, req->path))
+		if (!path_matches(r->path, req->path))
 			continue;
 		if (!known_path)
 			stats = srv->route_stats[i];

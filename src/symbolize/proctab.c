@@ -338,6 +338,16 @@ void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 	learn(pt, p, now_ns);
 }
 
+void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns)
+{
+	struct proc *p = *find(pt, pid);
+
+	if (p)
+		learn(pt, p, now_ns);
+	else
+		proctab__get(pt, pid, 0, now_ns);
+}
+
 void proctab__exit(struct proctab *pt, uint32_t pid)
 {
 	struct proc **slot = find(pt, pid);

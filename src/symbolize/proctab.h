@@ -37,6 +37,8 @@ void proctab__free(struct proctab *pt); /* accepts NULL */
 /* The process image changed: forget what we knew and learn it now. */
 void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns);
 void proctab__exit(struct proctab *pt, uint32_t pid);
+/* Reads the process's mappings again now (a collector knows they changed). */
+void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns);
 /* Drops processes that are gone (in case an exit event was lost). */
 void proctab__sweep(struct proctab *pt);
 

@@ -2,6 +2,7 @@
 #define pr_fmt(fmt) "unwind: " fmt
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@
 #define MAX_IDLE_FILES 256
 /* Rows per page-index entry budgeted (code has tens of rows per 4 KiB page). */
 #define PAGES_PER_ROWS 8
+/* Tables from this many rows up give their build memory back at once. */
+#define TRIM_ROWS 4096
 
 _Static_assert(UNWIND_CNT__MAX <= 16, "unwinder_stats.bpf too small");
 
@@ -451,10 +454,11 @@ static int load_rows(struct unwinder *u, struct ufile *f, bool may_evict_used)
 	struct cfi_table t = { 0 };
 	uint64_t t0 = now_ns();
 	int fd = dso__fd(f->dso), err;
-	uint32_t *pages = NULL, npages;
+	uint32_t *pages = NULL, npages, t_nr;
 
 	err = fd < 0 ? -EBADF : cfi__build(fd, &t);
 	u->stats.build_ns += now_ns() - t0;
+	t_nr = t.nr;
 	if (err) {
 		u->stats.build_errors++;
 		f->failed = true;
@@ -507,6 +511,10 @@ static int load_rows(struct unwinder *u, struct ufile *f, bool may_evict_used)
 out_release:
 	free(pages);
 	cfi_table__release(&t);
+	/* A big table's build buffers (tens of MiB for a compiler or a browser) would otherwise
+	 * stay in the heap as resident memory until the next one reuses them. */
+	if (t_nr >= TRIM_ROWS)
+		malloc_trim(0);
 	return err;
 }
 

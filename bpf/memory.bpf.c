@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Memory profiling, attach mode: uprobes on the allocator functions of target processes.
+ *
+ * A uprobe costs ~0.6 us per hit on an instruction the kernel emulates and ~12 us on one it must
+ * single-step, so user space places each probe on a cheap instruction and every program here
+ * does as little as it can per call. Sampling is by bytes, per thread, as tcmalloc and Go do:
+ * each thread counts down a random interval (exponential, mean `mean_interval` bytes) and the
+ * allocation that crosses zero is sampled. Only sampled allocations capture a stack (at the
+ * return probe, where the returned pointer is known) and enter the table of live sampled
+ * allocations; a free costs one hash lookup unless it frees a sampled allocation.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "memory.h"
+
+/* Mean sampling interval in bytes; 1 samples every allocation. */
+const volatile __u64 mean_interval = 512 * 1024;
+/* Multipliers of mean_interval (<< MEMORY_EXP_SHIFT): -ln(u) at MEMORY_EXP_TABLE quantiles. */
+const volatile __u32 exp_table[MEMORY_EXP_TABLE] = { 1 };
+const volatile bool unwind_tables = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized before load */
+} memory_events SEC(".maps");
+
+#include "unwind.bpf.h"
+
+/* Live sampled allocations of every target process; sized by memory.max-live before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct memory_key);
+	__type(value, struct memory_live);
+} memory_live SEC(".maps");
+
+/*
+ * One allocator call in flight per thread: the entry decides, the return completes. sp is the
+ * stack pointer at the call's entry (where its return address is), so the return probe of the
+ * same call finds it at sp + 8 and a call nested inside it (realloc(NULL, n) calling malloc)
+ * is recognized by a lower sp.
+ */
+struct mem_thread {
+	__s64 until_sample; /* bytes left before the next sampled allocation */
+	__u64 call_sp;	    /* 0: no call in flight */
+	__u64 size;
+	__u64 arg;	    /* realloc's old pointer; posix_memalign's result pointer */
+	__u32 fn;	    /* enum memory_fn */
+	__u32 sampled;
+	__u32 init;
+	__u32 pad;
+};
+
+/* Task storage: created on a thread's first call, freed by the kernel when the thread exits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct mem_thread);
+} memory_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MEMORY_CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} memory_counters SEC(".maps");
+
+/* The alloc event is too big for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct memory_alloc_event);
+} memory_scratch SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&memory_counters, &idx);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline __s64 next_interval(void)
+{
+	__u32 i = bpf_get_prandom_u32() & (MEMORY_EXP_TABLE - 1);
+	__u64 v = (mean_interval * exp_table[i]) >> MEMORY_EXP_SHIFT;
+
+	return v ? (__s64)v : 1;
+}
+
+/* Drops ptr from the live table; tells user space when it was a sampled allocation. */
+static __always_inline void forget(__u32 pid, __u64 ptr)
+{
+	struct memory_key key = { .pid = pid, .ptr = ptr };
+	struct memory_free_event ev = { .type = MEMORY_EV_FREE, .pid = pid, .ptr = ptr };
+
+	if (bpf_map_delete_elem(&memory_live, &key))
+		return;
+	count(MEMORY_CNT_FREES_SAMPLED);
+	if (bpf_ringbuf_output(&memory_events, &ev, sizeof(ev), BPF_RB_NO_WAKEUP))
+		count(MEMORY_CNT_DROP_RINGBUF);
+}
+
+SEC("uprobe.multi")
+int memory_entry(struct pt_regs *ctx)
+{
+	__u32 fn = bpf_get_attach_cookie(ctx) & 0xff;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct mem_thread *t;
+	__u64 size, arg = 0, sp = PT_REGS_SP(ctx);
+
+	switch (fn) {
+	case MEMORY_FN_FREE:
+		arg = PT_REGS_PARM1(ctx);
+		if (arg) {
+			count(MEMORY_CNT_FREES);
+			forget(pid, arg);
+		}
+		return 0;
+	case MEMORY_FN_MALLOC:
+	case MEMORY_FN_VALLOC:
+		size = PT_REGS_PARM1(ctx);
+		break;
+	case MEMORY_FN_CALLOC:
+		size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
+		break;
+	case MEMORY_FN_REALLOC:
+		arg = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM2(ctx);
+		break;
+	case MEMORY_FN_REALLOCARRAY:
+		arg = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM2(ctx) * PT_REGS_PARM3(ctx);
+		break;
+	case MEMORY_FN_POSIX_MEMALIGN:
+		arg = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM3(ctx);
+		break;
+	case MEMORY_FN_ALIGNED_ALLOC:
+		size = PT_REGS_PARM2(ctx);
+		break;
+	default:
+		return 0;
+	}
+
+	t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	count(MEMORY_CNT_CALLS);
+	/* Inside another probed call (its entry sp is above ours): that call accounts for it. */
+	if (t->call_sp && sp < t->call_sp) {
+		count(MEMORY_CNT_NESTED);
+		return 0;
+	}
+	if (!t->init) {
+		t->init = 1;
+		t->until_sample = next_interval();
+	}
+	t->call_sp = sp;
+	t->size = size;
+	t->arg = arg;
+	t->fn = fn;
+	t->until_sample -= (__s64)size;
+	t->sampled = t->until_sample <= 0;
+	if (t->sampled) {
+		t->until_sample = next_interval();
+		count(MEMORY_CNT_SAMPLED);
+	}
+	return 0;
+}
+
+/* The stack of the allocating call, from the caller's registers right after the return. */
+static __always_inline __u32 alloc_stack(struct pt_regs *ctx, struct memory_alloc_event *e)
+{
+	bool truncated = false, miss = false;
+	long n = -1;
+
+	if (unwind_tables)
+		n = unwind__user_stack(e->pid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx),
+				       e->stack, &truncated, &miss);
+	if (n < 0) {
+		e->flags |= MEMORY_F_USTACK_FP;
+		n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), BPF_F_USER_STACK);
+		if (n < 0)
+			n = 0;
+		n /= sizeof(__u64);
+		truncated = n >= MEMORY_MAX_USTACK;
+	}
+	if (n > MEMORY_MAX_USTACK)
+		n = MEMORY_MAX_USTACK;
+	if (truncated)
+		e->flags |= MEMORY_F_USTACK_TRUNCATED;
+	e->nr_ustack = n;
+	return n;
+}
+
+SEC("uretprobe.multi")
+int memory_return(struct pt_regs *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct memory_alloc_event *e;
+	struct memory_key key = { .pid = pid };
+	struct memory_live live;
+	struct mem_thread *t;
+	__u64 ptr = PT_REGS_RC(ctx), size, zero = 0;
+	__u32 fn, n;
+
+	t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(), 0, 0);
+	/* Not the return of the call the entry recorded (a nested one's, or none). */
+	if (!t || !t->call_sp || PT_REGS_SP(ctx) != t->call_sp + 8)
+		return 0;
+	t->call_sp = 0;
+	fn = t->fn;
+	size = t->size;
+	switch (fn) {
+	case MEMORY_FN_REALLOC:
+	case MEMORY_FN_REALLOCARRAY:
+		/* The old block is gone when a new one came back, or when size 0 freed it. */
+		if (t->arg && (ptr || !size))
+			forget(pid, t->arg);
+		break;
+	case MEMORY_FN_POSIX_MEMALIGN:
+		if (ptr || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)t->arg))
+			return 0; /* an error number, or the result unreadable */
+		break;
+	}
+	if (!t->sampled || !ptr)
+		return 0;
+
+	e = bpf_map_lookup_elem(&memory_scratch, (__u32 *)&zero);
+	if (!e)
+		return 0;
+	e->type = MEMORY_EV_ALLOC;
+	e->pid = pid;
+	e->ptr = ptr;
+	e->size = size;
+	e->time_ns = bpf_ktime_get_ns();
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->flags = 0;
+	e->pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	key.ptr = ptr;
+	live.size = size;
+	if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
+		e->flags |= MEMORY_F_UNTRACKED;
+		count(MEMORY_CNT_DROP_LIVE_FULL);
+	}
+	n = alloc_stack(ctx, e);
+	if (n > MEMORY_MAX_USTACK)
+		n = MEMORY_MAX_USTACK;
+	if (bpf_ringbuf_output(&memory_events, e,
+			       __builtin_offsetof(struct memory_alloc_event, stack) + n * sizeof(__u64),
+			       BPF_RB_NO_WAKEUP)) {
+		count(MEMORY_CNT_DROP_RINGBUF);
+		/* User space never learns of it: keep the table to what it knows. */
+		bpf_map_delete_elem(&memory_live, &key);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_BPF_MEMORY_H
+#define AUTOPROF_BPF_MEMORY_H
+
+/* Shared between bpf/memory.bpf.c and src/collect/memory.c: __u32/__u64 only, no libc. */
+
+#define MEMORY_MAX_USTACK 127
+#define MEMORY_COMM_LEN 16
+/* Entries of the table of sampling intervals (a quantized exponential distribution). */
+#define MEMORY_EXP_TABLE 1024
+/* Fixed-point scale of that table's multipliers of the mean interval. */
+#define MEMORY_EXP_SHIFT 16
+
+/*
+ * What a probed function is, the low byte of its uprobe's BPF cookie. The entry probe of every
+ * kind and the return probe of the allocating kinds share one program each.
+ */
+enum memory_fn {
+	MEMORY_FN_MALLOC = 1,	     /* malloc(size) */
+	MEMORY_FN_CALLOC,	     /* calloc(n, size) */
+	MEMORY_FN_REALLOC,	     /* realloc(ptr, size) */
+	MEMORY_FN_REALLOCARRAY,	     /* reallocarray(ptr, n, size) */
+	MEMORY_FN_FREE,		     /* free(ptr) */
+	MEMORY_FN_POSIX_MEMALIGN,    /* posix_memalign(&ptr, align, size) -> 0 */
+	MEMORY_FN_ALIGNED_ALLOC,     /* aligned_alloc(align, size), memalign(align, size) */
+	MEMORY_FN_VALLOC,	     /* valloc(size), pvalloc(size) */
+	MEMORY_FN__MAX,
+};
+
+/* A live sampled allocation: key of the live table, also what a free event carries. */
+struct memory_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 ptr;
+};
+
+struct memory_live {
+	__u64 size;
+};
+
+enum memory_event_type {
+	MEMORY_EV_ALLOC = 1, /* a sampled allocation, with its stack */
+	MEMORY_EV_FREE = 2,  /* a sampled allocation was freed (or moved by realloc) */
+};
+
+enum memory_event_flags {
+	MEMORY_F_UNTRACKED = 1 << 0,	   /* the live table was full: counted in allocs only */
+	MEMORY_F_USTACK_TRUNCATED = 1 << 1, /* the walk stopped before the outermost frame */
+	MEMORY_F_USTACK_FP = 1 << 2,	   /* walked by frame pointers (no table yet) */
+};
+
+struct memory_free_event {
+	__u32 type; /* MEMORY_EV_FREE */
+	__u32 pid;
+	__u64 ptr;
+};
+
+/* Sent with only nr_ustack entries of stack[], leaf first: stack[0] is the caller's return
+ * address (the allocating call site). */
+struct memory_alloc_event {
+	__u32 type; /* MEMORY_EV_ALLOC */
+	__u32 pid;
+	__u64 ptr;
+	__u64 size;
+	__u64 time_ns;
+	__u32 tid;
+	__u32 flags;
+	__u32 nr_ustack;
+	__u32 pad;
+	char comm[MEMORY_COMM_LEN];
+	__u64 stack[MEMORY_MAX_USTACK];
+};
+
+/* Per-CPU counters, index into `memory_counters`. */
+enum memory_counter {
+	MEMORY_CNT_CALLS = 0,	   /* allocating calls seen */
+	MEMORY_CNT_SAMPLED,	   /* of which sampled */
+	MEMORY_CNT_NESTED,	   /* calls inside another probed call (realloc(NULL) -> malloc) */
+	MEMORY_CNT_FREES,	   /* non-NULL frees seen */
+	MEMORY_CNT_FREES_SAMPLED,  /* of which of a live sampled allocation */
+	MEMORY_CNT_DROP_LIVE_FULL, /* sampled, but the live table was full */
+	MEMORY_CNT_DROP_RINGBUF,   /* an event lost to a full ring buffer */
+	MEMORY_CNT__MAX,
+};
+
+#endif

@@ -1,0 +1,1019 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Memory profiling, attach mode: the user side of bpf/memory.bpf.c. Finds the object of each
+ * target process that defines its allocator, places uprobes on cheap instructions of malloc,
+ * calloc, realloc, free and the rest of the family (memsample.c), attaches them for that
+ * process only (uprobe_multi links with a pid), and ingests sampled allocations (into the store:
+ * allocs) and the frees of sampled allocations (the live table here: heap).
+ */
+#define pr_fmt(fmt) "memory: " fmt
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../lib/log.h"
+#include "../store/store.h"
+#include "../symbolize/dso.h"
+#include "../symbolize/maps.h"
+#include "../symbolize/proctab.h"
+#include "../symbolize/symbolizer.h"
+#include "../unwind/unwind.h"
+#include "bpf/memory.h"
+#include "bpf/memory.skel.h"
+#include "memory.h"
+
+#define NSEC 1000000000ULL
+/* How long a new target process may take to map its allocator (ld.so maps libc within ms). */
+#define ATTACH_WAIT_NS (10 * NSEC)
+#define MAX_CANDIDATES 64
+#define CODE_BYTES 32
+#define LIVE_BUCKETS_MIN 1024
+
+/* The allocator family: the symbol, what it is, and whether its return is probed. */
+static const struct {
+	const char *name;
+	enum memory_fn fn;
+	bool ret;
+	bool required;
+} alloc_fns[] = {
+	{ "malloc", MEMORY_FN_MALLOC, true, true },
+	{ "free", MEMORY_FN_FREE, false, true },
+	{ "calloc", MEMORY_FN_CALLOC, true, false },
+	{ "realloc", MEMORY_FN_REALLOC, true, false },
+	{ "reallocarray", MEMORY_FN_REALLOCARRAY, true, false },
+	{ "posix_memalign", MEMORY_FN_POSIX_MEMALIGN, true, false },
+	{ "aligned_alloc", MEMORY_FN_ALIGNED_ALLOC, true, false },
+	{ "memalign", MEMORY_FN_ALIGNED_ALLOC, true, false },
+	{ "valloc", MEMORY_FN_VALLOC, true, false },
+	{ "pvalloc", MEMORY_FN_VALLOC, true, false },
+};
+#define NR_ALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+
+struct target {
+	uint32_t id;
+	bool removed;
+	struct memtarget_spec spec;
+};
+
+/* A process matched by a target: attached, or waiting for its allocator to be mapped. */
+struct mproc {
+	struct mproc *next;
+	uint32_t pid;
+	bool attached;
+	bool seen; /* mark for a rescan */
+	uint64_t deadline_ns;
+	char exe[256];
+	char object[PATH_MAX]; /* the file defining malloc */
+	struct bpf_link *entry, *ret;
+};
+
+/* A live sampled allocation. */
+struct live {
+	struct live *next;
+	uint32_t pid, tid;
+	uint64_t ptr;
+	uint64_t objects, bytes; /* what it stands for, scaled */
+	char comm[MEMORY_COMM_LEN + 1];
+	uint32_t nr_frames;
+	struct frame *frames; /* dso references held */
+};
+
+struct memory {
+	struct collect_ctx *ctx;
+	struct memory_bpf *skel;
+	struct ring *ring;
+	uint64_t mean;
+	uint64_t ringbuf_size;
+	pthread_mutex_t lock; /* targets, procs, live: the API and queries read them */
+	struct target *targets;
+	uint32_t nr_targets, next_id;
+	bool dirty; /* targets changed: rescan at the next tick */
+	struct mproc *procs;
+	struct live **buckets;
+	uint32_t nr_buckets, nr_live;
+	uint64_t live_bytes;
+	unsigned long long ingested, drop_store, drop_malformed, attach_ok, attach_failed;
+	unsigned long long probes_emulated, probes_entry;
+	struct frame frames[MEMORY_MAX_USTACK + 1];
+};
+
+/* ---- the live table ------------------------------------------------------------------------- */
+
+static uint32_t live_hash(uint32_t pid, uint64_t ptr)
+{
+	uint64_t h = (ptr >> 4) * 0x9e3779b97f4a7c15ULL ^ pid * 0xff51afd7ed558ccdULL;
+
+	return (uint32_t)(h >> 32);
+}
+
+static void live__free(struct live *l)
+{
+	for (uint32_t i = 0; i < l->nr_frames; i++)
+		dso__put(l->frames[i].dso);
+	free(l->frames);
+	free(l);
+}
+
+static int live__grow(struct memory *m)
+{
+	uint32_t n = m->nr_buckets ? m->nr_buckets * 2 : LIVE_BUCKETS_MIN;
+	struct live **b;
+
+	if (m->nr_live < m->nr_buckets)
+		return 0;
+	b = calloc(n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->nr_buckets; i++) {
+		while (m->buckets[i]) {
+			struct live *l = m->buckets[i];
+
+			m->buckets[i] = l->next;
+			l->next = b[live_hash(l->pid, l->ptr) & (n - 1)];
+			b[live_hash(l->pid, l->ptr) & (n - 1)] = l;
+		}
+	}
+	free(m->buckets);
+	m->buckets = b;
+	m->nr_buckets = n;
+	return 0;
+}
+
+/* The slot pointing at (pid, ptr)'s entry, or at the NULL ending its chain. */
+static struct live **live__find(struct memory *m, uint32_t pid, uint64_t ptr)
+{
+	struct live **pp;
+
+	if (!m->nr_buckets)
+		return NULL;
+	pp = &m->buckets[live_hash(pid, ptr) & (m->nr_buckets - 1)];
+	while (*pp && ((*pp)->pid != pid || (*pp)->ptr != ptr))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void live__remove(struct memory *m, struct live **pp)
+{
+	struct live *l = *pp;
+
+	*pp = l->next;
+	m->nr_live--;
+	m->live_bytes -= l->bytes;
+	live__free(l);
+}
+
+/* Drops every live allocation of pid, here and in BPF. */
+static void live__drop_pid(struct memory *m, uint32_t pid)
+{
+	int fd = bpf_map__fd(m->skel->maps.memory_live);
+	struct memory_key key, next, *prev = NULL;
+
+	for (uint32_t i = 0; i < m->nr_buckets; i++) {
+		struct live **pp = &m->buckets[i];
+
+		while (*pp) {
+			if ((*pp)->pid == pid)
+				live__remove(m, pp);
+			else
+				pp = &(*pp)->next;
+		}
+	}
+	/* BPF may hold entries user space never heard of (a lost event): walk the map itself. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (prev && prev->pid == pid)
+			bpf_map_delete_elem(fd, prev);
+		key = next;
+		prev = &key;
+	}
+	if (prev && prev->pid == pid)
+		bpf_map_delete_elem(fd, prev);
+}
+
+/* ---- finding and probing the allocator ------------------------------------------------------ */
+
+struct site {
+	unsigned long offset; /* in the file */
+	enum memory_fn fn;
+	bool ret;
+};
+
+/* The file offset of an ELF virtual address, through the PT_LOAD holding it. */
+static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * The allocator functions fd defines (.dynsym, and .symtab for a static executable), each with
+ * its probe offset. Returns how many, 0 when it does not define both malloc and free.
+ */
+static int find_sites(struct memory *m, int fd, struct site *sites)
+{
+	uint64_t vaddr[NR_ALLOC_FNS] = { 0 };
+	Elf_Scn *scn = NULL;
+	int nr = 0;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+			    GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			for (size_t k = 0; name && k < NR_ALLOC_FNS; k++)
+				if (!vaddr[k] && !strcmp(name, alloc_fns[k].name))
+					vaddr[k] = sym.st_value;
+		}
+	}
+	for (size_t k = 0; k < NR_ALLOC_FNS; k++) {
+		uint8_t code[CODE_BYTES];
+		enum memprobe_kind kind;
+		uint64_t off;
+		ssize_t len;
+		bool dup = false;
+
+		if (!vaddr[k] || vaddr_to_offset(elf, vaddr[k], &off)) {
+			if (alloc_fns[k].required) {
+				nr = 0;
+				break;
+			}
+			continue;
+		}
+		/* memalign and aligned_alloc are one function in glibc: probe it once. */
+		for (size_t j = 0; j < k; j++)
+			dup |= vaddr[j] == vaddr[k];
+		if (dup)
+			continue;
+		len = pread(fd, code, sizeof(code), (off_t)off);
+		off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
+		if (kind == MEMPROBE_EMULATED)
+			m->probes_emulated++;
+		else
+			m->probes_entry++;
+		sites[nr++] = (struct site){ off, alloc_fns[k].fn, alloc_fns[k].ret };
+	}
+	elf_end(elf);
+	return nr;
+}
+
+struct candidate {
+	struct map_entry e;
+	char path[PATH_MAX];
+	bool is_exe;
+};
+
+struct candidates {
+	struct candidate *c;
+	int nr;
+	const char *exe_path;
+};
+
+static int add_candidate(const struct map_entry *e, void *arg)
+{
+	struct candidates *cs = arg;
+	struct candidate *c;
+
+	if (!e->path[0] || e->path[0] != '/' || cs->nr == MAX_CANDIDATES)
+		return 0;
+	for (int i = 0; i < cs->nr; i++)
+		if (cs->c[i].e.inode == e->inode && cs->c[i].e.dev_major == e->dev_major &&
+		    cs->c[i].e.dev_minor == e->dev_minor)
+			return 0;
+	c = &cs->c[cs->nr++];
+	c->e = *e;
+	snprintf(c->path, sizeof(c->path), "%s", e->path);
+	c->e.path = c->path;
+	c->is_exe = !strcmp(c->path, cs->exe_path);
+	return 0;
+}
+
+/* The executable first (it wins symbol lookup), then libraries in load order: ld.so maps each
+ * one below the last, so the highest address was loaded first (LD_PRELOAD before libc). */
+static int candidate__cmp(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->is_exe != y->is_exe)
+		return x->is_exe ? -1 : 1;
+	return x->e.start < y->e.start ? 1 : x->e.start > y->e.start ? -1 : 0;
+}
+
+static struct bpf_link *attach_sites(struct memory *m, const struct mproc *p, const char *path,
+				     const struct site *sites, int nr, bool ret)
+{
+	unsigned long offs[NR_ALLOC_FNS];
+	__u64 cookies[NR_ALLOC_FNS];
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = offs, .cookies = cookies,
+		    .retprobe = ret);
+	size_t n = 0;
+
+	for (int i = 0; i < nr; i++) {
+		if (ret && !sites[i].ret)
+			continue;
+		offs[n] = sites[i].offset;
+		cookies[n++] = sites[i].fn;
+	}
+	opts.cnt = n;
+	return bpf_program__attach_uprobe_multi(ret ? m->skel->progs.memory_return :
+						      m->skel->progs.memory_entry,
+						(pid_t)p->pid, path, NULL, &opts);
+}
+
+/* Attaches p's allocator. 0, -EAGAIN (not mapped yet) or another negative errno. */
+static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
+{
+	struct candidate *cands = calloc(MAX_CANDIDATES, sizeof(*cands));
+	struct candidates cs = { cands, 0, NULL };
+	struct site sites[NR_ALLOC_FNS];
+	char exe[PATH_MAX], link[64];
+	int err = -EAGAIN, nr = 0;
+	ssize_t len;
+
+	if (!cands)
+		return -ENOMEM;
+	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
+	len = readlink(link, exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	cs.exe_path = exe;
+	err = maps__for_each((int)p->pid, true, add_candidate, &cs);
+	if (err)
+		goto out;
+	qsort(cands, cs.nr, sizeof(*cands), candidate__cmp);
+	err = -EAGAIN;
+	for (int i = 0; i < cs.nr; i++) {
+		char path[PATH_MAX + 64];
+		int fd = maps__open_file((int)p->pid, &cands[i].e);
+
+		if (fd < 0)
+			continue;
+		nr = find_sites(m, fd, sites);
+		close(fd);
+		if (!nr)
+			continue;
+		/* The very file mapped, whatever mount namespace or deletion. */
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->pid,
+			 cands[i].e.start, cands[i].e.end);
+		p->entry = attach_sites(m, p, path, sites, nr, false);
+		p->ret = p->entry ? attach_sites(m, p, path, sites, nr, true) : NULL;
+		if (!p->entry || !p->ret) {
+			err = -errno;
+			bpf_link__destroy(p->entry);
+			p->entry = NULL;
+			pr_warn("pid %u: cannot attach to %s: %s\n", p->pid, cands[i].path,
+				strerror(-err));
+			goto out;
+		}
+		snprintf(p->object, sizeof(p->object), "%s", cands[i].path);
+		p->attached = true;
+		err = 0;
+		/* Its mappings now include the allocator's object: the unwinder must know them. */
+		proctab__refresh(m->ctx->proctab, p->pid, now);
+		pr_info("pid %u (%s): %d allocator functions probed in %s\n", p->pid, p->exe, nr,
+			cands[i].path);
+		break;
+	}
+out:
+	free(cands);
+	return err;
+}
+
+static void mproc__detach(struct memory *m, struct mproc *p)
+{
+	bpf_link__destroy(p->ret);
+	bpf_link__destroy(p->entry);
+	p->ret = p->entry = NULL;
+	if (p->attached)
+		live__drop_pid(m, p->pid);
+	p->attached = false;
+}
+
+/* ---- targets -------------------------------------------------------------------------------- */
+
+/* The executable's basename, "" when the process is gone or a kernel thread. */
+static void read_exe(uint32_t pid, char *out, size_t n)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t len;
+	char *base;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	len = readlink(link, path, sizeof(path) - 1);
+	out[0] = '\0';
+	if (len <= 0)
+		return;
+	path[len] = '\0';
+	if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
+		path[len - 10] = '\0';
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	len = (ssize_t)strnlen(base, n - 1);
+	memcpy(out, base, len);
+	out[len] = '\0';
+}
+
+static bool matches_any(struct memory *m, uint32_t pid, const char *exe)
+{
+	for (uint32_t i = 0; i < m->nr_targets; i++) {
+		const struct target *t = &m->targets[i];
+
+		if (t->removed)
+			continue;
+		if (t->spec.pid ? t->spec.pid == pid : memtarget__match(t->spec.pattern, exe))
+			return true;
+	}
+	return false;
+}
+
+static struct mproc **mproc__find(struct memory *m, uint32_t pid)
+{
+	struct mproc **pp = &m->procs;
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void mproc__remove(struct memory *m, struct mproc **pp)
+{
+	struct mproc *p = *pp;
+
+	*pp = p->next;
+	mproc__detach(m, p);
+	free(p);
+}
+
+/* Starts tracking pid if a target matches it and it is not tracked yet. */
+static void consider(struct memory *m, uint32_t pid, const char *exe, uint64_t now)
+{
+	struct mproc *p, **pp = mproc__find(m, pid);
+
+	if (*pp) {
+		(*pp)->seen = true;
+		return;
+	}
+	if (!matches_any(m, pid, exe) || pid == (uint32_t)getpid())
+		return;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->pid = pid;
+	p->seen = true;
+	p->deadline_ns = now + ATTACH_WAIT_NS;
+	snprintf(p->exe, sizeof(p->exe), "%s", exe);
+	p->next = m->procs;
+	m->procs = p;
+}
+
+/* Every process against the targets: after a change through the API, and at start. */
+static void rescan(struct memory *m, uint64_t now)
+{
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+
+	for (struct mproc *p = m->procs; p; p = p->next)
+		p->seen = false;
+	while (dir && (de = readdir(dir))) {
+		char exe[256];
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid)
+			continue;
+		read_exe((uint32_t)pid, exe, sizeof(exe));
+		if (exe[0])
+			consider(m, (uint32_t)pid, exe, now);
+	}
+	if (dir)
+		closedir(dir);
+	/* Drop processes no target matches any more. */
+	for (struct mproc **pp = &m->procs; *pp;) {
+		if (!(*pp)->seen || !matches_any(m, (*pp)->pid, (*pp)->exe))
+			mproc__remove(m, pp);
+		else
+			pp = &(*pp)->next;
+	}
+	/* Forget removed targets for good. */
+	for (uint32_t i = 0; i < m->nr_targets;) {
+		if (m->targets[i].removed)
+			m->targets[i] = m->targets[--m->nr_targets];
+		else
+			i++;
+	}
+}
+
+void memory__tick(struct memory *m)
+{
+	uint64_t now = collect__now_ns();
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (m->dirty) {
+		m->dirty = false;
+		rescan(m, now);
+	}
+	for (struct mproc **pp = &m->procs; *pp;) {
+		struct mproc *p = *pp;
+		int err;
+
+		if (p->attached) {
+			pp = &p->next;
+			continue;
+		}
+		err = mproc__attach(m, p, now);
+		if (!err) {
+			m->attach_ok++;
+		} else if (err != -EAGAIN || now >= p->deadline_ns) {
+			m->attach_failed++;
+			pr_info("pid %u (%s): not memory-profiled: %s\n", p->pid, p->exe,
+				err == -EAGAIN ? "no object defines malloc and free" :
+						 strerror(-err));
+			mproc__remove(m, pp);
+			continue;
+		}
+		pp = &p->next;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+void memory__proc_event(void *arg, uint32_t pid, bool exit)
+{
+	struct memory *m = arg;
+	struct mproc **pp;
+	char exe[256];
+
+	pthread_mutex_lock(&m->lock);
+	pp = mproc__find(m, pid);
+	/* A new image or none: the old one's probes and live set are gone with it. */
+	if (*pp)
+		mproc__remove(m, pp);
+	if (!exit && m->nr_targets) {
+		read_exe(pid, exe, sizeof(exe));
+		consider(m, pid, exe, collect__now_ns());
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint32_t *id)
+{
+	struct target *t;
+
+	pthread_mutex_lock(&m->lock);
+	t = realloc(m->targets, (m->nr_targets + 1) * sizeof(*t));
+	if (!t) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
+	m->targets = t;
+	t = &m->targets[m->nr_targets++];
+	t->id = *id = ++m->next_id;
+	t->removed = false;
+	t->spec = *spec;
+	m->dirty = true;
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+int memory__remove_target(struct memory *m, uint32_t id)
+{
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&m->lock);
+	for (uint32_t i = 0; i < m->nr_targets; i++) {
+		if (m->targets[i].id == id && !m->targets[i].removed) {
+			m->targets[i].removed = true;
+			m->dirty = true;
+			err = 0;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return err;
+}
+
+/* s as a JSON string body (the patterns are printable; escape what JSON requires). */
+static int json_string(struct buf *out, const char *s)
+{
+	int err = buf__puts(out, "\"");
+
+	for (; !err && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			err = buf__printf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			err = buf__printf(out, "\\u%04x", *s);
+		else
+			err = buf__append(out, s, 1);
+	}
+	return err ?: buf__puts(out, "\"");
+}
+
+int memory__list_targets(struct memory *m, struct buf *out)
+{
+	int err = buf__puts(out, "[");
+	bool first = true;
+
+	pthread_mutex_lock(&m->lock);
+	for (uint32_t i = 0; !err && i < m->nr_targets; i++) {
+		const struct target *t = &m->targets[i];
+		bool sep = true;
+
+		if (t->removed)
+			continue;
+		err = buf__printf(out, "%s{\"id\":%u,", first ? "" : ",", t->id);
+		first = false;
+		if (!err && t->spec.pid)
+			err = buf__printf(out, "\"pid\":%u", t->spec.pid);
+		else if (!err)
+			err = buf__puts(out, "\"exe\":") ?: json_string(out, t->spec.pattern);
+		if (!err)
+			err = buf__puts(out, ",\"processes\":[");
+		for (struct mproc *p = m->procs; !err && p; p = p->next) {
+			if (t->spec.pid ? t->spec.pid != p->pid :
+					  !memtarget__match(t->spec.pattern, p->exe))
+				continue;
+			err = buf__printf(out, "%s{\"pid\":%u,\"attached\":%s,\"object\":", sep ? "" : ",",
+					  p->pid, p->attached ? "true" : "false") ?:
+			      json_string(out, p->object) ?: buf__puts(out, "}");
+			sep = false;
+		}
+		if (!err)
+			err = buf__puts(out, "]}");
+	}
+	pthread_mutex_unlock(&m->lock);
+	return err ?: buf__puts(out, "]\n");
+}
+
+/* ---- ingest --------------------------------------------------------------------------------- */
+
+static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, size_t size)
+{
+	struct collect_ctx *ctx = m->ctx;
+	unsigned long long now = collect__now_ns();
+	uint64_t uaddrs[MEMORY_MAX_USTACK];
+	char comm[MEMORY_COMM_LEN + 1];
+	uint64_t objects, bytes;
+	struct sample smp;
+	struct proc *p;
+	uint32_t nu = e->nr_ustack;
+	struct live *l, **pp;
+
+	if (nu > MEMORY_MAX_USTACK || size < offsetof(struct memory_alloc_event, stack) +
+						     nu * sizeof(__u64)) {
+		m->drop_malformed++;
+		return;
+	}
+	/* Every entry is a return address, the first too (the allocating call's): step back
+	 * into the call. */
+	for (uint32_t i = 0; i < nu; i++)
+		uaddrs[i] = e->stack[i] - 1;
+	p = proctab__get(ctx->proctab, e->pid, 0, now);
+	if (p && nu)
+		proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->frames, now);
+	else
+		nu = 0;
+	if (nu && (e->flags & MEMORY_F_USTACK_TRUNCATED))
+		m->frames[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
+	memcpy(comm, e->comm, MEMORY_COMM_LEN);
+	comm[MEMORY_COMM_LEN] = '\0';
+	memsample__scale(e->size, m->mean, drand48(), &objects, &bytes);
+	smp = (struct sample){
+		.type = PROFILE_ALLOCS,
+		.pid = e->pid,
+		.tid = e->tid,
+		.time_ns = e->time_ns,
+		.comm = comm,
+		.exe = p ? proc__exe(p) : "",
+		.exe_path = p ? proc__exe_path(p) : "",
+		.container_id = p ? proc__container_id(p) : "",
+		.service = p ? proc__service(p) : "",
+		.frames = m->frames,
+		.nr_frames = nu,
+		.values = { objects, bytes, 0, 0 },
+	};
+	if (store__add(ctx->store, &smp))
+		m->drop_store++;
+	else
+		m->ingested++;
+	if (e->flags & MEMORY_F_UNTRACKED)
+		return;
+
+	pthread_mutex_lock(&m->lock);
+	if (live__grow(m))
+		goto out;
+	pp = live__find(m, e->pid, e->ptr);
+	/* Its free was lost (or it was never seen): this allocation replaces it. */
+	if (*pp)
+		live__remove(m, pp);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		goto out;
+	l->frames = malloc((nu ? nu : 1) * sizeof(*l->frames));
+	if (!l->frames) {
+		free(l);
+		goto out;
+	}
+	*l = (struct live){ .pid = e->pid, .tid = e->tid, .ptr = e->ptr, .objects = objects,
+			    .bytes = bytes, .nr_frames = nu, .frames = l->frames };
+	memcpy(l->comm, comm, sizeof(l->comm));
+	for (uint32_t i = 0; i < nu; i++)
+		l->frames[i] = (struct frame){ dso__get(m->frames[i].dso), m->frames[i].addr };
+	l->next = m->buckets[live_hash(l->pid, l->ptr) & (m->nr_buckets - 1)];
+	m->buckets[live_hash(l->pid, l->ptr) & (m->nr_buckets - 1)] = l;
+	m->nr_live++;
+	m->live_bytes += bytes;
+out:
+	pthread_mutex_unlock(&m->lock);
+}
+
+static int handle_event(void *arg, void *data, size_t size)
+{
+	struct memory *m = arg;
+	const struct memory_free_event *f = data;
+	struct live **pp;
+
+	if (size < sizeof(*f)) {
+		m->drop_malformed++;
+		return 0;
+	}
+	if (f->type == MEMORY_EV_ALLOC) {
+		ingest_alloc(m, data, size);
+		return 0;
+	}
+	pthread_mutex_lock(&m->lock);
+	pp = live__find(m, f->pid, f->ptr);
+	if (pp && *pp)
+		live__remove(m, pp);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+/* ---- heap queries --------------------------------------------------------------------------- */
+
+static bool pid_wanted(const struct store_filter *f, uint32_t pid)
+{
+	if (!f || !f->nr_pids)
+		return true;
+	for (size_t i = 0; i < f->nr_pids; i++)
+		if (f->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static int live__cmp(const void *a, const void *b)
+{
+	const struct live *x = *(const struct live *const *)a, *y = *(const struct live *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->nr_frames != y->nr_frames)
+		return x->nr_frames < y->nr_frames ? -1 : 1;
+	return memcmp(x->frames, y->frames, x->nr_frames * sizeof(*x->frames));
+}
+
+int memory__live_rows(struct memory *m, const struct store_filter *filter,
+		      struct store_row **rows_out, size_t *nr_out)
+{
+	struct store_row *rows = NULL;
+	struct live **all = NULL;
+	size_t n = 0, nr = 0;
+	int err = 0;
+
+	*rows_out = NULL;
+	*nr_out = 0;
+	pthread_mutex_lock(&m->lock);
+	all = malloc((m->nr_live ? m->nr_live : 1) * sizeof(*all));
+	if (!all) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < m->nr_buckets; i++)
+		for (struct live *l = m->buckets[i]; l; l = l->next)
+			if (pid_wanted(filter, l->pid))
+				all[n++] = l;
+	qsort(all, n, sizeof(*all), live__cmp);
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	if (!rows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct live *l = all[i];
+		struct store_row *r;
+		struct frame *frames;
+		struct mproc *p;
+
+		if (nr && !live__cmp(&all[i - 1], &all[i])) {
+			rows[nr - 1].values[2] += l->objects;
+			rows[nr - 1].values[3] += l->bytes;
+			continue;
+		}
+		frames = malloc((l->nr_frames ? l->nr_frames : 1) * sizeof(*frames));
+		if (!frames) {
+			err = -ENOMEM;
+			break;
+		}
+		for (uint32_t k = 0; k < l->nr_frames; k++)
+			frames[k] = (struct frame){ dso__get(l->frames[k].dso), l->frames[k].addr };
+		p = *mproc__find(m, l->pid);
+		r = &rows[nr++];
+		*r = (struct store_row){
+			.frames = frames,
+			.nr_frames = l->nr_frames,
+			.pid = l->pid,
+			.tid = l->tid,
+			.comm = strdup(l->comm),
+			.exe = strdup(p ? p->exe : ""),
+			.values = { 0, 0, l->objects, l->bytes },
+			.exe_path = "",
+			.container_id = "",
+			.service = "",
+		};
+	}
+out:
+	pthread_mutex_unlock(&m->lock);
+	free(all);
+	if (err) {
+		memory_rows__free(rows, nr);
+		return err;
+	}
+	*rows_out = rows;
+	*nr_out = nr;
+	return 0;
+}
+
+void memory_rows__free(struct store_row *rows, size_t nr)
+{
+	for (size_t i = 0; rows && i < nr; i++) {
+		for (uint32_t k = 0; k < rows[i].nr_frames; k++)
+			dso__put(rows[i].frames[k].dso);
+		free((void *)rows[i].frames);
+		free((void *)rows[i].comm);
+		free((void *)rows[i].exe);
+	}
+	free(rows);
+}
+
+uint64_t memory__mean_interval(const struct memory *m)
+{
+	return m->mean;
+}
+
+/* ---- life cycle ----------------------------------------------------------------------------- */
+
+/* "a,b,c" from the config: one target per pattern. */
+static int add_config_targets(struct memory *m, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		struct memtarget_spec spec = { 0 };
+		uint32_t id;
+
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		snprintf(spec.pattern, sizeof(spec.pattern), "%s", tok);
+		err = memory__add_target(m, &spec, &id);
+	}
+	free(copy);
+	return err;
+}
+
+struct memory *memory__new(const struct memory_opts *opts, struct collect_ctx *ctx, int *err)
+{
+	struct memory *m = calloc(1, sizeof(*m));
+	uint32_t *table;
+
+	if (!m) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	m->ctx = ctx;
+	m->mean = opts->mean_interval ? opts->mean_interval : 1;
+	m->ringbuf_size = opts->ringbuf_size;
+	pthread_mutex_init(&m->lock, NULL);
+	m->skel = memory_bpf__open();
+	if (!m->skel) {
+		*err = -errno;
+		pr_err("cannot open BPF object: %s\n", strerror(-*err));
+		goto out_free;
+	}
+	m->skel->rodata->mean_interval = m->mean;
+	m->skel->rodata->unwind_tables = ctx->unwinder != NULL;
+	table = (uint32_t *)m->skel->rodata->exp_table;
+	memsample__exp_table(table, MEMORY_EXP_TABLE, MEMORY_EXP_SHIFT);
+	*err = ctx->unwinder ? unwinder__reuse_maps(ctx->unwinder, m->skel->obj) : 0;
+	if (!*err)
+		*err = bpf_map__set_max_entries(m->skel->maps.memory_events, opts->ringbuf_size) ?:
+		       bpf_map__set_max_entries(m->skel->maps.memory_live, opts->max_live);
+	if (*err)
+		goto out_destroy;
+	*err = memory_bpf__load(m->skel);
+	if (*err) {
+		pr_err("cannot load BPF program: %s\n", strerror(-*err));
+		goto out_destroy;
+	}
+	*err = collect__add_ring(ctx, bpf_map__fd(m->skel->maps.memory_events), handle_event, m,
+				 &m->ring);
+	if (*err)
+		goto out_destroy;
+	store__set_period(ctx->store, PROFILE_ALLOCS, m->mean);
+	store__set_period(ctx->store, PROFILE_HEAP, m->mean);
+	*err = add_config_targets(m, opts->targets ? opts->targets : "");
+	if (*err)
+		goto out_destroy;
+	return m;
+
+out_destroy:
+	memory__free(m);
+	return NULL;
+out_free:
+	free(m);
+	return NULL;
+}
+
+void memory__free(struct memory *m)
+{
+	if (!m)
+		return;
+	while (m->procs)
+		mproc__remove(m, &m->procs);
+	for (uint32_t i = 0; i < m->nr_buckets; i++)
+		while (m->buckets[i])
+			live__remove(m, &m->buckets[i]);
+	free(m->buckets);
+	free(m->targets);
+	memory_bpf__destroy(m->skel);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+void memory__stats(struct memory *m, struct memory_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	collect__read_counters(bpf_map__fd(m->skel->maps.memory_counters), out->bpf,
+			       MEMORY_CNT__MAX);
+	pthread_mutex_lock(&m->lock);
+	for (uint32_t i = 0; i < m->nr_targets; i++)
+		out->targets += !m->targets[i].removed;
+	for (struct mproc *p = m->procs; p; p = p->next) {
+		out->procs_attached += p->attached;
+		out->procs_pending += !p->attached;
+	}
+	out->live = m->nr_live;
+	out->live_bytes = m->live_bytes;
+	out->ingested = m->ingested;
+	out->drop_store = m->drop_store;
+	out->drop_malformed = m->drop_malformed;
+	out->attach_ok = m->attach_ok;
+	out->attach_failed = m->attach_failed;
+	out->probes_emulated = m->probes_emulated;
+	out->probes_entry = m->probes_entry;
+	pthread_mutex_unlock(&m->lock);
+}

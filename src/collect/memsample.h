@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_COLLECT_MEMSAMPLE_H
+#define AUTOPROF_COLLECT_MEMSAMPLE_H
+
+/*
+ * The pure logic of memory profiling, apart from BPF so that it is unit tested: where to put a
+ * uprobe in an allocator function, the sampling intervals and how samples are scaled back to
+ * estimates, and what a memory target is (pid or executable-name glob).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a probe address was chosen. */
+enum memprobe_kind {
+	MEMPROBE_EMULATED = 0, /* on an instruction the kernel emulates (push, jcc, jmp, nop...) */
+	MEMPROBE_ENTRY,	       /* none found: the entry, single-stepped (~12 us per hit) */
+};
+
+/*
+ * Chooses where to probe a function whose first bytes are code[0, len): the first instruction
+ * the kernel emulates, skipping at most a few leading instructions that only set flags (test
+ * reg,reg; cmp $imm, disp32(%rip); cmp reg,reg) and so change neither the argument registers,
+ * the stack pointer nor the control flow. A probe there sees every call with the arguments and
+ * the return address (at %rsp) of the entry, so a return probe can sit there too. Anything else
+ * before an emulated instruction: the entry. Returns the offset; *kind says which.
+ */
+size_t memprobe__place(const uint8_t *code, size_t len, enum memprobe_kind *kind);
+
+/*
+ * Fills table[0, n) (n a power of two) with -ln(u) at the n quantiles u = (i + 1/2) / n, in
+ * fixed point << shift and normalized to a mean of exactly 1: a sampling interval is
+ * mean * table[random] >> shift, a quantized exponential distribution with the given mean.
+ */
+void memsample__exp_table(uint32_t *table, size_t n, unsigned int shift);
+
+/*
+ * What one sampled allocation of size bytes stands for, with byte sampling at mean interval:
+ * it was sampled with probability 1 - exp(-size/mean), so it estimates 1/that allocations
+ * (Go's and tcmalloc's scaling). *bytes is rounded to the nearest integer; *objects, whose
+ * fraction matters (a 64 KiB block at a 64 KiB mean stands for 1.58), is rounded up with the
+ * probability of its fraction, u uniform in [0, 1), so that sums stay unbiased.
+ */
+void memsample__scale(uint64_t size, uint64_t mean, double u, uint64_t *objects,
+		      uint64_t *bytes);
+
+/* A memory target: a process id, or a glob on the executable name. */
+struct memtarget_spec {
+	uint32_t pid;	   /* 0 with a pattern */
+	char pattern[256]; /* "" with a pid */
+};
+
+/*
+ * Parses an API request body, {"pid": 123} or {"exe": "pattern"} (one key, JSON). Returns 0, or
+ * -EINVAL with a reason in why.
+ */
+int memtarget__parse(const char *body, struct memtarget_spec *out, char *why, size_t why_len);
+/* True when exe (a basename) matches the glob. */
+bool memtarget__match(const char *pattern, const char *exe);
+
+#endif

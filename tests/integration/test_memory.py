@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Memory profiling (attach mode) end to end: the real daemon, uprobes on the real glibc of
+target programs, heap and allocs read back with go tool pprof, targets through the API."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from aplib import Daemon, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
+
+# A 64 KiB mean keeps the estimate of ~500 leaked blocks within a few percent.
+d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak",
+           "--memory.sample-interval=64KiB")
+
+
+def request(method, path, body=None):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (d.port, path), method=method,
+                                 data=body.encode() if body is not None else None)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def metric(name, labels=""):
+    text = d.get("/metrics")[2].decode()
+    for line in text.splitlines():
+        if line.startswith(name + labels + " ") or (labels and line.startswith(name + labels)):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def flat(data, index):
+    """Leaf function -> value of sample type index, from go tool pprof -top (bytes as B)."""
+    out = {}
+    text = pprof_tool(data, "-top", "-nodecount=200", "-sample_index=" + index, "-unit=B")
+    for line in text.splitlines():
+        m = re.match(r"^\s*([\d.]+)B?\s+[\d.]+%\s+[\d.]+%\s+[\d.]+B?\s+[\d.]+%\s+(.+)$", line)
+        if m:
+            out[m.group(2).strip()] = out.get(m.group(2).strip(), 0) + float(m.group(1))
+    return out
+
+
+def profile(path):
+    code, headers, body = d.get(path)
+    assert code == 200, "%s: HTTP %d %r" % (path, code, body[:300])
+    assert headers["Content-Type"].startswith("application/octet-stream"), headers
+    return body
+
+
+def start_leak(seconds, linger, name="mem_leak"):
+    exe = os.path.join(TARGETS, "mem_leak")
+    if name != "mem_leak":
+        exe = os.path.join(TMP, name)
+        shutil.copy(os.path.join(TARGETS, "mem_leak"), exe)
+    p = subprocess.Popen([exe, str(seconds), str(linger)], stdout=subprocess.PIPE, text=True)
+    return p, int(p.stdout.readline())
+
+
+def test_heap_and_allocs():
+    """heap: the leaking function holds ~all live bytes (±20 % of the true total), churn none;
+    allocs: churn dominates allocated objects. The target is picked up at exec by its name."""
+    p, pid = start_leak(5, 15)
+    leaked = int(p.stdout.readline().split()[1])
+    time.sleep(0.5)
+    heap = profile("/debug/pprof/heap?pid=%d" % pid)
+    raw = pprof_tool(heap, "-raw")
+    assert "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes" in raw, \
+        raw[:500]
+    assert "PeriodType: space bytes" in raw, raw[:300]
+    assert "Type: inuse_space" in pprof_tool(heap, "-top", "-nodecount=1"), "default type"
+    live = flat(heap, "inuse_space")
+    total = sum(live.values())
+    assert abs(live.get("leak_64k", 0) - leaked) <= 0.2 * leaked, \
+        "leak_64k holds %d live bytes, the program leaked %d (%s)" % (
+            live.get("leak_64k", 0), leaked, live)
+    assert live.get("leak_64k", 0) >= 0.95 * total, live
+    assert live.get("churn", 0) == 0, "churn holds live bytes: %s" % live
+    allocs = profile("/debug/pprof/allocs?seconds=15&pid=%d" % pid)
+    assert "Type: alloc_space" in pprof_tool(allocs, "-top", "-nodecount=1"), "default type"
+    objs = flat(allocs, "alloc_objects")
+    assert objs.get("churn", 0) >= 10 * objs.get("leak_64k", 1), objs
+    # ~200 per 10 ms for 5 s, less the start before the probes were attached.
+    assert 50000 <= objs.get("churn", 0) <= 120000, objs
+    # Complete stacks: the allocating function's caller is main.
+    tr = pprof_tool(allocs, "-traces", "-sample_index=alloc_objects")
+    assert re.search(r"churn\n\s+main\n", tr), tr[:1500]
+    p.kill()
+    p.wait()
+
+
+def test_exit_leaves_nothing():
+    """A target that exits drops its live set and its attachment (metrics)."""
+    p, pid = start_leak(2, 0)
+    p.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        if (metric("autoprof_memory_live_allocations") == 0 and
+                metric("autoprof_memory_processes", '{state="attached"}') == 0):
+            break
+        time.sleep(0.2)
+    assert metric("autoprof_memory_live_allocations") == 0, "live allocations left"
+    assert metric("autoprof_memory_processes", '{state="attached"}') == 0, "still attached"
+    assert metric("autoprof_memory_attaches_total", '{result="ok"}') >= 1
+
+
+def wait_attached(pid, want=True, timeout=5):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        code, body = request("GET", "/api/v1/targets/memory")
+        assert code == 200, (code, body)
+        attached = any(pr["pid"] == pid and pr["attached"]
+                       for t in json.loads(body) for pr in t["processes"])
+        if attached == want:
+            return json.loads(body)
+        time.sleep(0.1)
+    raise AssertionError("pid %d attached != %s: %s" % (pid, want, body))
+
+
+def samples(pid, seconds):
+    return sum(flat(profile("/debug/pprof/allocs?seconds=%d&pid=%d" % (seconds, pid)),
+                    "alloc_objects").values())
+
+
+def test_api_targets():
+    """Targets added and removed at run time start and stop being profiled."""
+    p, pid = start_leak(30, 0, name="mem_api_target")
+    try:
+        time.sleep(0.5)
+        assert samples(pid, 2) == 0, "profiled before being a target"
+        code, body = request("POST", "/api/v1/targets/memory", json.dumps({"pid": pid}))
+        assert code == 200, (code, body)
+        tid = json.loads(body)["id"]
+        targets = wait_attached(pid)
+        assert any(t["id"] == tid and t.get("pid") == pid for t in targets), targets
+        time.sleep(2)
+        assert samples(pid, 2) > 0, "no samples after POST"
+        code, body = request("DELETE", "/api/v1/targets/memory/%d" % tid)
+        assert code == 200, (code, body)
+        wait_attached(pid, want=False)
+        time.sleep(1.5)
+        assert samples(pid, 1) == 0, "still profiled after DELETE"
+        # By executable name, for a process already running.
+        code, body = request("POST", "/api/v1/targets/memory", '{"exe": "mem_api_*"}')
+        assert code == 200, (code, body)
+        tid = json.loads(body)["id"]
+        wait_attached(pid)
+        code, _ = request("DELETE", "/api/v1/targets/memory/%d" % tid)
+        assert code == 200
+        wait_attached(pid, want=False)
+        assert metric("autoprof_memory_targets") == 1, "only memory.targets is left"
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_api_bad_input():
+    for body, why in (("", "JSON"), ("{", "JSON"), ('{"pid": 0}', "pid"),
+                      ('{"pid": "x"}', "pid"), ('{"exe": ""}', "exe"),
+                      ('{"cgroup": "/x"}', "cgroup"), ('{"pid": 1} trailing', "JSON")):
+        code, text = request("POST", "/api/v1/targets/memory", body)
+        assert code == 400 and why in text, (body, code, text)
+    code, _ = request("DELETE", "/api/v1/targets/memory/999999")
+    assert code == 404, code
+    code, _ = request("DELETE", "/api/v1/targets/memory/abc")
+    assert code == 400, code
+    code, _ = request("PUT", "/api/v1/targets/memory")
+    assert code == 405, code
+    code, _, _ = d.get("/debug/pprof/heap?pid=abc")
+    assert code == 400, code
+
+
+check("memory_heap_and_allocs", test_heap_and_allocs)
+check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
+check("memory_api_targets", test_api_targets)
+check("memory_api_bad_input", test_api_bad_input)
+d.stop()
+sys.exit(exit_status())

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Memory profiling target: leak_64k() leaks 64 KiB every 10 ms, churn() allocates and frees
+ * 256-byte blocks 200 times per 10 ms. Prints its pid, then after SECONDS its true leaked
+ * total ("leaked N"), then lives LINGER more seconds so its live set can be asked about.
+ *   mem_leak SECONDS [LINGER]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The compiler must not drop an allocation it can prove unused. */
+void *volatile sink;
+static unsigned long leaked;
+
+__attribute__((noinline)) void leak_64k(void)
+{
+	char *p = malloc(64 * 1024);
+
+	memset(p, 1, 64);
+	sink = p;
+	leaked += 64 * 1024;
+}
+
+__attribute__((noinline)) void churn(void)
+{
+	for (int i = 0; i < 200; i++) {
+		char *p = malloc(256);
+
+		memset(p, i, 16);
+		sink = p;
+		free(sink);
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 5, linger = argc > 2 ? atof(argv[2]) : 0;
+	double end;
+
+	printf("%d\n", getpid());
+	fflush(stdout);
+	end = now() + secs;
+	while (now() < end) {
+		leak_64k();
+		churn();
+		usleep(10000);
+	}
+	printf("leaked %lu\n", leaked);
+	fflush(stdout);
+	usleep((useconds_t)(linger * 1e6));
+	return 0;
+}
