@@ -12,12 +12,14 @@
 #include "collect/golabels.h"
 #include "testlib.h"
 
+/* name under $BUILD/tctargets, or under $BUILD when it has a slash (fixtures/...). */
 static const char *target_path(const char *name)
 {
 	static char path[PATH_MAX];
 	const char *build = getenv("BUILD");
 
-	snprintf(path, sizeof(path), "%s/tctargets/%s", build && *build ? build : "build", name);
+	snprintf(path, sizeof(path), "%s/%s%s", build && *build ? build : "build",
+		 strchr(name, '/') ? "" : "tctargets/", name);
 	return path;
 }
 
@@ -160,6 +162,12 @@ TEST(probe_go_stripped)
 	check_go_target("tctx_go_stripped", false, false);
 }
 
+/* Go's linker building a PIE: a PT_TLS of g alone, runtime.tlsg not in .symtab. */
+TEST(probe_go_pie)
+{
+	check_go_target("fixtures/gohello-pie", true, false);
+}
+
 TEST(probe_not_go)
 {
 	struct golabels_offsets o;
@@ -175,6 +183,7 @@ int main(void)
 	RUN(probe_go_internal_link);
 	RUN(probe_go_external_link);
 	RUN(probe_go_stripped);
+	RUN(probe_go_pie);
 	RUN(probe_not_go);
 	return test_summary();
 }
