@@ -308,9 +308,9 @@ static bool elf__has_tls_segment(Elf *elf)
 /*
  * A Go executable: its g slot and the runtime's offsets. Go's own linker (no cgo) gives the
  * executable no PT_TLS and keeps g at a fixed -8; a system linker (cgo, -linkmode=external)
- * places runtime.tlsg in the executable's TLS block like any local-exec variable. Stripped of
- * .symtab such a binary no longer says where: Go's object comes first on the link line, so
- * runtime.tlsg is taken to open the block.
+ * places runtime.tlsg in the executable's TLS block like any local-exec variable. Where
+ * .symtab does not name it (stripped; a PIE by Go's linker, whose PT_TLS holds g alone), it is
+ * taken to open the block: Go's object comes first on the link line.
  */
 static int locate__go(struct locate_ctx *lc, int fd, Elf *elf, const struct map_entry *e)
 {
