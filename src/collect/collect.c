@@ -69,7 +69,8 @@ unsigned long long collect__now_ns(void)
 }
 
 /*
- * Where the process's threads publish their OTEP 4947 context, for the BPF programs to read at
+ * Where the process's threads publish their trace context (OTEP 4947, Go pprof labels, Elastic
+ * APM), for the BPF programs to read at
  * every sample. Looked up again whenever its mappings were re-read: a library defining the
  * variable may be mapped after the first samples (by the dynamic loader, or dlopen). The
  * collector flags hold the maps generation last looked at.
@@ -78,15 +79,16 @@ void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint
 {
 	unsigned int *looked = proc__collector_flags(p);
 	uint32_t gen = proc__maps_generation(p);
-	int64_t off;
+	struct tracectx_loc loc;
 
 	if (*looked == gen)
 		return;
 	*looked = gen;
-	if (tracectx__locate((int)pid, &off))
+	if (tracectx__locate((int)pid, &loc))
 		return;
-	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &off, BPF_ANY))
+	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY))
 		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
 	else
-		pr_debug("pid %u publishes its trace context at fs%+lld\n", pid, (long long)off);
+		pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
+			 (long long)loc.tp_offset);
 }

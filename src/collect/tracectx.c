@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #define pr_fmt(fmt) "tracectx: " fmt
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -15,9 +16,14 @@
 
 #include "../lib/log.h"
 #include "../symbolize/maps.h"
+#include "golabels.h"
 #include "tracectx.h"
 
 #define TRACECTX_SYMBOL "otel_thread_ctx_v1"
+#define ELASTIC_SYMBOL "elastic_apm_profiling_correlation_tls_v1"
+#define ELASTIC_PREFIX "elastic-jvmti-linux-"
+/* Where Go's own linker keeps g on linux/amd64: the word below the thread pointer. */
+#define GO_G_TP_OFFSET (-8)
 
 /* Defined by the x86-64 psABI; older <elf.h> copies lack the TLSDESC one. */
 #ifndef R_X86_64_TPOFF64
@@ -33,12 +39,14 @@ struct locate_ctx {
 	char **seen;		/* paths already looked at: a file maps more than once */
 	size_t nr_seen;
 	size_t cap_seen;
-	int64_t tp_offset;
+	struct tracectx_loc loc;	/* the OTEP variable, once found */
+	struct tracectx_loc alt;	/* else Go labels or Elastic's variable, when alt_found */
+	bool alt_found;
 	int defined_err;	/* why an object defining the variable gave no offset, or 0 */
 	int open_err;		/* first file that could not be read, or 0 */
 };
 
-/* The object's otel_thread_ctx_v1 in .dynsym, defined here or not. */
+/* A TLS variable in the object's .dynsym, defined here or not. */
 struct tls_sym {
 	size_t dynsym_ndx;	/* section index of .dynsym */
 	size_t index;		/* symbol index in .dynsym */
@@ -71,7 +79,7 @@ static bool locate__seen(struct locate_ctx *lc, const char *path)
 }
 
 /* Returns 0 with the symbol filled, -ENOENT when .dynsym has no such TLS symbol. */
-static int elf__find_tls_sym(Elf *elf, struct tls_sym *ts)
+static int elf__find_tls_sym(Elf *elf, const char *want, struct tls_sym *ts)
 {
 	Elf_Scn *scn = NULL;
 
@@ -93,7 +101,7 @@ static int elf__find_tls_sym(Elf *elf, struct tls_sym *ts)
 			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS)
 				continue;
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || strcmp(name, TRACECTX_SYMBOL))
+			if (!name || strcmp(name, want))
 				continue;
 			ts->dynsym_ndx = elf_ndxscn(scn);
 			ts->index = i;
@@ -243,7 +251,7 @@ close_fd:
 
 /* The variable in a shared library (or any object referencing it through the GOT). */
 static int locate__from_got(struct locate_ctx *lc, Elf *elf, const struct map_entry *e,
-			    const struct tls_sym *ts)
+			    const struct tls_sym *ts, const char *name, int64_t *tp_offset)
 {
 	int64_t addend, word;
 	uint64_t base, got;
@@ -266,11 +274,114 @@ static int locate__from_got(struct locate_ctx *lc, Elf *elf, const struct map_en
 	 */
 	if (word >= 0) {
 		pr_debug("pid %d: %s: %s in dynamic TLS (GOT word %#" PRIx64 ")\n", lc->pid,
-			 e->path, TRACECTX_SYMBOL, (uint64_t)word);
+			 e->path, name, (uint64_t)word);
 		return -ENOTSUP;
 	}
-	lc->tp_offset = word - addend;
+	*tp_offset = word - addend;
 	return 0;
+}
+
+/* The variable ts of the object: in the executable's own block, or by the GOT ld.so filled. */
+static int locate__var(struct locate_ctx *lc, Elf *elf, const struct map_entry *e, bool is_exe,
+		       const struct tls_sym *ts, const char *name, int64_t *tp_offset)
+{
+	if (is_exe && ts->defined)
+		return elf__exe_tp_offset(elf, ts->value, tp_offset);
+	return locate__from_got(lc, elf, e, ts, name, tp_offset);
+}
+
+static bool elf__has_tls_segment(Elf *elf)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_TLS)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A Go executable: its g slot and the runtime's offsets. Go's own linker (no cgo) gives the
+ * executable no PT_TLS and keeps g at a fixed -8; a system linker (cgo, -linkmode=external)
+ * places runtime.tlsg in the executable's TLS block like any local-exec variable. Where
+ * .symtab does not name it (stripped; a PIE by Go's linker, whose PT_TLS holds g alone), it is
+ * taken to open the block: Go's object comes first on the link line.
+ */
+static int locate__go(struct locate_ctx *lc, int fd, Elf *elf, const struct map_entry *e)
+{
+	struct golabels_offsets go;
+	int64_t off = GO_G_TP_OFFSET;
+	int err;
+
+	err = golabels__probe(fd, elf, &go);
+	if (err)
+		return err;
+	if (elf__has_tls_segment(elf)) {
+		err = elf__exe_tp_offset(elf, go.tlsg_found ? go.tlsg : 0, &off);
+		if (err)
+			return err;
+	}
+	lc->alt = (struct tracectx_loc){
+		.tp_offset = off,
+		.kind = TRACECTX_GO_MAP,
+		.go_g_m = go.g_m,
+		.go_m_curg = go.m_curg,
+		.go_g_labels = go.g_labels,
+	};
+	lc->alt_found = true;
+	pr_debug("pid %d: %s (%s) keeps g at tp%+" PRId64 ", labels at g+%u\n", lc->pid, e->path,
+		 go.version[0] ? go.version : "Go", off, go.g_labels);
+	return 0;
+}
+
+bool tracectx__elastic_path(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p;
+	size_t n;
+
+	/* .*\/elastic-jvmti-linux-([\w-]*)\.so */
+	if (!base)
+		return false;
+	base++;
+	n = strlen(base);
+	if (strncmp(base, ELASTIC_PREFIX, strlen(ELASTIC_PREFIX)) ||
+	    n < strlen(ELASTIC_PREFIX) + 3 || strcmp(base + n - 3, ".so"))
+		return false;
+	for (p = base + strlen(ELASTIC_PREFIX); p < base + n - 3; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+			return false;
+	return true;
+}
+
+/* Elastic APM's agent library: its correlation variable, read like the OTEP one. */
+static int locate__elastic(struct locate_ctx *lc, Elf *elf, const struct map_entry *e,
+			   bool is_exe)
+{
+	struct tls_sym ts;
+	int64_t off;
+	int err;
+
+	if (elf__find_tls_sym(elf, ELASTIC_SYMBOL, &ts))
+		return -ENOENT;
+	err = locate__var(lc, elf, e, is_exe, &ts, ELASTIC_SYMBOL, &off);
+	if (err)
+		return ts.defined ? err : 0;
+	lc->alt = (struct tracectx_loc){ .tp_offset = off, .kind = TRACECTX_ELASTIC };
+	lc->alt_found = true;
+	pr_debug("pid %d: %s in %s at tp%+" PRId64 "\n", lc->pid, ELASTIC_SYMBOL, e->path, off);
+	return 0;
+}
+
+/* Remembers why an object that should have given a context did not. */
+static void locate__failed(struct locate_ctx *lc, int err)
+{
+	if (err && err != -ENOENT && err != -ENODATA && !lc->defined_err)
+		lc->defined_err = err;
 }
 
 static int locate__mapping(const struct map_entry *e, void *ctx)
@@ -292,7 +403,7 @@ static int locate__mapping(const struct map_entry *e, void *ctx)
 			lc->open_err = fd;
 		return 0;
 	}
-	/* Whatever this file is, it only counts if it holds the variable: errors skip it. */
+	/* Whatever this file is, it only counts if it holds a context: errors skip it. */
 	err = 0;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
@@ -300,27 +411,30 @@ static int locate__mapping(const struct map_entry *e, void *ctx)
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
 	    ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64)
 		goto end_elf;
-	if (elf__find_tls_sym(elf, &ts))
-		goto end_elf;
-
 	is_exe = !strcmp(e->path, lc->exe) || ehdr.e_type == ET_EXEC;
-	if (is_exe && ts.defined)
-		err = elf__exe_tp_offset(elf, ts.value, &lc->tp_offset);
-	else
-		err = locate__from_got(lc, elf, e, &ts);
-	if (!err) {
-		pr_debug("pid %d: %s in %s at tp%+" PRId64 "\n", lc->pid, TRACECTX_SYMBOL, e->path,
-			 lc->tp_offset);
-		/* Found: stop the walk. */
-		err = 1;
-	} else if (ts.defined) {
+
+	if (!elf__find_tls_sym(elf, TRACECTX_SYMBOL, &ts)) {
+		int64_t off;
+
+		err = locate__var(lc, elf, e, is_exe, &ts, TRACECTX_SYMBOL, &off);
+		if (!err) {
+			pr_debug("pid %d: %s in %s at tp%+" PRId64 "\n", lc->pid, TRACECTX_SYMBOL,
+				 e->path, off);
+			lc->loc = (struct tracectx_loc){ .tp_offset = off, .kind = TRACECTX_OTEP };
+			/* The standard wins over the rest: stop the walk. */
+			err = 1;
+			goto end_elf;
+		}
 		/* Another object's GOT may still tell; remember why this one did not. */
-		if (!lc->defined_err)
-			lc->defined_err = err;
-		err = 0;
-	} else {
+		if (ts.defined)
+			locate__failed(lc, err);
 		err = 0;
 	}
+	/* Go labels and Elastic's variable count only where no OTEP variable is found. */
+	if (!lc->alt_found && is_exe && golabels__is_go(elf))
+		locate__failed(lc, locate__go(lc, fd, elf, e));
+	if (!lc->alt_found && tracectx__elastic_path(e->path))
+		locate__failed(lc, locate__elastic(lc, elf, e, is_exe));
 end_elf:
 	elf_end(elf);
 close_fd:
@@ -328,7 +442,7 @@ close_fd:
 	return err;
 }
 
-int tracectx__locate(int pid, int64_t *tp_offset)
+int tracectx__locate(int pid, struct tracectx_loc *loc)
 {
 	struct locate_ctx lc = {.pid = pid};
 	char path[64];
@@ -351,11 +465,13 @@ int tracectx__locate(int pid, int64_t *tp_offset)
 
 	err = maps__for_each(pid, true, locate__mapping, &lc);
 	if (err == 1) {
-		*tp_offset = lc.tp_offset;
+		*loc = lc.loc;
 		err = 0;
 	} else if (err == -ENOENT) {
 		/* maps is gone with the process; -ENOENT means "publishes none" to callers. */
 		err = -ESRCH;
+	} else if (!err && lc.alt_found) {
+		*loc = lc.alt;
 	} else if (!err) {
 		err = lc.defined_err ? lc.defined_err : lc.open_err ? lc.open_err : -ENOENT;
 	}

@@ -2,7 +2,11 @@
 #ifndef AUTOPROF_COLLECT_TRACECTX_H
 #define AUTOPROF_COLLECT_TRACECTX_H
 
+#include <linux/types.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "bpf/tracectx.h"
 
 /*
  * Thread trace context (OTEP 4947): a process publishes the span each thread is running in a
@@ -20,10 +24,24 @@
  * (no offset is stored anywhere readable), and programs started through an explicit ld.so.
  */
 
-/* Finds otel_thread_ctx_v1 in the executable or a shared library mapped by pid and returns the
- * offset of the variable from the thread pointer (fsbase), the same for every thread of the
- * process. 0, -ENOENT (the process publishes none), -ENOTSUP (in dynamic TLS, e.g. dlopen'ed
- * late), or another negative errno. */
-int tracectx__locate(int pid, int64_t *tp_offset);
+/*
+ * Two other sources of the same ids, used when a process has no OTEP variable:
+ *  - Go pprof labels trace_id/span_id (src/collect/golabels.h) of a Go executable: the g slot's
+ *    offset from the thread pointer and the runtime's struct offsets (TRACECTX_GO_MAP);
+ *  - Elastic APM's elastic_apm_profiling_correlation_tls_v1 in a library named
+ *    elastic-jvmti-linux-*.so, found like the OTEP variable (TRACECTX_ELASTIC).
+ */
+
+/*
+ * Finds where pid's threads publish their span: otel_thread_ctx_v1 in the executable or a
+ * shared library (kind TRACECTX_OTEP), else Go labels, else Elastic's variable. loc->tp_offset
+ * is the same for every thread of the process. 0, -ENOENT (the process publishes none),
+ * -ENOTSUP (in dynamic TLS, e.g. dlopen'ed late; a Go release whose labels are not read), or
+ * another negative errno.
+ */
+int tracectx__locate(int pid, struct tracectx_loc *loc);
+
+/* Whether path names Elastic's agent library: .*\/elastic-jvmti-linux-([\w-]*)\.so */
+bool tracectx__elastic_path(const char *path);
 
 #endif

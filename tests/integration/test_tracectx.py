@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Trace-linked profiles: programs publishing the OTEP 4947 thread context (the variable in the
-executable, and in a TLSDESC shared library) switch spans every 200 ms on two threads and log
-each span; a third thread has none. Every trace/span label in the profile must be one the
-program logged, >= 90 % of the traced threads' samples carry one, none of the untraced."""
+executable, and in a TLSDESC shared library), Elastic APM's correlation record, or Go pprof labels
+switch spans every 200 ms on two threads (goroutines) and log each span; a third has none. Every
+trace/span label in the profile must be one the program logged, >= 90 % of the traced threads'
+samples carry one, none of the untraced."""
 
 import os
 import re
@@ -18,42 +19,48 @@ d = Daemon()
 
 
 def run(name, secs=3):
-    """Runs a tctargets program; returns (pid, {(trace, span)})."""
+    """Runs a tctargets program; returns (pid, {(trace, span): publishing thread})."""
     out = subprocess.run([os.path.join(BUILD, "tctargets", name), str(secs)], check=True,
                          capture_output=True, text=True).stdout
-    pid, spans = None, set()
+    pid, spans = None, {}
     for line in out.splitlines():
         f = line.split()
         if f[0] == "PID":
             pid = int(f[1])
         elif f[0] == "SPAN":
-            spans.add((f[2], f[3]))
+            spans[(f[2], f[3])] = f[1]
     assert pid and spans, out[:500]
     time.sleep(0.3)
     return pid, spans
 
 
-def check_program(name):
+def check_program(name, traced_fn="traced_spin", untraced_fn="untraced_spin"):
     pid, spans = run(name)
     code, _, body = d.get("/debug/pprof/profile?seconds=6&pid=%d" % pid)
     assert code == 200, code
     t = traces(body)
     traced = traced_labelled = untraced = untraced_labelled = 0
+    publishers = set()
     for c, lab, fr in t:
         has = "trace_id" in lab
         if has:
             pair = (lab["trace_id"], lab.get("span_id"))
             assert pair in spans, "label %s was never published" % (pair,)
-        if "untraced_spin" in fr:
+            publishers.add(spans[pair])
+        if untraced_fn in fr:
             untraced += c
             untraced_labelled += c if has else 0
-        elif "traced_spin" in fr:
+        elif traced_fn in fr:
             traced += c
             traced_labelled += c if has else 0
+    print("  %s: %d of %d traced samples labelled, %d untraced" % (name, traced_labelled, traced,
+                                                                 untraced))
     assert traced >= 50 and untraced >= 20, (traced, untraced)
     assert traced_labelled >= 0.9 * traced, "%d of %d traced samples labelled" % (
         traced_labelled, traced)
     assert untraced_labelled == 0, "%d untraced samples labelled" % untraced_labelled
+    # Both traced threads (goroutines) are read, not just one.
+    assert publishers == set(spans.values()), (publishers, set(spans.values()))
 
     # trace_id= keeps one trace's samples only.
     counts = {}
@@ -103,6 +110,10 @@ def test_bad_ids():
 
 check("context_in_executable", check_program, "tctx_exe")
 check("context_in_tlsdesc_library", check_program, "tctx_lib")
+check("elastic_correlation_record", check_program, "tctx_elastic")
+for go in ("tctx_go", "tctx_go_cgo", "tctx_go_stripped"):
+    check("go_pprof_labels_" + go[5:], check_program, go, "main.labelledSpin",
+          "main.unlabelledSpin")
 check("bad_trace_and_span_ids_400", test_bad_ids)
 check("openmetrics_exemplar_is_a_published_span", test_exemplar)
 d.stop()

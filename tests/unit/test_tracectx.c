@@ -1,9 +1,10 @@
-/* DEPS: src/collect/tracectx.c src/symbolize/maps.c src/lib/log.c */
+/* DEPS: src/collect/tracectx.c src/collect/golabels.c src/symbolize/maps.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracectx__locate against live processes: the targets of tests/integration/tracectx.mk print
  * the offset of otel_thread_ctx_v1 from the thread pointer as they compute it themselves, which
- * must be what the locator finds from outside.
+ * must be what the locator finds from outside. Go targets print no offset: Go keeps g at
+ * fs-8 in both of the ways it links on amd64, which the locator must find.
  */
 #include <errno.h>
 #include <signal.h>
@@ -80,12 +81,12 @@ static void target__stop(struct target *t)
 	}
 }
 
-/* Starts a tctargets program and reads its TPOFF and PID lines. */
-static int target__start(struct target *t, const char *name, char *env)
+/* Starts a tctargets program and reads its TPOFF (unless Go) and PID lines. */
+static int target__start(struct target *t, const char *name, char *env, bool go)
 {
 	char *argv[] = {(char *)target_path(name), "30", NULL};
 	char line[256];
-	int pid = 0, have_tpoff = 0, err;
+	int pid = 0, have_tpoff = go, err;
 
 	if (access(argv[0], X_OK))
 		return -ENOENT;
@@ -105,22 +106,36 @@ static int target__start(struct target *t, const char *name, char *env)
 	return 0;
 }
 
-/* want_err 0: the locator must find the offset the target printed. */
-static void check_target(const char *name, char *env, int want_err)
+/* want_err 0: the locator must find the offset the target printed, and want_kind. */
+static void check_kind(const char *name, char *env, int want_err, uint32_t want_kind)
 {
+	bool go = want_kind == TRACECTX_GO_MAP;
+	struct tracectx_loc loc = {0};
 	struct target t = {0};
-	int64_t off = 0;
 	int err;
 
-	err = target__start(&t, name, env);
+	err = target__start(&t, name, env, go);
 	if (err == -ENOENT)
 		SKIP("%s not built (make %s)", target_path(name), target_path(name));
 	CHECK_EQ(err, 0);
-	err = tracectx__locate(t.pid, &off);
+	err = tracectx__locate(t.pid, &loc);
 	target__stop(&t);
 	CHECK_EQ(err, want_err);
-	if (!want_err)
-		CHECK_EQ(off, t.tpoff);
+	if (want_err)
+		return;
+	CHECK_EQ(loc.kind, want_kind);
+	CHECK_EQ(loc.tp_offset, go ? -8 : t.tpoff);
+	if (go) {
+		/* What every Go with map labels has (test_golabels checks them per version). */
+		CHECK_EQ(loc.go_g_m, 48);
+		CHECK_EQ(loc.go_m_curg, 192);
+		CHECK(loc.go_g_labels >= 344 && loc.go_g_labels <= 360);
+	}
+}
+
+static void check_target(const char *name, char *env, int want_err)
+{
+	check_kind(name, env, want_err, TRACECTX_OTEP);
 }
 
 /* Local-exec in the executable, whose TLS block holds more than the variable. */
@@ -153,11 +168,47 @@ TEST(dlopen_dynamic_tls)
 	check_target("tctx_dlopen", "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0", -ENOTSUP);
 }
 
+/* Elastic APM's record pointer in elastic-jvmti-linux-x86_64.so, a TLSDESC library. */
+TEST(elastic_library)
+{
+	check_kind("tctx_elastic", NULL, 0, TRACECTX_ELASTIC);
+}
+
+/* Go's own linker: no PT_TLS, g at fs-8; offsets from DWARF. */
+TEST(go_internal_link)
+{
+	check_kind("tctx_go", NULL, 0, TRACECTX_GO_MAP);
+}
+
+/* The system linker: runtime.tlsg in the executable's TLS block. */
+TEST(go_external_link)
+{
+	check_kind("tctx_go_cgo", NULL, 0, TRACECTX_GO_MAP);
+}
+
+/* No symbols, no DWARF: offsets from the version in .go.buildinfo. */
+TEST(go_stripped)
+{
+	check_kind("tctx_go_stripped", NULL, 0, TRACECTX_GO_MAP);
+}
+
+TEST(elastic_path)
+{
+	CHECK(tracectx__elastic_path("/opt/elastic/elastic-jvmti-linux-x86_64.so"));
+	CHECK(tracectx__elastic_path("/tmp/elastic-jvmti-linux-arm_64-v2.so"));
+	CHECK(tracectx__elastic_path("/elastic-jvmti-linux-.so"));
+	CHECK(!tracectx__elastic_path("elastic-jvmti-linux-x86_64.so"));
+	CHECK(!tracectx__elastic_path("/lib/libelastic-jvmti-linux-x86_64.so"));
+	CHECK(!tracectx__elastic_path("/lib/elastic-jvmti-linux-x86.64.so"));
+	CHECK(!tracectx__elastic_path("/lib/elastic-jvmti-linux-x86_64.so.1"));
+	CHECK(!tracectx__elastic_path("/lib/elastic-jvmti-linux-x86_64"));
+}
+
 TEST(no_variable)
 {
 	char *argv[] = {"/bin/sleep", "30", NULL};
+	struct tracectx_loc loc = {0};
 	struct target t = {0};
-	int64_t off = 0;
 	int err;
 
 	CHECK_EQ(target__spawn(&t, argv, NULL), 0);
@@ -175,29 +226,29 @@ TEST(no_variable)
 		}
 		usleep(1000);
 	}
-	err = tracectx__locate(t.pid, &off);
+	err = tracectx__locate(t.pid, &loc);
 	target__stop(&t);
 	CHECK_EQ(err, -ENOENT);
 }
 
 TEST(no_process)
 {
-	int64_t off = 0;
+	struct tracectx_loc loc = {0};
 	pid_t pid = fork();
 
 	CHECK(pid >= 0);
 	if (!pid)
 		_exit(0);
 	waitpid(pid, NULL, 0);
-	CHECK_EQ(tracectx__locate(pid, &off), -ESRCH);
+	CHECK_EQ(tracectx__locate(pid, &loc), -ESRCH);
 }
 
 /* This test itself has no variable, and reading one's own maps must work too. */
 TEST(self)
 {
-	int64_t off = 0;
+	struct tracectx_loc loc = {0};
 
-	CHECK_EQ(tracectx__locate(getpid(), &off), -ENOENT);
+	CHECK_EQ(tracectx__locate(getpid(), &loc), -ENOENT);
 }
 
 int main(void)
@@ -207,6 +258,11 @@ int main(void)
 	RUN(ie_library);
 	RUN(dlopen_static_tls);
 	RUN(dlopen_dynamic_tls);
+	RUN(elastic_library);
+	RUN(go_internal_link);
+	RUN(go_external_link);
+	RUN(go_stripped);
+	RUN(elastic_path);
 	RUN(no_variable);
 	RUN(no_process);
 	RUN(self);

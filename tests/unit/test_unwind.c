@@ -1,4 +1,4 @@
-/* DEPS: src/unwind/unwind.c src/unwind/cfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/collect/collect.c src/collect/tracectx.c src/symbolize/proctab.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/symbolize/maps.c src/lib/strtab.c src/lib/log.c */
+/* DEPS: src/unwind/unwind.c src/unwind/cfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/collect/collect.c src/collect/tracectx.c src/collect/golabels.c src/symbolize/proctab.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/symbolize/maps.c src/lib/strtab.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The unwinder's BPF maps as BPF reads them: per-file tables built once and shared, process
