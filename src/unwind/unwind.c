@@ -50,6 +50,9 @@ struct ufile {
 	bool has_rows;	  /* rows are in the array */
 	bool evicted;	  /* had rows, or had no room for them: rebuilt when mapped again */
 	bool failed;	  /* its unwind info is unreadable: frame pointers */
+	bool queued;	  /* waiting for, or in, the builder thread: not to be freed */
+	bool queued_may_evict;
+	struct ufile *qnext;
 };
 
 struct uproc {
@@ -72,7 +75,15 @@ struct pool {
 };
 
 struct unwinder {
-	pthread_mutex_t lock; /* stats against the ingest thread */
+	/* Everything below, between the ingest thread, the builder thread and stats readers. */
+	pthread_mutex_t lock;
+	/* Tables are built on their own thread: a big binary takes tens of ms, which the ingest
+	 * thread must not spend while samples wait. Until its rows are in, a file is walked by
+	 * frame pointers. */
+	pthread_t builder;
+	bool builder_started, stopping;
+	pthread_cond_t work, idle;
+	struct ufile *qhead, *qtail;
 	int rows_fd, pages_fd, files_fd, procs_fd, counters_fd;
 	uint32_t big_table_share;
 	struct pool rows, pages;
@@ -85,6 +96,8 @@ struct unwinder {
 	struct unwind_proc scratch;
 	struct unwinder_stats stats;
 };
+
+static void *builder_main(void *arg);
 
 static uint64_t now_ns(void)
 {
@@ -226,7 +239,12 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 					   sizeof(uint64_t), UNWIND_CNT__MAX, 0);
 	if (*err < 0)
 		goto out_free;
-	*err = 0;
+	pthread_cond_init(&u->work, NULL);
+	pthread_cond_init(&u->idle, NULL);
+	*err = -pthread_create(&u->builder, NULL, builder_main, u);
+	if (*err)
+		goto out_free;
+	u->builder_started = true;
 	return u;
 
 out_free:
@@ -238,6 +256,15 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	if (u->builder_started) {
+		pthread_mutex_lock(&u->lock);
+		u->stopping = true;
+		pthread_cond_signal(&u->work);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->builder, NULL);
+		pthread_cond_destroy(&u->work);
+		pthread_cond_destroy(&u->idle);
+	}
 	for (int i = 0; i < PROC_BUCKETS; i++) {
 		while (u->procs[i]) {
 			struct uproc *p = u->procs[i];
@@ -369,12 +396,42 @@ static struct ufile *lru_file(struct unwinder *u, bool idle_only, bool with_rows
 
 	for (int i = 0; i < FILE_BUCKETS; i++)
 		for (struct ufile *f = u->files[i]; f; f = f->next) {
-			if ((idle_only && f->users) || (with_rows && !f->has_rows))
+			if ((idle_only && f->users) || (with_rows && !f->has_rows) ||
+			    (!with_rows && f->queued))
 				continue;
 			if (!best || f->last_used < best->last_used)
 				best = f;
 		}
 	return best;
+}
+
+static uint64_t pool_free(const struct pool *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < p->nr; i++)
+		n += p->free[i].len;
+	return n;
+}
+
+static uint64_t idle_rows(struct unwinder *u)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < FILE_BUCKETS; i++)
+		for (struct ufile *f = u->files[i]; f; f = f->next)
+			if (!f->users && f->has_rows)
+				n += f->row_count;
+	return n;
+}
+
+static bool any_queued(struct unwinder *u)
+{
+	for (int i = 0; i < FILE_BUCKETS; i++)
+		for (struct ufile *f = u->files[i]; f; f = f->next)
+			if (f->queued)
+				return true;
+	return false;
 }
 
 /* The most recently mapped file in use whose table was evicted. */
@@ -384,7 +441,7 @@ static struct ufile *mru_evicted(struct unwinder *u)
 
 	for (int i = 0; i < FILE_BUCKETS; i++)
 		for (struct ufile *f = u->files[i]; f; f = f->next) {
-			if (!f->evicted || !f->users)
+			if (!f->evicted || !f->users || f->queued)
 				continue;
 			if (!best || f->last_used > best->last_used)
 				best = f;
@@ -449,73 +506,133 @@ static int update_array(int fd, uint32_t start, const void *values, uint32_t n)
 	return err;
 }
 
-static int load_rows(struct unwinder *u, struct ufile *f, bool may_evict_used)
+/* With the lock held: puts a built table's rows in BPF, making room as allowed. */
+static void install_rows(struct unwinder *u, struct ufile *f, int err, struct cfi_table *t,
+			 bool may_evict_used)
 {
-	struct cfi_table t = { 0 };
-	uint64_t t0 = now_ns();
-	int fd = dso__fd(f->dso), err;
-	uint32_t *pages = NULL, npages, t_nr;
+	uint32_t *pages = NULL, npages;
 
-	err = fd < 0 ? -EBADF : cfi__build(fd, &t);
-	u->stats.build_ns += now_ns() - t0;
-	t_nr = t.nr;
 	if (err) {
 		u->stats.build_errors++;
 		f->failed = true;
 		pr_debug("no unwind table for %s: %s\n", dso__path(f->dso), strerror(-err));
-		return err;
+		return;
 	}
 	u->stats.builds++;
-	f->flags = t.flags;
-	f->row_count = t.nr;
+	f->flags = t->flags;
+	f->row_count = t->nr;
 	f->page_count = 0;
-	if (!t.nr)
-		goto out_release;
-	f->first_page = t.rows[0].pc >> UNWIND_PAGE_SHIFT;
-	npages = (t.rows[t.nr - 1].pc >> UNWIND_PAGE_SHIFT) - f->first_page + 1;
-	if (t.nr > u->rows.capacity || npages > u->pages.capacity) {
+	if (!t->nr)
+		return;
+	f->first_page = t->rows[0].pc >> UNWIND_PAGE_SHIFT;
+	npages = (t->rows[t->nr - 1].pc >> UNWIND_PAGE_SHIFT) - f->first_page + 1;
+	if (t->nr > u->rows.capacity || npages > u->pages.capacity) {
 		u->stats.too_big++;
 		pr_warn("unwind table of %s (%u rows) exceeds unwind.memory-limit\n",
-			dso__path(f->dso), t.nr);
+			dso__path(f->dso), t->nr);
 		f->row_count = 0;
 		f->flags |= UNWIND_FILE_FP;
-		goto out_release;
+		return;
 	}
-	may_evict_used = may_evict_used && t.nr <= u->rows.capacity / u->big_table_share;
-	if (make_room(u, t.nr, npages, may_evict_used, &f->row_start, &f->page_start)) {
-		f->row_count = 0;
+	may_evict_used = may_evict_used && t->nr <= u->rows.capacity / u->big_table_share;
+	if (make_room(u, t->nr, npages, may_evict_used, &f->row_start, &f->page_start)) {
+		/* row_count stays: it says how much room bringing it back takes. */
 		f->flags |= UNWIND_FILE_FP;
 		f->evicted = true;
-		goto out_release;
+		return;
 	}
 	pages = malloc(npages * sizeof(*pages));
 	if (pages) {
-		page_index(&t, f->row_start, f->first_page, pages, npages);
-		err = update_array(u->rows_fd, f->row_start, t.rows, t.nr) ?:
+		page_index(t, f->row_start, f->first_page, pages, npages);
+		err = update_array(u->rows_fd, f->row_start, t->rows, t->nr) ?:
 		      update_array(u->pages_fd, f->page_start, pages, npages);
 	} else {
 		err = -ENOMEM;
 	}
+	free(pages);
 	if (err) {
 		u->stats.update_errors++;
-		pool_release(&u->rows, f->row_start, t.nr);
+		pool_release(&u->rows, f->row_start, t->nr);
 		pool_release(&u->pages, f->page_start, npages);
 		f->row_count = 0;
-		goto out_release;
+		return;
 	}
 	f->page_count = npages;
 	f->has_rows = true;
 	u->stats.row_bytes += file_bytes(f);
 	u->stats.files++;
-	pr_debug("%s: %u unwind rows, %u pages\n", dso__path(f->dso), t.nr, npages);
-out_release:
-	free(pages);
-	cfi_table__release(&t);
-	/* A big table's build buffers (tens of MiB for a compiler or a browser) would otherwise
-	 * stay in the heap as resident memory until the next one reuses them. */
-	if (t_nr >= TRIM_ROWS)
-		malloc_trim(0);
-	return err;
+	pr_debug("%s: %u unwind rows, %u pages\n", dso__path(f->dso), t->nr, npages);
+}
+
+static void enqueue(struct unwinder *u, struct ufile *f, bool may_evict_used)
+{
+	if (f->queued)
+		return;
+	f->queued = true;
+	f->evicted = false;
+	f->queued_may_evict = may_evict_used;
+	f->qnext = NULL;
+	if (u->qtail)
+		u->qtail->qnext = f;
+	else
+		u->qhead = f;
+	u->qtail = f;
+	pthread_cond_signal(&u->work);
+}
+
+static void *builder_main(void *arg)
+{
+	struct unwinder *u = arg;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		struct cfi_table t = { 0 };
+		struct ufile *f;
+		uint64_t t0;
+		int fd, err;
+
+		while (!u->stopping && !u->qhead)
+			pthread_cond_wait(&u->work, &u->lock);
+		if (u->stopping)
+			break;
+		f = u->qhead;
+		u->qhead = f->qnext;
+		if (!u->qhead)
+			u->qtail = NULL;
+		/* f stays queued (not freeable) while it is built without the lock. */
+		fd = dso__fd(f->dso);
+		pthread_mutex_unlock(&u->lock);
+		t0 = now_ns();
+		err = fd < 0 ? -EBADF : cfi__build(fd, &t);
+		t0 = now_ns() - t0;
+		pthread_mutex_lock(&u->lock);
+		u->stats.build_ns += t0;
+		install_rows(u, f, err, &t, f->queued_may_evict);
+		publish_file(u, f);
+		f->queued = false;
+		if (!u->qhead)
+			pthread_cond_broadcast(&u->idle);
+		if (t.nr >= TRIM_ROWS) {
+			pthread_mutex_unlock(&u->lock);
+			cfi_table__release(&t);
+			/* A big table's build buffers (tens of MiB for a compiler or a browser) would
+			 * otherwise stay resident until the next one reuses them. */
+			malloc_trim(0);
+			pthread_mutex_lock(&u->lock);
+		} else {
+			cfi_table__release(&t);
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+void unwinder__wait_idle(struct unwinder *u)
+{
+	pthread_mutex_lock(&u->lock);
+	while (u->qhead || any_queued(u))
+		pthread_cond_wait(&u->idle, &u->lock);
+	pthread_mutex_unlock(&u->lock);
 }
 
 /* The file's slot with its table loaded (built on first sight), or NULL: no table. */
@@ -537,12 +654,10 @@ static struct ufile *file_get(struct unwinder *u, struct dso *dso)
 		f->next = *pp;
 		*pp = f;
 		u->idle_files++;
-		load_rows(u, f, true);
 		publish_file(u, f);
+		enqueue(u, f, true);
 	} else if (f->evicted) {
-		f->evicted = false;
-		load_rows(u, f, false);
-		publish_file(u, f);
+		enqueue(u, f, false);
 	}
 	f->last_used = ++u->clock;
 	return f->failed ? NULL : f;
@@ -670,16 +785,16 @@ out_unlock:
 void unwinder__maintain(struct unwinder *u)
 {
 	struct ufile *f;
+	uint64_t room;
 
 	pthread_mutex_lock(&u->lock);
 	/* Tables evicted while in use come back as room frees up (processes exit, files go
-	 * idle), most recently mapped first, without evicting anything in use. */
-	while ((f = mru_evicted(u))) {
-		f->evicted = false;
-		load_rows(u, f, false);
-		publish_file(u, f);
-		if (f->evicted)
-			break;
+	 * idle), most recently mapped first, without evicting anything in use: only as many as
+	 * the free and idle rows can take, or they would be rebuilt for nothing. */
+	room = pool_free(&u->rows) + idle_rows(u);
+	while ((f = mru_evicted(u)) && f->row_count <= room) {
+		room -= f->row_count;
+		enqueue(u, f, false);
 	}
 	pthread_mutex_unlock(&u->lock);
 }

@@ -39,9 +39,13 @@ int unwinder__map_fd(struct unwinder *u, const char *name);
 
 /*
  * The process's executable mappings are now maps[0, n) (address order); n == 0: it is gone.
- * Builds the tables of files not seen before. Signature of a proctab listener.
+ * Tables of files not seen before are built on the unwinder's own thread: until theirs is in,
+ * frames in them are walked by frame pointers. Signature of a proctab listener.
  */
 void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
+
+/* Returns once every table asked for so far is built and in BPF (tests, benchmarks). */
+void unwinder__wait_idle(struct unwinder *u);
 
 /* Brings back tables evicted while in use where room has freed up; call every few seconds. */
 void unwinder__maintain(struct unwinder *u);

@@ -129,8 +129,10 @@ TEST(shared_table_matches_cfi)
 	/* Two processes, libc at different addresses (ASLR), one table. */
 	unwinder__update(u, 100,
 			 (struct proc_map[]){ { 0x7f0000028000, 0x7f000017d000, 0x28000, libc } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__update(u, 200,
 			 (struct proc_map[]){ { 0x7f1000028000, 0x7f100017d000, 0x28000, libc } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.builds, 1);
 	CHECK_EQ(s.files, 1);
@@ -169,6 +171,7 @@ TEST(shared_table_matches_cfi)
 
 	/* One process gone: the other keeps the table. */
 	unwinder__update(u, 100, NULL, 0);
+	unwinder__wait_idle(u);
 	CHECK(lookup_proc(u, 100, &v));
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.processes, 1);
@@ -186,9 +189,12 @@ TEST(idle_table_reused)
 
 	CHECK(libc && u);
 	unwinder__update(u, 100, &m, 1);
+	unwinder__wait_idle(u);
 	unwinder__update(u, 100, NULL, 0);
+	unwinder__wait_idle(u);
 	/* A short-lived process mapping it next finds the table ready. */
 	unwinder__update(u, 101, &m, 1);
+	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.builds, 1);
 	CHECK_EQ(s.files, 1);
@@ -213,7 +219,9 @@ TEST(memory_limit_evicts_lru)
 	u = new_unwinder_share((uint64_t)(nc > nx ? nc : nx) * sizeof(struct unwind_row), 1);
 	CHECK(u);
 	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__update(u, 200, (struct proc_map[]){ { 0x10000, 0x20000, 0, cxx } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.evictions, 1);
 	CHECK_EQ(s.files, 1);
@@ -229,13 +237,16 @@ TEST(memory_limit_evicts_lru)
 	/* pid 100 reads its maps again: libc's table comes back only into free or idle room, never
 	 * by evicting a table in use (two working sets over budget would evict each other). */
 	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.evictions, 1);
 	CHECK(!lookup_file(u, v.maps[0].file, &f));
 	CHECK_EQ(f.row_count, nx);
 	/* Once libstdc++ is idle, libc's table comes back at the next read. */
 	unwinder__update(u, 200, NULL, 0);
+	unwinder__wait_idle(u);
 	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__wait_idle(u);
 	CHECK(!lookup_proc(u, 100, &v));
 	CHECK(!lookup_file(u, v.maps[0].file, &f));
 	CHECK_EQ(f.row_count, nc);
@@ -260,7 +271,9 @@ TEST(big_table_never_blinds_the_rest)
 	u = new_unwinder((uint64_t)(nc > nx ? nc : nx) * sizeof(struct unwind_row));
 	CHECK(u);
 	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__update(u, 200, (struct proc_map[]){ { 0x10000, 0x20000, 0, cxx } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.evictions, 0);
 	CHECK_EQ(s.files, 1);
@@ -269,10 +282,13 @@ TEST(big_table_never_blinds_the_rest)
 	CHECK_EQ(f.row_count, 0);
 	/* libc's process exits: maintenance gives libstdc++ the room, evicting only idle libc. */
 	unwinder__maintain(u);
+	unwinder__wait_idle(u);
 	CHECK(!lookup_file(u, v.maps[0].file, &f));
 	CHECK_EQ(f.row_count, 0);
 	unwinder__update(u, 100, NULL, 0);
+	unwinder__wait_idle(u);
 	unwinder__maintain(u);
+	unwinder__wait_idle(u);
 	CHECK(!lookup_file(u, v.maps[0].file, &f));
 	CHECK_EQ(f.row_count, nx);
 	unwinder__free(u);
@@ -290,6 +306,7 @@ TEST(table_larger_than_budget)
 
 	CHECK(libc && u);
 	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.too_big, 1);
 	CHECK_EQ(s.row_bytes, 0);
@@ -313,6 +330,7 @@ TEST(anonymous_code_and_many_mappings)
 	for (uint32_t i = 0; i < UNWIND_MAX_MAPPINGS + 10; i++)
 		maps[i] = (struct proc_map){ 0x100000 + i * 0x2000, 0x101000 + i * 0x2000, 0, jit };
 	unwinder__update(u, 100, maps, UNWIND_MAX_MAPPINGS + 10);
+	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.maps_truncated, 1);
 	CHECK(!lookup_proc(u, 100, &v));
