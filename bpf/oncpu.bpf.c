@@ -138,6 +138,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0;
 	long kn, un;
 	__u64 size, flags, *sent;
+	bool mapped;
 
 	if ((__u32)id == 0) {
 		count(ONCPU_CNT_IDLE);
@@ -174,6 +175,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	un = 0;
 	if (!(e->flags & ONCPU_F_KTHREAD))
 		un = table_user_stack(ctx, task, e, &e->stack[kn]);
+	/* A process with a mapping table has had its maps read: no need to hurry user space. */
+	mapped = un >= 0 && !(e->flags & ONCPU_F_KTHREAD) && unwind_tables;
 	if (un < 0) {
 		e->flags |= ONCPU_F_USTACK_FP;
 		un = bpf_get_stack(ctx, &e->stack[kn], ONCPU_MAX_USTACK * sizeof(__u64),
@@ -200,7 +203,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	 * at every RING_CHECK_EVERY samples of a CPU; a few samples more before a wakeup is
 	 * nothing in a quarter of the ring. */
 	sent = counter(ONCPU_CNT_SAMPLES);
-	flags = young_process(e->pid) ||
+	flags = (!mapped && young_process(e->pid)) ||
 				(sent && !(*sent % RING_CHECK_EVERY) &&
 				 bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) ?
 			BPF_RB_FORCE_WAKEUP :

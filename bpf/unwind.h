@@ -47,11 +47,11 @@ enum unwind_file_flags {
 
 /*
  * Rows are found in two steps, to touch few cache lines at sample time (at 99 Hz nothing is
- * cached): the file's page index gives, for each 4 KiB page of file offsets from first_page on,
- * the row covering the page's first byte (pages[page_start + k], an index into unwind_rows),
- * which bounds the binary search to the rows of one page.
+ * cached): the file's page index gives, for each 256-byte "page" of file offsets from
+ * first_page on, the row covering the page's first byte (pages[page_start + k], an index into
+ * unwind_rows), which bounds the binary search to the few rows of one page (a line or two).
  */
-#define UNWIND_PAGE_SHIFT 12
+#define UNWIND_PAGE_SHIFT 8
 
 struct unwind_file {
 	__u32 row_start;

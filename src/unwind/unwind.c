@@ -30,8 +30,8 @@
  * processes) up to this many; each pins its file open.
  */
 #define MAX_IDLE_FILES 256
-/* Rows per page-index entry budgeted (code has tens of rows per 4 KiB page). */
-#define PAGES_PER_ROWS 8
+/* Rows per page-index entry budgeted (code has a few rows per 256-byte page). */
+#define PAGES_PER_ROWS 2
 /* Tables from this many rows up give their build memory back at once. */
 #define TRIM_ROWS 4096
 
@@ -205,7 +205,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	u->big_table_share = opts->big_table_share ? opts->big_table_share : 8;
 	u->rows_fd = u->pages_fd = u->files_fd = u->procs_fd = u->counters_fd = -1;
 	rows = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? rows : 1;
-	/* Code has tens of rows per 4 KiB page: one page entry per PAGES_PER_ROWS rows is room
+	/* Code has a few rows per 256-byte page: one page entry per PAGES_PER_ROWS rows is room
 	 * to spare, in bytes a fraction of the rows'. */
 	if (pool_init(&u->rows, (uint32_t)rows) ||
 	    pool_init(&u->pages, (uint32_t)(rows / PAGES_PER_ROWS + 64))) {
