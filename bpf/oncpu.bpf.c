@@ -175,8 +175,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	un = 0;
 	if (!(e->flags & ONCPU_F_KTHREAD))
 		un = table_user_stack(ctx, task, e, &e->stack[kn]);
-	/* A process with a mapping table has had its maps read: no need to hurry user space. */
-	mapped = un >= 0 && !(e->flags & ONCPU_F_KTHREAD) && unwind_tables;
+	/* A process whose mapping table held every pc of its stack has had its maps read since
+	 * its libraries were mapped: no need to hurry user space. (At exec the table has only the
+	 * executable and the loader: the libraries' pcs miss, and the first samples wake it.) */
+	mapped = un >= 0 && !(e->flags & (ONCPU_F_KTHREAD | ONCPU_F_UNWIND_MISS)) && unwind_tables;
 	if (un < 0) {
 		e->flags |= ONCPU_F_USTACK_FP;
 		un = bpf_get_stack(ctx, &e->stack[kn], ONCPU_MAX_USTACK * sizeof(__u64),
