@@ -15,4 +15,19 @@ struct {
 	__type(value, __u32);
 } known_pids SEC(".maps");
 
+/* The first samples of a new process image must reach user space while the process lives. */
+static __always_inline bool known_pids__young(__u32 pid)
+{
+	__u32 one = 1, *seen = bpf_map_lookup_elem(&known_pids, &pid);
+
+	if (!seen) {
+		bpf_map_update_elem(&known_pids, &pid, &one, BPF_NOEXIST);
+		return true;
+	}
+	if (*seen >= PROC_WAKE_SAMPLES)
+		return false;
+	__sync_fetch_and_add(seen, 1);
+	return true;
+}
+
 #endif

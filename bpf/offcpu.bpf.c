@@ -99,24 +99,9 @@ static __always_inline void count(__u32 idx)
 		(*c)++;
 }
 
-/* The first events of a new process image must reach user space while the process lives. */
-static __always_inline bool young_process(__u32 pid)
-{
-	__u32 one = 1, *seen = bpf_map_lookup_elem(&known_pids, &pid);
-
-	if (!seen) {
-		bpf_map_update_elem(&known_pids, &pid, &one, BPF_NOEXIST);
-		return true;
-	}
-	if (*seen >= PROC_WAKE_SAMPLES)
-		return false;
-	__sync_fetch_and_add(seen, 1);
-	return true;
-}
-
 static __always_inline __u64 wake_flags(__u32 pid)
 {
-	return young_process(pid) || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	return known_pids__young(pid) || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		       BPF_RB_FORCE_WAKEUP :
 		       BPF_RB_NO_WAKEUP;
 }

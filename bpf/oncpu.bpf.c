@@ -114,21 +114,6 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 	return n;
 }
 
-/* The first samples of a new process image must reach user space while the process lives. */
-static __always_inline bool young_process(__u32 pid)
-{
-	__u32 one = 1, *seen = bpf_map_lookup_elem(&known_pids, &pid);
-
-	if (!seen) {
-		bpf_map_update_elem(&known_pids, &pid, &one, BPF_NOEXIST);
-		return true;
-	}
-	if (*seen >= PROC_WAKE_SAMPLES)
-		return false;
-	__sync_fetch_and_add(seen, 1);
-	return true;
-}
-
 SEC("perf_event")
 int oncpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -205,7 +190,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	 * at every RING_CHECK_EVERY samples of a CPU; a few samples more before a wakeup is
 	 * nothing in a quarter of the ring. */
 	sent = counter(ONCPU_CNT_SAMPLES);
-	flags = (!mapped && young_process(e->pid)) ||
+	flags = (!mapped && known_pids__young(e->pid)) ||
 				(sent && !(*sent % RING_CHECK_EVERY) &&
 				 bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) ?
 			BPF_RB_FORCE_WAKEUP :

@@ -11,6 +11,7 @@
 
 #include "../lib/log.h"
 #include "../symbolize/proctab.h"
+#include "../unwind/unwind.h"
 #include "collect.h"
 #include "tracectx.h"
 
@@ -91,4 +92,30 @@ void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint
 	else
 		pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
 			 (long long)loc.tp_offset);
+}
+
+int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)
+{
+	const struct {
+		const char *name;
+		int fd;
+	} shared[] = {
+		{ "known_pids", ctx->known_pids_fd },
+		{ "tracectx_offsets", ctx->tracectx_fd },
+	};
+	int err;
+
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, shared[i].name);
+
+		if (!map)
+			continue;
+		if (shared[i].fd < 0)
+			return -EBADF;
+		err = bpf_map__reuse_fd(map, shared[i].fd);
+		if (err)
+			return err;
+	}
+	/* Without tables (unwind.mode=fp) the unwind maps stay the object's own, unused. */
+	return ctx->unwinder ? unwinder__reuse_maps(ctx->unwinder, obj) : 0;
 }

@@ -53,6 +53,13 @@ struct proc;
  * version of its mappings (the collector flags of p hold the last one looked at).
  */
 void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid);
+struct bpf_object;
+/*
+ * Before obj is loaded: points the maps every sampler shares at the ones in use (the process
+ * collector's known_pids and tracectx_offsets where obj declares them, the unwinder's tables).
+ * Returns 0 or a negative errno.
+ */
+int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj);
 /* CLOCK_MONOTONIC in nanoseconds (the clock of bpf_ktime_get_ns). */
 unsigned long long collect__now_ns(void);
 

@@ -30,7 +30,6 @@
 #include "../symbolize/maps.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
-#include "../unwind/unwind.h"
 #include "bpf/memory.h"
 #include "bpf/memory.skel.h"
 #include "memory.h"
@@ -948,7 +947,7 @@ struct memory *memory__new(const struct memory_opts *opts, struct collect_ctx *c
 	m->skel->rodata->unwind_tables = ctx->unwinder != NULL;
 	table = (uint32_t *)m->skel->rodata->exp_table;
 	memsample__exp_table(table, MEMORY_EXP_TABLE, MEMORY_EXP_SHIFT);
-	*err = ctx->unwinder ? unwinder__reuse_maps(ctx->unwinder, m->skel->obj) : 0;
+	*err = collect__share_maps(ctx, m->skel->obj);
 	if (!*err)
 		*err = bpf_map__set_max_entries(m->skel->maps.memory_events, opts->ringbuf_size) ?:
 		       bpf_map__set_max_entries(m->skel->maps.memory_live, opts->max_live);

@@ -17,7 +17,6 @@
 #include "../store/store.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
-#include "../unwind/unwind.h"
 #include "bpf/oncpu.h"
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
@@ -179,13 +178,7 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 	}
 	oc->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
 	oc->skel->rodata->unwind_tables = ctx->unwinder != NULL;
-	*err = ctx->known_pids_fd >= 0 && ctx->tracectx_fd >= 0 ?
-		       bpf_map__reuse_fd(oc->skel->maps.known_pids, ctx->known_pids_fd) ?:
-		       bpf_map__reuse_fd(oc->skel->maps.tracectx_offsets, ctx->tracectx_fd) :
-		       -EBADF;
-	/* Without tables (unwind.mode=fp) the unwind maps stay the object's own, unused. */
-	if (!*err && ctx->unwinder)
-		*err = unwinder__reuse_maps(ctx->unwinder, oc->skel->obj);
+	*err = collect__share_maps(ctx, oc->skel->obj);
 	if (*err) {
 		pr_err("cannot share the process map: %s\n", strerror(-*err));
 		goto out_destroy;
