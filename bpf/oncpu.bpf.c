@@ -140,8 +140,6 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	e->flags = 0;
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	if (tracectx__read(e->pid, e->trace_id, e->span_id))
-		e->flags |= ONCPU_F_TRACE_CTX;
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= ONCPU_F_KTHREAD;
@@ -160,6 +158,12 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	un = 0;
 	if (!(e->flags & ONCPU_F_KTHREAD))
 		un = table_user_stack(ctx, task, e, &e->stack[kn]);
+	/* A process with a mapping table says whether it publishes a trace context: most don't,
+	 * and skip that (cold) hash lookup; the mapping table was just read, and is cached. */
+	if ((un < 0 || (e->flags & ONCPU_F_KTHREAD) || !unwind_tables ||
+	     unwind__proc_flag(e->pid, UNWIND_PROC_TRACECTX)) &&
+	    tracectx__read(e->pid, e->trace_id, e->span_id))
+		e->flags |= ONCPU_F_TRACE_CTX;
 	/* A process whose mapping table held every pc of its stack has had its maps read since
 	 * its libraries were mapped: no need to hurry user space. (At exec the table has only the
 	 * executable and the loader: the libraries' pcs miss, and the first samples wake it.) */

@@ -312,6 +312,14 @@ fp:
 	return w->stop != UNWIND_GO_ON;
 }
 
+/* Whether the process's mapping table carries flag (enum unwind_proc_flags). */
+static __always_inline bool unwind__proc_flag(__u32 pid, __u32 flag)
+{
+	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &pid);
+
+	return p && (p->flags & flag);
+}
+
 /*
  * Walks the user stack of the current process from its registers into stack[0,
  * UNWIND_MAX_FRAMES), which must have that many slots. Returns the

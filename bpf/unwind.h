@@ -78,9 +78,14 @@ struct unwind_mapping {
 	__u32 pad;
 };
 
+/* What else BPF should know of a process, found once by user space. */
+enum unwind_proc_flags {
+	UNWIND_PROC_TRACECTX = 1 << 0, /* publishes a trace context: worth a tracectx lookup */
+};
+
 struct unwind_proc {
 	__u32 nr;
-	__u32 pad;
+	__u32 flags; /* enum unwind_proc_flags */
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];
 };
 

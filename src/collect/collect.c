@@ -12,6 +12,7 @@
 #include "../lib/log.h"
 #include "../symbolize/proctab.h"
 #include "../unwind/unwind.h"
+#include "bpf/unwind.h"
 #include "collect.h"
 #include "tracectx.h"
 
@@ -87,11 +88,15 @@ void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint
 	*looked = gen;
 	if (tracectx__locate((int)pid, &loc))
 		return;
-	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY))
+	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY)) {
 		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
-	else
-		pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
-			 (long long)loc.tp_offset);
+		return;
+	}
+	/* Samplers skip the trace-context lookup for processes without this flag. */
+	if (ctx->unwinder)
+		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
+	pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
+		 (long long)loc.tp_offset);
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

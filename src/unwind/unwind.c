@@ -58,6 +58,7 @@ struct ufile {
 struct uproc {
 	struct uproc *next;
 	uint32_t pid;
+	uint32_t flags; /* enum unwind_proc_flags, kept across maps re-reads */
 	uint32_t nr;
 	struct ufile **files; /* distinct files it maps, each counted in users */
 };
@@ -722,6 +723,7 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 		goto out_unlock;
 	}
 	v->nr = 0;
+	v->flags = *proc_slot(u, pid) ? (*proc_slot(u, pid))->flags : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
 		struct ufile *f = NULL;
@@ -772,6 +774,7 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 			u->stats.processes--;
 		}
 		p->pid = pid;
+		p->flags = v->flags;
 		p->files = files;
 		p->nr = nf;
 		p->next = u->procs[hash__u64(pid) % PROC_BUCKETS];
@@ -795,6 +798,23 @@ void unwinder__maintain(struct unwinder *u)
 	while ((f = mru_evicted(u)) && f->row_count <= room) {
 		room -= f->row_count;
 		enqueue(u, f, false);
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag)
+{
+	struct uproc *p;
+
+	pthread_mutex_lock(&u->lock);
+	p = *proc_slot(u, pid);
+	if (p && !(p->flags & flag)) {
+		p->flags |= flag;
+		if (bpf_map_lookup_elem(u->procs_fd, &pid, &u->scratch) == 0) {
+			u->scratch.flags = p->flags;
+			if (bpf_map_update_elem(u->procs_fd, &pid, &u->scratch, BPF_EXIST))
+				u->stats.update_errors++;
+		}
 	}
 	pthread_mutex_unlock(&u->lock);
 }

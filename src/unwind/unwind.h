@@ -44,6 +44,9 @@ int unwinder__map_fd(struct unwinder *u, const char *name);
  */
 void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
 
+/* Sets flag (enum unwind_proc_flags) on the process's mapping table, for good (until exec). */
+void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag);
+
 /* Returns once every table asked for so far is built and in BPF (tests, benchmarks). */
 void unwinder__wait_idle(struct unwinder *u);
 
