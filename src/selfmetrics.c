@@ -195,6 +195,11 @@ static void proc_metrics(struct metrics_writer *w, void *ctx)
 	metrics__family(w, "autoprof_frames_unmapped", METRIC_COUNTER,
 			"User addresses outside every known mapping of their process");
 	metrics__sample(w, s.frames_unmapped, NULL);
+	metrics__family(w, "autoprof_process_context_reads", METRIC_COUNTER,
+			"Reads of a process's OpenTelemetry process context (OTEL_CTX), by result");
+	metrics__sample(w, s.ctx_reads - s.ctx_gone - s.ctx_errors, "result", "ok", NULL);
+	metrics__sample(w, s.ctx_gone, "result", "gone", NULL);
+	metrics__sample(w, s.ctx_errors, "result", "error", NULL);
 }
 
 static void symbolizer_metrics(struct metrics_writer *w, void *ctx)

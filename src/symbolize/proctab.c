@@ -14,6 +14,7 @@
 #include "../lib/log.h"
 #include "dso.h"
 #include "maps.h"
+#include "procctx.h"
 #include "proctab.h"
 #include "symbolizer.h"
 
@@ -33,7 +34,11 @@ struct proc {
 	char exe[128];
 	char *exe_path;	       /* as the process sees it */
 	char container_id[65]; /* "" outside containers */
-	char service[128];     /* OpenTelemetry service.name from its environment, or "" */
+	char service[128];     /* OpenTelemetry service.name in effect, or "" */
+	char service_env[128]; /* from its environment, read once per image */
+	char service_ctx[128]; /* from its process context (OTEL_CTX), or "" */
+	uint64_t ctx_addr;     /* where the OTEL_CTX mapping is; 0 if none at the last maps read */
+	uint64_t ctx_published_ns; /* publication time of the context in service_ctx */
 	struct proc_map *maps;
 	uint32_t nr_maps;
 	uint64_t maps_read_ns;
@@ -129,6 +134,7 @@ struct maps_ctx {
 	struct proctab *pt;
 	struct proc *p;
 	uint32_t cap;
+	uint64_t ctx_addr; /* the OTEL_CTX mapping, 0 if none */
 };
 
 static int add_map(const struct map_entry *e, void *arg)
@@ -137,7 +143,13 @@ static int add_map(const struct map_entry *e, void *arg)
 	struct proc *p = ctx->p;
 	struct dso *dso;
 
-	if (e->executable && e->path[0] != '/' && strcmp(e->path, "[vdso]")) {
+	if (!e->executable) {
+		/* The process context is read-only data: the one other line worth a look. */
+		if (!ctx->ctx_addr && e->readable && procctx__is_mapping(e->path))
+			ctx->ctx_addr = e->start;
+		return 0;
+	}
+	if (e->path[0] != '/' && strcmp(e->path, "[vdso]")) {
 		/* Anonymous code: one JIT dso per process, whatever the number of mappings. */
 		if (!p->jit)
 			p->jit = symbolizer__jit_dso(ctx->pt->sym, p->pid);
@@ -186,7 +198,7 @@ static void read_exe(struct proc *p)
  * The OpenTelemetry service name a process declares in its environment: OTEL_SERVICE_NAME, else
  * service.name in OTEL_RESOURCE_ATTRIBUTES (the SDKs' own precedence).
  */
-static void read_service(struct proc *p)
+static void read_service_env(struct proc *p)
 {
 	/* Environments past this are rare; the variable is then looked for in what was read. */
 	const size_t cap = 128 * 1024;
@@ -196,7 +208,7 @@ static void read_service(struct proc *p)
 	ssize_t r;
 	int fd;
 
-	p->service[0] = '\0';
+	p->service_env[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%u/environ", p->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -210,7 +222,7 @@ static void read_service(struct proc *p)
 	env[n] = '\0';
 	for (char *v = env; v < env + n; v += strlen(v) + 1) {
 		if (!strncmp(v, "OTEL_SERVICE_NAME=", 18) && v[18]) {
-			snprintf(p->service, sizeof(p->service), "%s", v + 18);
+			snprintf(p->service_env, sizeof(p->service_env), "%s", v + 18);
 			goto out_free;
 		}
 		if (!strncmp(v, "OTEL_RESOURCE_ATTRIBUTES=", 25))
@@ -220,7 +232,7 @@ static void read_service(struct proc *p)
 		if (!strncmp(a, "service.name=", 13)) {
 			size_t len = strcspn(a + 13, ",");
 
-			snprintf(p->service, sizeof(p->service), "%.*s", (int)len, a + 13);
+			snprintf(p->service_env, sizeof(p->service_env), "%.*s", (int)len, a + 13);
 			break;
 		}
 	}
@@ -228,6 +240,58 @@ out_free:
 	free(env);
 out_close:
 	close(fd);
+}
+
+/*
+ * service.name from the process context (OTEP 4719), looked at whenever the maps are read: an
+ * SDK publishes it at its start, well after exec, and may republish it. Only processes with an
+ * OTEL_CTX mapping pay for it, and an unchanged context costs one 32-byte read.
+ */
+static void read_service_ctx(struct proctab *pt, struct proc *p, uint64_t addr)
+{
+	void *payload;
+	size_t len;
+	int err;
+
+	if (addr != p->ctx_addr) {
+		p->ctx_addr = addr;
+		p->ctx_published_ns = 0;
+		p->service_ctx[0] = '\0';
+	}
+	if (!addr)
+		return;
+	pt->stats.ctx_reads++;
+	err = procctx__read_payload(p->pid, addr, &p->ctx_published_ns, &payload, &len);
+	if (err == 1)
+		return;
+	if (!err) {
+		err = procctx__decode_service(payload, len, p->service_ctx, sizeof(p->service_ctx));
+		free(payload);
+		/* A context that names no service (or cannot be decoded) leaves the environment's. */
+		if (err)
+			p->service_ctx[0] = '\0';
+		if (err == -ENODATA)
+			err = 0;
+	}
+	if (err == -ESRCH) {
+		pt->stats.ctx_gone++;
+	} else if (err) {
+		/* Otherwise what we read last stays: -EAGAIN is retried at the next maps read. */
+		pt->stats.ctx_errors++;
+		pr_debug("pid %u: cannot read the process context at %#llx: %s\n", p->pid,
+			 (unsigned long long)addr, strerror(-err));
+	}
+}
+
+/*
+ * The process context wins over the environment: it is what the process declares about itself
+ * at run time (its SDK's configuration, code included), while the environment is what it was
+ * started with, and SDKs that publish a context built it from that environment anyway.
+ */
+static void pick_service(struct proc *p)
+{
+	snprintf(p->service, sizeof(p->service), "%s",
+		 p->service_ctx[0] ? p->service_ctx : p->service_env);
 }
 
 static bool is_hex(char c)
@@ -266,7 +330,7 @@ static void read_container_id(struct proc *p)
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
 	struct proc fresh = { .pid = p->pid, .jit = p->jit };
-	struct maps_ctx ctx = { pt, &fresh, 0 };
+	struct maps_ctx ctx = { pt, &fresh, 0, 0 };
 	int err;
 
 	p->maps_read_ns = now_ns;
@@ -276,9 +340,11 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	if (!p->exe[0]) {
 		read_exe(p);
 		read_container_id(p);
-		read_service(p);
+		read_service_env(p);
+		pick_service(p);
 	}
-	err = maps__for_each(p->pid, true, add_map, &ctx);
+	/* Every line, not only executable ones: the process context is data. */
+	err = maps__for_each(p->pid, false, add_map, &ctx);
 	p->jit = fresh.jit;
 	if (err) {
 		/* Keep what we knew: a process that exited is still resolved by its last maps. */
@@ -296,6 +362,8 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	p->maps = fresh.maps;
 	p->nr_maps = fresh.nr_maps;
 	p->maps_gen++;
+	read_service_ctx(pt, p, ctx.ctx_addr);
+	pick_service(p);
 	pr_debug("pid %u (%s): %u executable mappings\n", p->pid, p->exe, p->nr_maps);
 	tell(pt, p);
 }
@@ -329,6 +397,10 @@ void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 		p->gone = false;
 		p->fast_rereads = 0;
 		p->collector_flags = 0;
+		/* The old image's context went with it. */
+		p->ctx_addr = 0;
+		p->ctx_published_ns = 0;
+		p->service_ctx[0] = '\0';
 		tell(pt, p);
 	} else {
 		p = insert(pt, slot, pid, 0);

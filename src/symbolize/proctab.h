@@ -58,7 +58,11 @@ uint32_t proc__maps_generation(const struct proc *p);
 /* Executable path as the process sees it, and container id from its cgroup; "" if unknown. */
 const char *proc__exe_path(const struct proc *p);
 const char *proc__container_id(const struct proc *p);
-/* service.name from OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES; "" if none. */
+/*
+ * service.name: from the process context it publishes (OTEP 4719 OTEL_CTX mapping, re-read with
+ * its maps) when that names one, else OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES in its
+ * environment; "" if none.
+ */
 const char *proc__service(const struct proc *p);
 /*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
@@ -74,6 +78,9 @@ struct proctab_stats {
 	uint64_t maps_gone;	/* of which found the process already gone */
 	uint64_t maps_errors;	/* of which failed otherwise */
 	uint64_t frames_unmapped; /* user addresses in no known mapping */
+	uint64_t ctx_reads;	/* process context (OTEL_CTX) reads */
+	uint64_t ctx_gone;	/* of which found the process already gone */
+	uint64_t ctx_errors;	/* of which failed otherwise (unreadable, malformed, changing) */
 };
 void proctab__stats(struct proctab *pt, struct proctab_stats *out);
 

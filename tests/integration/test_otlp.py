@@ -185,6 +185,35 @@ def test_push_matches_pprof():
         rx.stop()
 
 
+def test_process_context_resource():
+    """service.name published in the OTEP 4719 process context is the resource's, over the
+    environment's (tests/targets/procctx.c)."""
+    rx = Receiver()
+    d = Daemon("--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--otlp.interval=1s")
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        env["OTEL_SERVICE_NAME"] = "env-checkout"
+        p = subprocess.Popen([os.path.join(BUILD, "targets", "procctx"), "4", "ctx-checkout"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+        pid = int(p.stdout.readline())
+        p.wait()
+        time.sleep(2.5)
+        names = []
+        for _, h, b, _ in rx.accepted():
+            req = decode(b, h)
+            strings = req["dictionary"][0]["string_table"]
+            for rp in req.get("resource_profiles", []):
+                attrs = resource_attrs(rp, strings)
+                if attrs.get("process.pid") == str(pid):
+                    names.append(attrs.get("service.name"))
+        # Its first samples may predate the context (published in main, after exec).
+        assert names and names[-1] == "ctx-checkout", names
+        assert set(names) <= {"ctx-checkout", "env-checkout"}, names
+    finally:
+        d.stop()
+        rx.stop()
+
+
 def test_503_retried():
     rx = Receiver(script=[503, 503, 503])
     d = Daemon("--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--otlp.interval=1s")
@@ -286,6 +315,7 @@ def test_collector_down_bounded():
 
 
 check("otlp_push_matches_pprof", test_push_matches_pprof)
+check("otlp_process_context_service_name", test_process_context_resource)
 check("otlp_503_retried_nothing_lost", test_503_retried)
 check("otlp_links_are_published_spans", test_links)
 check("otlp_collector_down_bounded", test_collector_down_bounded)
