@@ -36,11 +36,20 @@ static int handle_event(void *arg, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	switch (e->type) {
-	case PROC_EV_EXEC:
-		proctab__exec(pc->ctx->proctab, e->pid, collect__now_ns());
+	case PROC_EV_EXEC: {
+		unsigned long long now = collect__now_ns();
+		struct proc *p;
+
+		proctab__exec(pc->ctx->proctab, e->pid, now);
+		/* A trace-context variable of the executable is found from its file alone: look
+		 * now, so the first samples are labelled too (libraries' come at a later maps read). */
+		p = proctab__get(pc->ctx->proctab, e->pid, 0, now);
+		if (p)
+			collect__locate_trace_context(pc->ctx, p, e->pid);
 		if (pc->ctx->proc_listener)
 			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;
+	}
 	case PROC_EV_EXIT:
 		if (pc->nr_pending[pc->cur] == MAX_PENDING_EXITS)
 			proc_collector__reap(pc);
