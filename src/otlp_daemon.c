@@ -19,6 +19,12 @@
 #include "store/store.h"
 
 #define NSEC 1000000000ULL
+/*
+ * Samples reach the store up to a drain interval (100 ms) after they were taken, and later
+ * while the ingest thread is busy: a second is pushed only once it ended this long ago, or its
+ * late samples would miss the push that sent it (and never go out).
+ */
+#define SETTLE_NS (500 * 1000000ULL)
 
 static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 {
@@ -26,7 +32,7 @@ static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 	struct otlp_state *o = &d->otlp;
 	const struct store_result *results[PROFILE__MAX];
 	struct store_result *res;
-	int64_t last = store__now_sec() - 1; /* the current second is still filling */
+	int64_t last = (int64_t)((collect__now_ns() - SETTLE_NS) / NSEC) - 1;
 	int64_t oldest = last - (int64_t)(d->cfg.profile_retention_ns / NSEC) + 1;
 	int64_t first = o->next_sec ? o->next_sec : last - (int64_t)(window_ns / NSEC) + 1;
 	struct otlp_host host = { .host_name = o->host_name, .scope_version = AUTOPROF_VERSION };
