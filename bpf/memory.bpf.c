@@ -179,12 +179,14 @@ int memory_entry(struct pt_regs *ctx)
 /* The stack of the allocating call, from the caller's registers right after the return. */
 static __always_inline __u32 alloc_stack(struct pt_regs *ctx, struct memory_alloc_event *e)
 {
-	bool truncated = false, miss = false;
+	struct unwind_outcome out = {};
+	bool truncated;
 	long n = -1;
 
 	if (unwind_tables)
 		n = unwind__user_stack(e->pid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx),
-				       e->stack, &truncated, &miss);
+				       e->stack, &out);
+	truncated = out.truncated;
 	if (n < 0) {
 		e->flags |= MEMORY_F_USTACK_FP;
 		n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), BPF_F_USER_STACK);

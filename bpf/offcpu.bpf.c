@@ -114,16 +114,16 @@ static __always_inline __u64 wake_flags(__u32 pid)
 static __always_inline long offcpu__user_stack(struct task_struct *task, struct offcpu_user *u)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	bool truncated = false, miss = false;
+	struct unwind_outcome out = {};
 	long n;
 
 	if (unwind_tables && regs) {
 		n = unwind__user_stack(u->pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
-				       BPF_CORE_READ(regs, bp), u->ustack, &truncated, &miss);
+				       BPF_CORE_READ(regs, bp), u->ustack, &out);
 		if (n >= 0) {
-			if (truncated)
+			if (out.truncated)
 				u->flags |= OFFCPU_F_USTACK_TRUNCATED;
-			if (truncated && n >= UNWIND_MAX_FRAMES)
+			if (out.truncated && n >= UNWIND_MAX_FRAMES)
 				count(OFFCPU_CNT_USTACK_TRUNCATED);
 			return n;
 		}

@@ -93,24 +93,25 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ta
 /* The user stack by unwind tables into stack[], or -1 to fall back to frame pointers. */
 static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 					     struct task_struct *task, struct oncpu_event *e,
-					     __u64 *stack)
+					     __u64 *stack, __u32 *proc_flags)
 {
-	bool truncated = false, miss = false;
+	struct unwind_outcome out = {};
 	__u64 ip, sp, bp;
 	long n;
 
 	if (!unwind_tables || !user_regs(ctx, task, &ip, &sp, &bp))
 		return -1;
-	n = unwind__user_stack(e->pid, ip, sp, bp, stack, &truncated, &miss);
+	n = unwind__user_stack(e->pid, ip, sp, bp, stack, &out);
 	if (n < 0)
 		return -1;
-	if (truncated) {
+	if (out.truncated) {
 		e->flags |= ONCPU_F_USTACK_TRUNCATED;
 		if (n >= UNWIND_MAX_FRAMES)
 			count(ONCPU_CNT_USTACK_TRUNCATED);
 	}
-	if (miss)
+	if (out.miss)
 		e->flags |= ONCPU_F_UNWIND_MISS;
+	*proc_flags = out.proc_flags;
 	return n;
 }
 
@@ -123,7 +124,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0;
 	long kn, un;
 	__u64 size, flags, *sent;
-	bool mapped;
+	__u32 proc_flags = 0;
+	bool walked, mapped;
 
 	if ((__u32)id == 0) {
 		count(ONCPU_CNT_IDLE);
@@ -157,17 +159,17 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 
 	un = 0;
 	if (!(e->flags & ONCPU_F_KTHREAD))
-		un = table_user_stack(ctx, task, e, &e->stack[kn]);
+		un = table_user_stack(ctx, task, e, &e->stack[kn], &proc_flags);
+	walked = un >= 0 && !(e->flags & ONCPU_F_KTHREAD);
 	/* A process with a mapping table says whether it publishes a trace context: most don't,
-	 * and skip that (cold) hash lookup; the mapping table was just read, and is cached. */
-	if ((un < 0 || (e->flags & ONCPU_F_KTHREAD) || !unwind_tables ||
-	     unwind__proc_flag(e->pid, UNWIND_PROC_TRACECTX)) &&
+	 * and skip that (cold) hash lookup. */
+	if ((!walked || (proc_flags & UNWIND_PROC_TRACECTX)) &&
 	    tracectx__read(e->pid, e->trace_id, e->span_id))
 		e->flags |= ONCPU_F_TRACE_CTX;
 	/* A process whose mapping table held every pc of its stack has had its maps read since
 	 * its libraries were mapped: no need to hurry user space. (At exec the table has only the
 	 * executable and the loader: the libraries' pcs miss, and the first samples wake it.) */
-	mapped = un >= 0 && !(e->flags & (ONCPU_F_KTHREAD | ONCPU_F_UNWIND_MISS)) && unwind_tables;
+	mapped = walked && !(e->flags & ONCPU_F_UNWIND_MISS);
 	if (un < 0) {
 		e->flags |= ONCPU_F_USTACK_FP;
 		un = bpf_get_stack(ctx, &e->stack[kn], ONCPU_MAX_USTACK * sizeof(__u64),

@@ -333,24 +333,21 @@ fp:
 	return w->stop != UNWIND_GO_ON;
 }
 
-/* Whether the process's mapping table carries flag (enum unwind_proc_flags). */
-static __always_inline bool unwind__proc_flag(__u32 pid, __u32 flag)
-{
-	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &pid);
-
-	return p && (p->flags & flag);
-}
+/* How a walk went, beyond the frames it wrote. */
+struct unwind_outcome {
+	bool truncated;	  /* stopped before the outermost frame */
+	bool miss;	  /* a pc outside the process's known mappings: its maps must be read again */
+	__u32 proc_flags; /* the process's enum unwind_proc_flags */
+};
 
 /*
  * Walks the user stack of the current process from its registers into stack[0,
- * UNWIND_MAX_FRAMES), which must have that many slots. Returns the
- * number of frames written, or -1 when the process has no table yet (the caller falls back to
- * bpf_get_stack's frame-pointer walk). *truncated is set when the walk stopped before the
- * outermost frame, *miss when a pc was outside the process's known mappings (its maps must be
- * read again).
+ * UNWIND_MAX_FRAMES), which must have that many slots. Returns the number of frames written
+ * (and fills *out), or -1 when the process has no table yet (the caller falls back to
+ * bpf_get_stack's frame-pointer walk).
  */
 static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __u64 bp,
-					       __u64 *stack, bool *truncated, bool *miss)
+					       __u64 *stack, struct unwind_outcome *out)
 {
 	struct unwind_walk w = {
 		.pc = pc,
@@ -390,8 +387,9 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	unwind__count(UNWIND_CNT_FRAMES_FP, w.fp_frames);
 	if (w.miss)
 		unwind__count(UNWIND_CNT_MAPPING_MISS, 1);
-	*truncated = cnt != UNWIND_CNT_COMPLETE;
-	*miss = w.miss;
+	out->truncated = cnt != UNWIND_CNT_COMPLETE;
+	out->miss = w.miss;
+	out->proc_flags = w.proc->flags;
 	return w.n;
 }
 
