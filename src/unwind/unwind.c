@@ -706,9 +706,9 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 {
 	struct unwinder *u = arg;
 	struct unwind_proc *v = &u->scratch;
-	struct ufile **files;
-	struct uproc *p;
-	uint32_t nf = 0;
+	struct ufile **files, **old_files;
+	struct uproc **pp, *p;
+	uint32_t nf = 0, old_nr;
 
 	pthread_mutex_lock(&u->lock);
 	if (!n) {
@@ -716,14 +716,22 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 		goto out_unlock;
 	}
 	files = calloc(n, sizeof(*files));
-	p = calloc(1, sizeof(*p));
-	if (!files || !p) {
-		free(files);
-		free(p);
+	if (!files)
 		goto out_unlock;
+	pp = proc_slot(u, pid);
+	p = *pp;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			free(files);
+			goto out_unlock;
+		}
+		p->pid = pid;
+		*pp = p;
+		u->stats.processes++;
 	}
 	v->nr = 0;
-	v->flags = *proc_slot(u, pid) ? (*proc_slot(u, pid))->flags : 0;
+	v->flags = p->flags;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
 		struct ufile *f = NULL;
@@ -762,25 +770,13 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 		pr_debug("cannot publish the mappings of pid %u: %s\n", pid, strerror(errno));
 	}
 	/* Release the previous mapping set after taking the new one: shared files stay. */
-	{
-		struct uproc **pp = proc_slot(u, pid), *old = *pp;
-
-		if (old) {
-			*pp = old->next;
-			for (uint32_t i = 0; i < old->nr; i++)
-				file_unuse(u, old->files[i]);
-			free(old->files);
-			free(old);
-			u->stats.processes--;
-		}
-		p->pid = pid;
-		p->flags = v->flags;
-		p->files = files;
-		p->nr = nf;
-		p->next = u->procs[hash__u64(pid) % PROC_BUCKETS];
-		u->procs[hash__u64(pid) % PROC_BUCKETS] = p;
-		u->stats.processes++;
-	}
+	old_files = p->files;
+	old_nr = p->nr;
+	p->files = files;
+	p->nr = nf;
+	for (uint32_t i = 0; i < old_nr; i++)
+		file_unuse(u, old_files[i]);
+	free(old_files);
 out_unlock:
 	pthread_mutex_unlock(&u->lock);
 }
