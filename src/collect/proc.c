@@ -40,10 +40,9 @@ static int handle_event(void *arg, void *data, size_t size)
 		unsigned long long now = collect__now_ns();
 		struct proc *p;
 
-		proctab__exec(pc->ctx->proctab, e->pid, now);
+		p = proctab__exec(pc->ctx->proctab, e->pid, now);
 		/* A trace-context variable of the executable is found from its file alone: look
 		 * now, so the first samples are labelled too (libraries' come at a later maps read). */
-		p = proctab__get(pc->ctx->proctab, e->pid, 0, now);
 		if (p)
 			collect__locate_trace_context(pc->ctx, p, e->pid);
 		if (pc->ctx->proc_listener)

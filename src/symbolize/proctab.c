@@ -383,7 +383,7 @@ static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid,
 	return p;
 }
 
-void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
+struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 {
 	struct proc **slot = find(pt, pid);
 	struct proc *p = *slot;
@@ -405,9 +405,10 @@ void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 	} else {
 		p = insert(pt, slot, pid, 0);
 		if (!p)
-			return;
+			return NULL;
 	}
 	learn(pt, p, now_ns);
+	return p;
 }
 
 void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns)

@@ -34,8 +34,9 @@ void proctab__set_listener(struct proctab *pt,
 			   void *ctx);
 void proctab__free(struct proctab *pt); /* accepts NULL */
 
-/* The process image changed: forget what we knew and learn it now. */
-void proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns);
+/* The process image changed: forget what we knew and learn it now. Returns the process
+ * (borrowed, as proctab__get's), or NULL when out of memory. */
+struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns);
 void proctab__exit(struct proctab *pt, uint32_t pid);
 /* Reads the process's mappings again now (a collector knows they changed). */
 void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns);
