@@ -5,6 +5,8 @@
 # make test       install what is missing, build, run every test (unit + integration)
 # make bench      run bench/*.sh
 # BUILD=dir       put every output under dir instead of build/
+# WEBUI=0|1       leave out / require the web view (default: built when npm is installed or
+#                 web/node_modules is there; needs the npm registry once, then works offline)
 
 BUILD ?= build
 CC ?= gcc
@@ -27,7 +29,9 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 PROTOS := $(shell find otlp -name '*.proto' 2>/dev/null)
 GEN_SRCS := $(patsubst otlp/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 SRCS := $(shell find src -name '*.c')
-OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS)) $(GEN_SRCS:.c=.o)
+ASM_SRCS := $(shell find src -name '*.S')
+OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(ASM_SRCS)) \
+	$(GEN_SRCS:.c=.o)
 LIB_OBJS := $(filter-out $(BUILD)/obj/src/main.o,$(OBJS))
 
 # Generated sources are intermediate to make: keep them, they are slow to redo.
@@ -70,6 +74,35 @@ $(VERSION_STAMP): FORCE
 $(patsubst %.c,$(BUILD)/obj/%.o,$(shell grep -rl 'AUTOPROF_\(VERSION\|COMMIT\)' src tests/unit)): \
 	$(VERSION_STAMP)
 .PHONY: FORCE
+
+# The web view (web/): npm ci installs the pinned packages into web/node_modules (kept by
+# make clean, so later builds need no network), esbuild bundles web/src into one HTML page, and
+# src/http/webui_page.S links that page into the binary with .incbin.
+NPM ?= npm
+NODE ?= node
+WEBUI ?= $(if $(or $(wildcard web/node_modules/.package-lock.json),$(shell command -v $(NPM))),1,0)
+WEBUI_PAGE := $(BUILD)/web/index.html
+WEBUI_STAMP := $(BUILD)/web/webui.stamp
+WEBUI_OBJ := $(BUILD)/obj/src/http/webui_page.o
+$(WEBUI_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(WEBUI)' | cmp -s - $@ || echo '$(WEBUI)' > $@
+
+web/node_modules/.package-lock.json: web/package.json web/package-lock.json
+	cd web && $(NPM) ci --no-audit --no-fund
+	@touch $@
+
+$(WEBUI_PAGE): web/node_modules/.package-lock.json web/build.mjs $(wildcard web/src/*)
+	@mkdir -p $(@D)
+	cd web && $(NODE) build.mjs $(abspath $@)
+
+ifeq ($(WEBUI),1)
+$(WEBUI_OBJ): $(WEBUI_PAGE)
+$(WEBUI_OBJ): ASFLAGS_WEBUI := -DWEBUI_PAGE='"$(abspath $(WEBUI_PAGE))"'
+endif
+$(BUILD)/obj/%.o: %.S $(WEBUI_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ASFLAGS_WEBUI) -c $< -o $@
 
 $(BUILD)/autoprof: $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)

@@ -13,10 +13,16 @@ PKGS=(
 	golang-go golang-github-google-pprof-dev
 	prometheus linux-perf libbpf-tools curl procps python3
 	liblzma-dev libiberty-dev libc6-dbg g++ xz-utils gdb binutils bpftrace
+	chromium fonts-dejavu-core
 )
+# The web view is bundled with npm at build time (Makefile: web/). Any node >= 18 with npm will
+# do, Debian's or another vendor's (whose nodejs package carries npm): ask for Debian's only
+# when there is no npm at all.
+NODE_PKGS=()
+command -v npm >/dev/null 2>&1 || NODE_PKGS=(nodejs npm)
 BACKPORTS_PKGS=(libbpf-dev bpftool)
 
-missing=()
+missing=("${NODE_PKGS[@]}")
 for p in "${PKGS[@]}" "${BACKPORTS_PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
@@ -42,5 +48,5 @@ if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.
 	echo "deb $mirror bookworm-backports main" >/etc/apt/sources.list.d/autoprof-backports.list
 fi
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${PKGS[@]}"
+apt-get install -y -qq --no-install-recommends "${PKGS[@]}" "${NODE_PKGS[@]}"
 apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BACKPORTS_PKGS[@]}"

@@ -18,12 +18,15 @@
 #include "../store/store.h"
 #include "../lib/hex.h"
 #include "http.h"
+#include "webui.h"
 
 #define NSEC 1000000000ULL
 #define DEFAULT_SECONDS 30
 #define MAX_PIDS 256
 
 static void handle_index(const struct http_request *req, struct http_response *resp, void *ctx);
+static void handle_route_index(const struct http_request *req, struct http_response *resp,
+			       void *ctx);
 static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx);
 static void handle_offcpu_config(const struct http_request *req, struct http_response *resp,
 				 void *ctx);
@@ -36,7 +39,17 @@ static void handle_targets_delete(const struct http_request *req, struct http_re
 				  void *ctx);
 
 static const struct http_route routes[] = {
-	{ "GET", "/", "index", NULL, handle_index },
+	{ "GET", "/", "index",
+	  "The live web view for browsers (Accept: text/html); this list for other clients",
+	  handle_index },
+	{ "GET", "/debug/", "index", "This list of endpoints", handle_route_index },
+	{ "GET", "/api/v1/profiles", "webui",
+	  "Profile types (JSON): name, endpoint, unit of the folded values, whether collected",
+	  webui__profiles },
+	{ "GET", "/api/v1/processes", "webui",
+	  "Processes with samples in the last N seconds (JSON), most first: ?type=cpu|offcpu|"
+	  "allocs|heap&seconds=N (default 30)",
+	  webui__processes },
 	{ "GET", "/debug/pprof/profile", "profile",
 	  "On-CPU profile of the last N seconds, answered at once: ?seconds=N (default 30), "
 	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "
@@ -57,7 +70,7 @@ static const struct http_route routes[] = {
 	  handle_profile },
 	{ "GET", "/debug/pprof/heap", "heap",
 	  "Live sampled allocations now (inuse_*) and allocations over the retention (alloc_*) "
-	  "of memory targets: ?pid=1,2",
+	  "of memory targets: ?pid=1,2, format=folded (inuse_space)",
 	  handle_heap },
 	{ "GET", "/api/v1/targets/memory", "memory_targets",
 	  "Memory-profiled targets (JSON); POST {\"pid\": N} or {\"exe\": \"glob\"} adds one, "
@@ -69,7 +82,17 @@ static const struct http_route routes[] = {
 	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", http__metrics },
 };
 
+/* Browsers get the web view, other clients (curl, scripts) the list of endpoints. */
 static void handle_index(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	if (webui__wanted(req))
+		webui__page(req, resp);
+	else
+		handle_route_index(req, resp, ctx);
+}
+
+static void handle_route_index(const struct http_request *req, struct http_response *resp,
+			       void *ctx)
 {
 	(void)req;
 	(void)ctx;
@@ -304,6 +327,7 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 {
 	struct daemon *d = ctx;
 	const char *pid = http__query(req, "pid");
+	const char *format = http__query(req, "format");
 	struct store_filter filter = { 0 };
 	struct store_result *res = NULL, heap;
 	struct store_row *live = NULL;
@@ -319,6 +343,10 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 		if (parse_pids(pid, pids, &filter.nr_pids, resp))
 			return;
 		filter.pids = pids;
+	}
+	if (format && strcmp(format, "folded") && strcmp(format, "pprof") && strcmp(format, "proto")) {
+		http__error(resp, 400, "format: \"%s\" is not one of pprof, folded", format);
+		return;
 	}
 	err = store__query(d->ctx.store, PROFILE_ALLOCS, store__retention_ns(d->ctx.store), &filter,
 			   &res) ?:
@@ -337,9 +365,14 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 	memcpy(heap.rows, res->rows, res->nr_rows * sizeof(*heap.rows));
 	memcpy(heap.rows + res->nr_rows, live, nr_live * sizeof(*heap.rows));
 	heap.nr_rows = res->nr_rows + nr_live;
-	err = pprof__encode(&heap, d->ctx.sym, &resp->body);
-	resp->content_type = "application/octet-stream";
-	resp->content_disposition = "attachment; filename=\"profile\"";
+	if (format && !strcmp(format, "folded")) {
+		err = folded__encode(&heap, d->ctx.sym, &resp->body);
+		resp->content_type = "text/plain; charset=utf-8";
+	} else {
+		err = pprof__encode(&heap, d->ctx.sym, &resp->body);
+		resp->content_type = "application/octet-stream";
+		resp->content_disposition = "attachment; filename=\"profile\"";
+	}
 	if (err) {
 		buf__reset(&resp->body);
 		http__error(resp, 500, "encoding failed: %s", strerror(-err));

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The live web view: its embedded page and the JSON it reads besides the pprof endpoints. */
+#define pr_fmt(fmt) "webui: " fmt
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../daemon.h"
+#include "../lib/log.h"
+#include "../profiles.h"
+#include "../store/store.h"
+#include "webui.h"
+
+#define NSEC 1000000000ULL
+#define DEFAULT_SECONDS 30
+
+/* webui_page.S: the page's bytes, empty when it was not built. */
+extern const char webui_page_start[];
+extern const uint64_t webui_page_size;
+
+static const char not_built[] =
+	"<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"><title>autoprof</title></head>\n"
+	"<body>\n<h1>autoprof</h1>\n<p>The web view was not built into this binary: npm was not "
+	"available when it was built (build with npm installed, or <code>make WEBUI=1</code>).</p>\n"
+	"<p>The endpoints are listed at <a href=\"/debug/\">/debug/</a>.</p>\n</body>\n</html>\n";
+
+bool webui__wanted(const struct http_request *req)
+{
+	const char *accept = http__header(req, "Accept");
+
+	return accept && strcasestr(accept, "text/html");
+}
+
+bool webui__built(void)
+{
+	return webui_page_size;
+}
+
+void webui__page(const struct http_request *req, struct http_response *resp)
+{
+	const char *encoding = http__header(req, "Accept-Encoding");
+	size_t len = (size_t)webui_page_size;
+	int err;
+
+	resp->content_type = "text/html; charset=utf-8";
+	if (!len) {
+		err = buf__puts(&resp->body, not_built);
+		goto out;
+	}
+	/* About 100 KiB; compressing it per request costs a few ms, far less than sending it. */
+	if (encoding && strcasestr(encoding, "gzip") && !buf__gzip(webui_page_start, len, &resp->body)) {
+		resp->content_encoding = "gzip";
+		return;
+	}
+	buf__reset(&resp->body);
+	err = buf__append(&resp->body, webui_page_start, len);
+out:
+	if (err)
+		http__error(resp, 500, "out of memory");
+}
+
+/* The collector a profile type needs, so the page can leave out those not running. */
+static bool profile_available(const struct daemon *d, enum profile_type type)
+{
+	switch (type) {
+	case PROFILE_CPU:
+		return d->oncpu;
+	case PROFILE_OFFCPU:
+		return d->offcpu;
+	default:
+		return d->memory;
+	}
+}
+
+/* The sample type the folded format counts (profiles.h: default_value, else the first). */
+static const struct value_type *folded_value(const struct profile_desc *desc)
+{
+	return &desc->values[desc->default_value < 0 ? 0 : desc->default_value];
+}
+
+/* s as a JSON string (names come from processes: escape what JSON requires). */
+static int json_string(struct buf *out, const char *s)
+{
+	int err = buf__puts(out, "\"");
+
+	for (; !err && s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			err = buf__printf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			err = buf__printf(out, "\\u%04x", *s);
+		else
+			err = buf__append(out, s, 1);
+	}
+	return err ?: buf__puts(out, "\"");
+}
+
+void webui__profiles(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	const struct daemon *d = ctx;
+	struct buf *b = &resp->body;
+	int err = buf__puts(b, "{\"profiles\":[");
+
+	(void)req;
+	for (unsigned int i = 0; !err && i < PROFILE__MAX; i++) {
+		const struct profile_desc *desc = profile__desc(i);
+		const struct value_type *v = folded_value(desc);
+
+		err = buf__puts(b, i ? ",{\"name\":" : "{\"name\":") ?:
+		      json_string(b, desc->name) ?: buf__puts(b, ",\"path\":") ?:
+		      json_string(b, desc->path) ?: buf__puts(b, ",\"help\":") ?:
+		      json_string(b, desc->help) ?: buf__puts(b, ",\"value_type\":") ?:
+		      json_string(b, v->type) ?: buf__puts(b, ",\"unit\":") ?:
+		      json_string(b, v->unit) ?:
+		      /* heap is the live set now: it takes no window. */
+		      buf__printf(b, ",\"windowed\":%s,\"available\":%s}",
+				  desc->type == PROFILE_HEAP ? "false" : "true",
+				  profile_available(d, desc->type) ? "true" : "false");
+	}
+	err = err ?: buf__puts(b, "]}\n");
+	resp->content_type = "application/json";
+	if (err)
+		http__error(resp, 500, "out of memory");
+}
+
+struct proc_sum {
+	uint32_t pid;
+	bool main_thread; /* comm is the main thread's name */
+	const char *comm;
+	const char *exe;
+	uint64_t samples;
+	uint64_t value;
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct proc_sum *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int by_samples_desc(const void *a, const void *b)
+{
+	const struct proc_sum *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return by_pid(a, b);
+}
+
+/* One entry per process of res, most samples first; *nr entries. NULL when out of memory. */
+static struct proc_sum *sum_processes(const struct store_result *res, int value_idx, size_t *nr)
+{
+	struct proc_sum *ps = calloc(res->nr_rows + 1, sizeof(*ps));
+	size_t n = 0;
+
+	if (!ps)
+		return NULL;
+	for (size_t i = 0; i < res->nr_rows; i++) {
+		const struct store_row *r = &res->rows[i];
+
+		ps[i] = (struct proc_sum){ r->pid, r->tid == r->pid, r->comm, r->exe, r->values[0],
+					   r->values[value_idx] };
+	}
+	qsort(ps, res->nr_rows, sizeof(*ps), by_pid);
+	for (size_t i = 0; i < res->nr_rows; i++) {
+		struct proc_sum *last = n ? &ps[n - 1] : NULL;
+
+		if (!last || last->pid != ps[i].pid) {
+			ps[n++] = ps[i];
+			continue;
+		}
+		last->samples += ps[i].samples;
+		last->value += ps[i].value;
+		if (!last->main_thread && ps[i].main_thread) {
+			last->main_thread = true;
+			last->comm = ps[i].comm;
+		}
+	}
+	qsort(ps, n, sizeof(*ps), by_samples_desc);
+	*nr = n;
+	return ps;
+}
+
+void webui__processes(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	struct daemon *d = ctx;
+	const char *type = http__query(req, "type");
+	const char *seconds = http__query(req, "seconds");
+	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC;
+	const struct profile_desc *desc = NULL;
+	enum profile_type query_type;
+	struct store_result *res = NULL;
+	struct store_filter filter = { 0 };
+	struct proc_sum *ps;
+	uint64_t n = DEFAULT_SECONDS;
+	size_t nr = 0;
+	int err;
+
+	for (unsigned int i = 0; i < PROFILE__MAX; i++)
+		if (!strcmp(profile__desc(i)->name, type ? type : "cpu"))
+			desc = profile__desc(i);
+	if (!desc) {
+		http__error(resp, 400, "type: \"%s\" is not a profile type (GET /api/v1/profiles)",
+			    type);
+		return;
+	}
+	if (seconds) {
+		char *end;
+
+		errno = 0;
+		n = strtoull(seconds, &end, 10);
+		if (errno || *end || !n || *seconds < '0' || *seconds > '9') {
+			http__error(resp, 400, "seconds: \"%s\" is not a positive whole number",
+				    seconds);
+			return;
+		}
+		if (n > retention_s) {
+			http__error(resp, 400,
+				    "seconds: %" PRIu64 " is beyond the retention of %" PRIu64
+				    " s (profile.retention)",
+				    n, retention_s);
+			return;
+		}
+	} else if (n > retention_s) {
+		n = retention_s;
+	}
+	/* The live heap is kept by the memory collector; its processes are those that allocated. */
+	query_type = desc->type == PROFILE_HEAP ? PROFILE_ALLOCS : desc->type;
+	if (desc->type == PROFILE_HEAP)
+		n = retention_s;
+	err = store__query(d->ctx.store, query_type, n * NSEC, &filter, &res);
+	if (err) {
+		http__error(resp, 503, "query failed: %s", strerror(-err));
+		return;
+	}
+	ps = sum_processes(res, (int)(folded_value(desc) - desc->values), &nr);
+	err = ps ? 0 : -ENOMEM;
+	resp->content_type = "application/json";
+	err = err ?: buf__printf(&resp->body, "{\"type\":\"%s\",\"seconds\":%" PRIu64
+				 ",\"unit\":\"%s\",\"processes\":[",
+				 desc->name, n, folded_value(desc)->unit);
+	for (size_t i = 0; !err && i < nr; i++)
+		err = buf__printf(&resp->body, "%s{\"pid\":%u,\"comm\":", i ? "," : "", ps[i].pid) ?:
+		      json_string(&resp->body, ps[i].comm) ?: buf__puts(&resp->body, ",\"exe\":") ?:
+		      json_string(&resp->body, ps[i].exe) ?:
+		      buf__printf(&resp->body, ",\"samples\":%" PRIu64 ",\"value\":%" PRIu64 "}",
+				  ps[i].samples, ps[i].value);
+	err = err ?: buf__puts(&resp->body, "]}\n");
+	if (err)
+		http__error(resp, 500, "out of memory");
+	free(ps);
+	store_result__free(res);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_WEBUI_H
+#define AUTOPROF_WEBUI_H
+
+#include <stdbool.h>
+
+#include "http.h"
+
+/*
+ * The live web view: one self-contained HTML page (scripts and styles inlined), built from web/
+ * by `make` and linked into the binary (webui_page.S), so nothing is read from disk at run time.
+ * Binaries built without it (WEBUI=0, or no npm) answer a short page saying so.
+ */
+
+/* Whether the request is a browser's: its Accept header lists text/html. */
+bool webui__wanted(const struct http_request *req);
+/* Whether the page is in this binary. */
+bool webui__built(void);
+/* The page (gzip when the client accepts it), or the "not built" note. */
+void webui__page(const struct http_request *req, struct http_response *resp);
+
+/*
+ * JSON for the page. ctx is the struct daemon.
+ * GET /api/v1/profiles: the profile-type table, with the unit of each type's folded values and
+ * whether its collector runs.
+ * GET /api/v1/processes?type=NAME&seconds=N: the processes with samples of that type in the
+ * window, most samples first.
+ */
+void webui__profiles(const struct http_request *req, struct http_response *resp, void *ctx);
+void webui__processes(const struct http_request *req, struct http_response *resp, void *ctx);
+
+#endif

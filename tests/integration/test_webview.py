@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The live web view in headless Chromium: the real daemon profiles cpu_shares (60/30/10), the
+page is loaded from the binary, the process is picked as a user would, and the flame graph's
+rendered frames are measured. Screenshots go to $BUILD/test-artifacts/webview-*.png."""
+
+import gzip
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from aplib import BUILD, TARGETS, TMP, Daemon, Skip, check, exit_status, start_target  # noqa: E402
+from browser import Browser  # noqa: E402
+
+ARTIFACTS = os.path.join(BUILD, "test-artifacts")
+NAMES = ("webview_negotiation", "webview_processes_api", "webview_flamegraph_shares",
+         "webview_live_refresh", "webview_search", "webview_hover", "webview_probe_histogram")
+
+if not os.path.exists(os.path.join(BUILD, "web", "index.html")):
+    for name in NAMES:
+        print("SKIP %s: the web view was not built (no npm at build time; see README)" % name)
+    sys.exit(0)
+
+d = Daemon("--profile.retention=2m")
+target, pid = start_target("cpu_shares", 90)
+browser = Browser(log_path=os.path.join(TMP, "chromium.log"))
+base = "http://127.0.0.1:%d" % d.port
+
+# Sums of the rendered widths of every frame with each name (a function may sit in several
+# stacks), the root's width, and how many frames are drawn.
+MEASURE = """(() => {
+    const w = {};
+    for (const g of document.querySelectorAll('#flame g.frame')) {
+        const name = g.getAttribute('name');
+        w[name] = (w[name] || 0) + g.querySelector('rect').getBoundingClientRect().width;
+    }
+    return w;
+})()"""
+
+
+def post(path, body):
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def frame_center(name):
+    """Viewport coordinates of the middle of the widest drawn frame with that name."""
+    return browser.evaluate("""(() => {
+        let best = null;
+        for (const g of document.querySelectorAll('#flame g.frame[name="%s"] rect')) {
+            const r = g.getBoundingClientRect();
+            if (!best || r.width > best.width) best = r;
+        }
+        return best && [best.x + best.width / 2, best.y + best.height / 2];
+    })()""" % name)
+
+
+def wait_rendered(after):
+    """Waits for a render newer than `after` and for its frames to finish growing."""
+    browser.wait_for("Number(document.getElementById('flame').dataset.renders || 0) > %d" % after,
+                     what="a new flame graph render")
+    # d3-flame-graph grows new frames over 250 ms (after a 125 ms delay): wait until stable.
+    last = None
+    for _ in range(50):
+        now = browser.evaluate(MEASURE)
+        if now and now == last:
+            return now
+        last = now
+        time.sleep(0.3)
+    raise AssertionError("frame widths never settled: %s" % last)
+
+
+def samples_of(p):
+    code, _, body = d.get("/api/v1/processes?type=cpu&seconds=30")
+    assert code == 200, (code, body)
+    return sum(x["samples"] for x in json.loads(body)["processes"] if x["pid"] == p)
+
+
+def renders():
+    return int(browser.evaluate("document.getElementById('flame').dataset.renders || 0"))
+
+
+def test_negotiation():
+    """Browsers get the page, other clients the endpoint list; /debug/ lists endpoints always."""
+    code, headers, body = d.get("/", {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert code == 200 and headers["Content-Type"].startswith("text/html"), (code, headers)
+    assert b'id="flame"' in body and b"<script>" in body, body[:300]
+    assert b"not built" not in body
+    code, headers, gz = d.get("/", {"Accept": "text/html", "Accept-Encoding": "gzip"})
+    assert headers.get("Content-Encoding") == "gzip" and gzip.decompress(gz) == body, headers
+    assert len(gz) < len(body) / 2, (len(gz), len(body))
+    for path, accept in (("/", None), ("/debug/", "text/html")):
+        code, headers, body = d.get(path, {"Accept": accept} if accept else None)
+        assert code == 200 and b"/debug/pprof/profile" in body and b"/api/v1/processes" in body, \
+            (path, code, body[:300])
+
+
+def test_processes_api():
+    """/api/v1/processes names the running target with its samples; bad input is a 400."""
+    time.sleep(4)
+    code, _, body = d.get("/api/v1/processes?type=cpu&seconds=30")
+    assert code == 200, (code, body)
+    procs = json.loads(body)["processes"]
+    mine = [p for p in procs if p["pid"] == pid]
+    assert mine and mine[0]["exe"] == "cpu_shares" and mine[0]["samples"] > 100, procs[:5]
+    assert all(a["samples"] >= b["samples"] for a, b in zip(procs, procs[1:])), "not sorted"
+    code, _, body = d.get("/api/v1/profiles")
+    assert code == 200 and [p["name"] for p in json.loads(body)["profiles"]][:2] == \
+        ["cpu", "offcpu"], body
+    for q, why in (("type=nope", b"type"), ("seconds=0", b"seconds"), ("seconds=999", b"retention"),
+                   ("seconds=x", b"seconds")):
+        code, _, body = d.get("/api/v1/processes?" + q)
+        assert code == 400 and why in body, (q, code, body)
+
+
+def test_flamegraph_shares():
+    """Picking cpu_shares in the process list draws hot_60/hot_30/hot_10 at 60/30/10 widths."""
+    # Enough samples that ±6 points is well outside chance (900: σ 1.6 points for hot_60).
+    deadline = time.time() + 60
+    while samples_of(pid) < 900:
+        assert time.time() < deadline, "cpu_shares has only %d samples in 30 s" % samples_of(pid)
+        time.sleep(1)
+    browser.goto(base + "/")
+    browser.wait_for("!!document.querySelector('#process option[value=\"%d\"]')" % pid, timeout=20,
+                     what="pid %d in the process list" % pid)
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-all.png"))
+    # Freeze the view (no live refresh re-rendering under the measurement), then pick the process.
+    before = renders()
+    browser.evaluate("""(() => {
+        const live = document.getElementById('live');
+        if (live.checked) live.click();
+        const sel = document.getElementById('process');
+        sel.value = '%d';
+        sel.dispatchEvent(new Event('change'));
+    })()""" % pid)
+    w = wait_rendered(before)
+    status = browser.evaluate("document.getElementById('status').textContent")
+    assert "pid %d" % pid in status, status
+    total = sum(w.get(f, 0) for f in ("hot_60", "hot_30", "hot_10"))
+    assert total > 0.9 * w["all"], "hot_* cover %.0f of %.0f px: %s" % (total, w["all"], w)
+    shares = {f: 100 * w.get(f, 0) / total for f in ("hot_60", "hot_30", "hot_10")}
+    for f, want in (("hot_60", 60), ("hot_30", 30), ("hot_10", 10)):
+        assert abs(shares[f] - want) <= 6, "widths %s (want 60/30/10 ±6): %s" % (shares, w)
+    assert "cpu_shares" in w and "dispatch" in w and "main" in w, sorted(w)
+    # Every other process is gone from the graph.
+    assert abs(w["cpu_shares"] - w["all"]) < 2, w
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-flamegraph.png"))
+    print("   shares by width: " + ", ".join("%s %.1f%%" % kv for kv in shares.items()))
+
+
+def test_live_refresh():
+    """With live on, the graph is redrawn every few seconds with the samples that came since."""
+    total = lambda: int(browser.evaluate("document.getElementById('flame').dataset.total"))  # noqa
+    first, n = total(), renders()
+    browser.evaluate("document.getElementById('live').click()")
+    browser.wait_for("Number(document.getElementById('flame').dataset.renders) > %d" % (n + 1),
+                     timeout=20, what="two live refreshes")
+    assert total() > first, "total stayed at %d samples while cpu_shares ran" % first
+    browser.evaluate("document.getElementById('live').click()")  # live off again
+    assert "live=0" in browser.evaluate("location.hash"), browser.evaluate("location.hash")
+
+
+def test_search():
+    """Typing in the search box highlights the matching frames and sums them."""
+    wait_rendered(renders() - 1)
+    browser.evaluate("document.getElementById('search').focus()")
+    browser.type_text("hot_3")
+    fills = browser.wait_for("""(() => {
+        const f = {};
+        for (const g of document.querySelectorAll('#flame g.frame'))
+            f[g.getAttribute('name')] = g.querySelector('rect').getAttribute('fill');
+        return f.hot_30 && f.hot_30.toUpperCase() === '#E600E6' && f;
+    })()""", what="hot_30 highlighted")
+    assert fills["hot_60"].upper() != "#E600E6" and fills["hot_10"].upper() != "#E600E6", fills
+    details = browser.evaluate("document.getElementById('details').textContent")
+    assert details.startswith("search: ") and "%" in details, details
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-search.png"))
+    assert "q=hot_3" in browser.evaluate("location.hash")
+    browser.evaluate("""(() => { const s = document.getElementById('search');
+        s.value = ''; s.dispatchEvent(new Event('input')); })()""")
+
+
+def test_hover():
+    """Hovering a frame shows its name, samples and share in a tooltip."""
+    x, y = frame_center("hot_60")
+    browser.mouse_move(x, y)
+    tip = browser.wait_for("""(() => {
+        const tips = document.querySelectorAll('.d3-flame-graph-tip');
+        return tips.length === 1 && tips[0].style.display === 'block' && tips[0].textContent;
+    })()""", what="one tooltip, shown")
+    assert tip.startswith("hot_60: ") and "samples" in tip and "%" in tip, tip
+    share = float(tip.rsplit("(", 1)[1].split("%")[0])
+    assert 50 <= share <= 70, tip
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-hover.png"))
+    browser.mouse_move(5, 5)
+
+
+def test_probe_histogram():
+    """A probe on hot_30: its latency histogram draws bars and marks p50/p95/p99."""
+    code, body = post("/api/v1/probes", {"binary": os.path.join(TARGETS, "cpu_shares"),
+                                         "function": "hot_30"})
+    if code == 404:
+        hidden = browser.evaluate("document.getElementById('probe-panel').hidden")
+        assert hidden, "the probe panel shows although /api/v1/probes answers 404"
+        raise Skip("probes API not present")
+    assert code == 201, (code, body)
+    probe = json.loads(body)["id"]
+    browser.goto(base + "/#type=cpu&seconds=30&live=0&probe=%d" % probe)
+    bars = browser.wait_for("""(() => {
+        if (document.getElementById('probe-panel').hidden) return 0;
+        return document.querySelectorAll('#histogram rect.bar').length;
+    })()""", timeout=40, what="histogram bars")
+    marks = browser.evaluate("""[...document.querySelectorAll('#histogram line[data-mark]')]
+        .map(l => l.dataset.mark)""")
+    assert bars >= 1 and {"p50", "p95", "p99"} <= set(marks), (bars, marks)
+    browser.evaluate("document.getElementById('probe-panel').scrollIntoView()")
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-probe.png"))
+
+
+try:
+    check("webview_negotiation", test_negotiation)
+    check("webview_processes_api", test_processes_api)
+    check("webview_flamegraph_shares", test_flamegraph_shares)
+    check("webview_live_refresh", test_live_refresh)
+    check("webview_search", test_search)
+    check("webview_hover", test_hover)
+    check("webview_probe_histogram", test_probe_histogram)
+finally:
+    browser.close()
+    target.kill()
+    target.wait()
+    d.stop()
+sys.exit(exit_status())

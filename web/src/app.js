@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// autoprof's live web view. Everything it shows comes from the daemon's own endpoints:
+// /api/v1/profiles and /api/v1/processes for the pickers, the pprof endpoints in folded form for
+// the flame graphs (the tree is built here), and /api/v1/probes for probe latency. The choices
+// live in the URL's fragment, so a view can be linked to.
+import flamegraph, { colorMapper, tooltip } from 'd3-flame-graph';
+import { select } from 'd3-selection';
+import './style.css';
+
+const REFRESH_MS = 5000;
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const $ = (id) => document.getElementById(id);
+
+const state = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: true, topdown: true };
+let profiles = [];
+let probesPresent = false;
+let busy = false;
+let queued = null;
+
+class HttpError extends Error {
+	constructor(status, text) {
+		super(`HTTP ${status}: ${text.trim()}`);
+		this.status = status;
+	}
+}
+
+async function fetchOk(url, init) {
+	const r = await fetch(url, { cache: 'no-store', ...init });
+	if (!r.ok)
+		throw new HttpError(r.status, await r.text());
+	return r;
+}
+const getJSON = async (url) => (await fetchOk(url)).json();
+const getText = async (url) => (await fetchOk(url)).text();
+
+function readHash() {
+	const p = new URLSearchParams(location.hash.slice(1));
+	for (const k of ['type', 'pid', 'q', 'probe'])
+		if (p.has(k))
+			state[k] = p.get(k);
+	if (p.has('seconds'))
+		state.seconds = Number(p.get('seconds')) || 30;
+	if (p.has('live'))
+		state.live = p.get('live') !== '0';
+	if (p.has('topdown'))
+		state.topdown = p.get('topdown') !== '0';
+}
+
+function writeHash() {
+	const p = new URLSearchParams();
+	p.set('type', state.type);
+	p.set('seconds', state.seconds);
+	if (state.pid)
+		p.set('pid', state.pid);
+	if (state.q)
+		p.set('q', state.q);
+	if (state.probe)
+		p.set('probe', state.probe);
+	if (!state.live)
+		p.set('live', '0');
+	if (!state.topdown)
+		p.set('topdown', '0');
+	history.replaceState(null, '', '#' + p);
+}
+
+// Formatting ------------------------------------------------------------------------------------
+
+function fmtNs(ns) {
+	const units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs']];
+	for (const [div, unit] of units)
+		if (ns >= div)
+			return `${+(ns / div).toPrecision(3)} ${unit}`;
+	return `${Math.round(ns)} ns`;
+}
+
+function fmtBytes(b) {
+	const units = [[2 ** 30, 'GiB'], [2 ** 20, 'MiB'], [2 ** 10, 'KiB']];
+	for (const [div, unit] of units)
+		if (b >= div)
+			return `${+(b / div).toPrecision(3)} ${unit}`;
+	return `${Math.round(b)} B`;
+}
+
+function fmtValue(v, unit) {
+	if (unit === 'nanoseconds')
+		return fmtNs(v);
+	if (unit === 'bytes')
+		return fmtBytes(v);
+	return `${Math.round(v)} ${Math.round(v) === 1 ? 'sample' : 'samples'}`;
+}
+
+const pct = (part, whole) => (whole ? ((100 * part) / whole).toFixed(1) : '0.0') + '%';
+
+// Folded stacks -> tree -------------------------------------------------------------------------
+
+// "exe;root;...;leaf COUNT" lines -> { name, value (inclusive), children } with a root "all".
+function parseFolded(text) {
+	const root = { name: 'all', value: 0, kids: new Map() };
+	for (const line of text.split('\n')) {
+		const sp = line.lastIndexOf(' ');
+		if (sp <= 0)
+			continue;
+		const count = Number(line.slice(sp + 1));
+		if (!(count > 0))
+			continue;
+		let node = root;
+		root.value += count;
+		for (const name of line.slice(0, sp).split(';')) {
+			let child = node.kids.get(name);
+			if (!child) {
+				child = { name, value: 0, kids: new Map() };
+				node.kids.set(name, child);
+			}
+			child.value += count;
+			node = child;
+		}
+	}
+	return finish(root);
+}
+
+function finish(node) {
+	node.children = [...node.kids.values()].map(finish);
+	delete node.kids;
+	return node;
+}
+
+// Slow calls' tree with each frame's self delta against the fast calls, the fast calls scaled
+// to the slow calls' total: positive where slow calls spend a larger share of their time.
+function diffTrees(slow, fast) {
+	const scale = fast.value ? slow.value / fast.value : 0;
+	const self = (n) => n.value - n.children.reduce((s, c) => s + c.value, 0);
+	const walk = (s, f) => {
+		const fk = new Map((f ? f.children : []).map((c) => [c.name, c]));
+		s.fastValue = f ? f.value * scale : 0;
+		s.delta = self(s) - (f ? self(f) * scale : 0);
+		for (const c of s.children)
+			walk(c, fk.get(c.name));
+	};
+	walk(slow, fast);
+	return slow;
+}
+
+// Flame graphs ----------------------------------------------------------------------------------
+
+class Flame {
+	constructor(el, details, { diff = false } = {}) {
+		this.el = el;
+		this.details = details;
+		this.diff = diff;
+		this.zoomed = false;
+		this.renders = 0;
+		this.last = null;
+	}
+
+	render(root, unit, term) {
+		this.last = { root, unit };
+		this.zoomed = false;
+		this.el.replaceChildren();
+		this.tipEl?.remove();
+		this.tipEl = null;
+		this.el.dataset.total = root.value;
+		if (!root.value) {
+			const p = document.createElement('p');
+			p.className = 'empty';
+			p.textContent = 'No samples in this window.';
+			this.el.append(p);
+			this.el.dataset.renders = ++this.renders;
+			return;
+		}
+		const total = root.value;
+		const label = (d) => {
+			let s = `${d.data.name}: ${fmtValue(d.value, unit)} (${pct(d.value, total)})`;
+			if (this.diff)
+				s += `, fast calls scaled: ${fmtValue(d.data.fastValue || 0, unit)}`;
+			return s;
+		};
+		const tip = tooltip.defaultFlamegraphTooltip().text(label);
+		const chart = flamegraph()
+			.width(Math.max(this.el.clientWidth, 300))
+			.cellHeight(18)
+			.minFrameSize(1)
+			.transitionDuration(250)
+			.sort(true)
+			// Root on top by default: deep stacks then grow away from the controls.
+			.inverted(state.topdown)
+			.tooltip(tip)
+			.label(label)
+			.setDetailsElement(this.details)
+			.setSearchMatch((d, t) => !!t && d.data.name.toLowerCase().includes(t.toLowerCase()))
+			.setSearchHandler((results, sum, all) => {
+				this.details.textContent = results.length ?
+					`search: ${results.length} frames, ${fmtValue(sum, unit)} of ` +
+					`${fmtValue(all, unit)} (${pct(sum, all)})` : '\u00a0';
+			})
+			.onClick((d) => {
+				this.zoomed = d.depth > 0;
+			});
+		if (this.diff)
+			chart.computeDelta(true).setColorMapper(colorMapper.differentialColorMapper);
+		this.chart = chart;
+		select(this.el).datum(root).call(chart);
+		// Each chart appends its own tooltip to <body>: keep only the current chart's.
+		const tipEl = document.body.lastElementChild;
+		if (tipEl && tipEl.classList.contains('d3-flame-graph-tip'))
+			this.tipEl = tipEl;
+		if (term)
+			chart.search(term);
+		this.el.dataset.renders = ++this.renders;
+	}
+
+	search(term) {
+		if (!this.chart)
+			return;
+		if (term)
+			this.chart.search(term);
+		else
+			this.chart.clear();
+	}
+
+	resetZoom() {
+		this.zoomed = false;
+		if (this.chart)
+			this.chart.resetZoom();
+	}
+
+	redraw(term) {
+		if (this.last)
+			this.render(this.last.root, this.last.unit, term);
+	}
+}
+
+const flame = new Flame($('flame'), $('details'));
+const diff = new Flame($('diff'), $('diff-details'), { diff: true });
+
+// Profile panel ---------------------------------------------------------------------------------
+
+const profile = () => profiles.find((p) => p.name === state.type) || profiles[0];
+
+function setStatus(text, error = false) {
+	$('status').textContent = text;
+	$('status').classList.toggle('error', error);
+}
+
+async function loadProfiles() {
+	profiles = (await getJSON('/api/v1/profiles')).profiles;
+	const sel = $('type');
+	sel.replaceChildren(...profiles.map((p) => {
+		const o = new Option(p.available ? p.name : `${p.name} (not collected)`, p.name);
+		o.title = p.help;
+		o.disabled = !p.available;
+		return o;
+	}));
+	if (!profiles.some((p) => p.name === state.type && p.available))
+		state.type = (profiles.find((p) => p.available) || profiles[0]).name;
+	sel.value = state.type;
+}
+
+async function loadProcesses() {
+	const q = new URLSearchParams({ type: state.type });
+	if (profile().windowed)
+		q.set('seconds', state.seconds);
+	const res = await getJSON('/api/v1/processes?' + q);
+	const sel = $('process');
+	const opts = [new Option('all processes', '')];
+	let found = false;
+	for (const p of res.processes) {
+		const name = p.comm && p.comm !== p.exe ? `${p.exe} (${p.comm})` : p.exe || p.comm;
+		opts.push(new Option(`${name} · pid ${p.pid} · ${fmtValue(p.value, res.unit)}`, p.pid));
+		found ||= String(p.pid) === state.pid;
+	}
+	if (state.pid && !found)
+		opts.push(new Option(`pid ${state.pid} (no samples in this window)`, state.pid));
+	sel.replaceChildren(...opts);
+	sel.value = state.pid;
+}
+
+async function loadFlame() {
+	const p = profile();
+	const q = new URLSearchParams({ format: 'folded' });
+	if (p.windowed)
+		q.set('seconds', state.seconds);
+	if (state.pid)
+		q.set('pid', state.pid);
+	const root = parseFolded(await getText(`${p.path}?${q}`));
+	flame.render(root, p.unit, state.q);
+	const what = state.pid ? `pid ${state.pid}` : 'all processes';
+	const when = p.windowed ? `the last ${state.seconds} s` : 'now (live allocations)';
+	setStatus(`${p.name}: ${fmtValue(root.value, p.unit)} in ${what}, ${when} · updated ` +
+		new Date().toLocaleTimeString());
+}
+
+// Probe panel -----------------------------------------------------------------------------------
+
+async function loadProbes() {
+	const r = await fetch('/api/v1/probes', { cache: 'no-store' });
+	probesPresent = r.status !== 404;
+	$('probe-panel').hidden = !probesPresent;
+	if (!probesPresent)
+		return;
+	if (!r.ok)
+		throw new HttpError(r.status, await r.text());
+	const { probes } = await r.json();
+	const sel = $('probe');
+	sel.replaceChildren(...probes.map((p) => {
+		const where = p.function || p.location || '';
+		return new Option(`${p.name || where} · ${p.binary} · ${p.calls} calls`, p.id);
+	}));
+	if (!probes.some((p) => String(p.id) === state.probe))
+		state.probe = probes.length ? String(probes[0].id) : '';
+	sel.value = state.probe;
+	if (!state.probe) {
+		$('probe-summary').textContent = 'No probes yet: add one below.';
+		$('histogram').replaceChildren();
+		diff.el.replaceChildren();
+		return;
+	}
+	await loadProbe();
+}
+
+async function loadProbe() {
+	const id = state.probe;
+	const lat = await getJSON(`/api/v1/probes/${id}/latency?seconds=${state.seconds}`);
+	drawHistogram($('histogram'), lat);
+	$('probe-summary').textContent = `${lat.count} calls in the last ${lat.seconds} s · p50 ` +
+		`${fmtNs(lat.p50_ns)} · p95 ${fmtNs(lat.p95_ns)} · p99 ${fmtNs(lat.p99_ns)} · slow above ` +
+		fmtNs(lat.threshold_ns);
+	const folded = (kind) => getText(`/debug/pprof/profile?probe=${id}&latency=${kind}` +
+		`&seconds=${state.seconds}&format=folded`);
+	const [slow, fast] = await Promise.all([folded('slow'), folded('fast')]);
+	diff.render(diffTrees(parseFolded(slow), parseFolded(fast)), 'count', state.q);
+}
+
+function svg(parent, tag, attrs, text) {
+	const e = document.createElementNS(SVG_NS, tag);
+	for (const [k, v] of Object.entries(attrs))
+		e.setAttribute(k, v);
+	if (text !== undefined)
+		e.textContent = text;
+	parent.append(e);
+	return e;
+}
+
+// Buckets (non-empty, ascending, not cumulative) as equal-width bars labelled with their upper
+// bounds; percentiles and the slow threshold are marked inside the bucket they fall in.
+function drawHistogram(el, lat) {
+	el.replaceChildren();
+	const buckets = lat.buckets || [];
+	const W = el.clientWidth || 900;
+	const H = Number(el.getAttribute('height')) || 240;
+	const m = { l: 56, r: 16, t: 28, b: 36 };
+	const plotW = W - m.l - m.r;
+	const plotH = H - m.t - m.b;
+	svg(el, 'line', { class: 'axis', x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b });
+	if (!buckets.length) {
+		svg(el, 'text', { x: m.l, y: m.t + 20 }, 'No calls in this window.');
+		return;
+	}
+	const max = Math.max(...buckets.map((b) => b.count), 1);
+	const bw = plotW / buckets.length;
+	const every = Math.ceil(buckets.length / Math.max(1, Math.floor(plotW / 70)));
+	buckets.forEach((b, i) => {
+		const h = (plotH * b.count) / max;
+		const bar = svg(el, 'rect', {
+			class: 'bar', x: m.l + i * bw + 1, y: H - m.b - h,
+			width: Math.max(1, bw - 2), height: h,
+		});
+		svg(bar, 'title', {}, `≤ ${fmtNs(b.le_ns)}: ${b.count} calls`);
+		if (i % every === 0)
+			svg(el, 'text', { x: m.l + (i + 0.5) * bw, y: H - m.b + 14, 'text-anchor': 'middle' },
+				`≤${fmtNs(b.le_ns)}`);
+	});
+	svg(el, 'text', { x: m.l - 6, y: m.t + 4, 'text-anchor': 'end' }, String(max));
+	svg(el, 'text', { x: m.l - 6, y: H - m.b, 'text-anchor': 'end' }, '0');
+	svg(el, 'text', { x: m.l + plotW / 2, y: H - 4, 'text-anchor': 'middle' }, 'call latency');
+	const xOf = (ns) => {
+		const i = buckets.findIndex((b) => b.le_ns >= ns);
+		if (i < 0)
+			return m.l + plotW;
+		const lo = i ? buckets[i - 1].le_ns : 0;
+		const frac = buckets[i].le_ns > lo ? (ns - lo) / (buckets[i].le_ns - lo) : 1;
+		return m.l + (i + Math.min(1, Math.max(0, frac))) * bw;
+	};
+	const marks = [['p50', lat.p50_ns, 'marker'], ['p95', lat.p95_ns, 'marker'],
+		['p99', lat.p99_ns, 'marker'], ['slow', lat.threshold_ns, 'threshold']];
+	marks.forEach(([name, ns, cls], k) => {
+		if (!(ns > 0))
+			return;
+		const x = xOf(ns);
+		svg(el, 'line', { class: cls, 'data-mark': name, x1: x, x2: x, y1: m.t - 4, y2: H - m.b });
+		svg(el, 'text', { class: `${cls}-label`, x: x + 3, y: m.t - 8 + (k % 2) * 11 },
+			`${name} ${fmtNs(ns)}`);
+	});
+}
+
+async function addProbe(ev) {
+	ev.preventDefault();
+	const body = { binary: $('probe-binary').value, function: $('probe-function').value };
+	try {
+		const r = await fetchOk('/api/v1/probes', {
+			method: 'POST', headers: { 'Content-Type': 'application/json' },
+			body: JSON.stringify(body),
+		});
+		state.probe = String((await r.json()).id);
+		$('probe-add-status').textContent = `probe ${state.probe} added`;
+		writeHash();
+		await loadProbes();
+	} catch (e) {
+		$('probe-add-status').textContent = e.message;
+	}
+}
+
+// Refresh ---------------------------------------------------------------------------------------
+
+// One refresh at a time (a change made meanwhile runs right after it); a zoomed graph is left
+// alone so a live update does not undo the zoom.
+async function refresh({ force = false } = {}) {
+	if (busy) {
+		queued = queued || { force: false };
+		queued.force ||= force;
+		return;
+	}
+	busy = true;
+	try {
+		await loadProcesses();
+		if (force || !flame.zoomed)
+			await loadFlame();
+		else
+			setStatus('zoomed: live updates paused (reset zoom to resume)');
+	} catch (e) {
+		setStatus(e.message, true);
+	}
+	try {
+		if (force || !diff.zoomed)
+			await loadProbes();
+	} catch (e) {
+		$('probe-summary').textContent = e.message;
+	} finally {
+		busy = false;
+	}
+	if (queued) {
+		const again = queued;
+		queued = null;
+		await refresh(again);
+	}
+}
+
+function bind() {
+	$('type').addEventListener('change', (e) => {
+		state.type = e.target.value;
+		state.pid = '';
+		writeHash();
+		refresh({ force: true });
+	});
+	$('process').addEventListener('change', (e) => {
+		state.pid = e.target.value;
+		writeHash();
+		refresh({ force: true });
+	});
+	$('seconds').addEventListener('change', (e) => {
+		state.seconds = Number(e.target.value);
+		writeHash();
+		refresh({ force: true });
+	});
+	$('live').addEventListener('change', (e) => {
+		state.live = e.target.checked;
+		writeHash();
+	});
+	$('topdown').addEventListener('change', (e) => {
+		state.topdown = e.target.checked;
+		writeHash();
+		flame.redraw(state.q);
+		diff.redraw(state.q);
+	});
+	$('search').addEventListener('input', (e) => {
+		state.q = e.target.value.trim();
+		writeHash();
+		flame.search(state.q);
+		diff.search(state.q);
+	});
+	$('reset').addEventListener('click', () => {
+		flame.resetZoom();
+		diff.resetZoom();
+	});
+	$('probe').addEventListener('change', (e) => {
+		state.probe = e.target.value;
+		writeHash();
+		refresh({ force: true });
+	});
+	$('probe-add').addEventListener('submit', addProbe);
+	let resizeTimer;
+	window.addEventListener('resize', () => {
+		clearTimeout(resizeTimer);
+		resizeTimer = setTimeout(() => {
+			flame.redraw(state.q);
+			diff.redraw(state.q);
+		}, 200);
+	});
+	setInterval(() => {
+		if (state.live && !document.hidden)
+			refresh();
+	}, REFRESH_MS);
+}
+
+async function main() {
+	readHash();
+	$('seconds').value = String(state.seconds);
+	if ($('seconds').value !== String(state.seconds))
+		$('seconds').append(new Option(`last ${state.seconds} s`, state.seconds, true, true));
+	$('search').value = state.q;
+	$('live').checked = state.live;
+	$('topdown').checked = state.topdown;
+	try {
+		await loadProfiles();
+	} catch (e) {
+		setStatus(e.message, true);
+		return;
+	}
+	bind();
+	writeHash();
+	await refresh({ force: true });
+}
+
+main();
