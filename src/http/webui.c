@@ -23,8 +23,8 @@ extern const uint64_t webui_page_size;
 
 static const char not_built[] =
 	"<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"><title>autoprof</title></head>\n"
-	"<body>\n<h1>autoprof</h1>\n<p>The web view was not built into this binary: npm was not "
-	"available when it was built (build with npm installed, or <code>make WEBUI=1</code>).</p>\n"
+	"<body>\n<h1>autoprof</h1>\n<p>The web view was not built into this binary: it is bundled "
+	"with npm at build time (<code>make WEBUI=1</code>; see the README).</p>\n"
 	"<p>The endpoints are listed at <a href=\"/debug/\">/debug/</a>.</p>\n</body>\n</html>\n";
 
 bool webui__wanted(const struct http_request *req)

@@ -5,11 +5,14 @@ page is loaded from the binary, the process is picked as a user would, and the f
 rendered frames are measured. Screenshots go to $BUILD/test-artifacts/webview-*.png."""
 
 import gzip
+import http.server
 import json
 import os
 import sys
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -18,14 +21,15 @@ from browser import Browser  # noqa: E402
 
 ARTIFACTS = os.path.join(BUILD, "test-artifacts")
 NAMES = ("webview_negotiation", "webview_processes_api", "webview_flamegraph_shares",
-         "webview_live_refresh", "webview_search", "webview_hover", "webview_probe_histogram")
-
-if not os.path.exists(os.path.join(BUILD, "web", "index.html")):
-    for name in NAMES:
-        print("SKIP %s: the web view was not built (no npm at build time; see README)" % name)
-    sys.exit(0)
+         "webview_live_refresh", "webview_search", "webview_hover", "webview_probe_histogram",
+         "webview_probe_panel_contract")
 
 d = Daemon("--profile.retention=2m")
+if b"web view was not built" in d.get("/", {"Accept": "text/html"})[2]:
+    d.stop()
+    for name in NAMES:
+        print("SKIP %s: the web view was not built into autoprof (no npm at build time)" % name)
+    sys.exit(0)
 target, pid = start_target("cpu_shares", 90)
 browser = Browser(log_path=os.path.join(TMP, "chromium.log"))
 base = "http://127.0.0.1:%d" % d.port
@@ -34,7 +38,7 @@ base = "http://127.0.0.1:%d" % d.port
 # stacks), the root's width, and how many frames are drawn.
 MEASURE = """(() => {
     const w = {};
-    for (const g of document.querySelectorAll('#flame g.frame')) {
+    for (const g of document.querySelectorAll('#%s g.frame')) {
         const name = g.getAttribute('name');
         w[name] = (w[name] || 0) + g.querySelector('rect').getBoundingClientRect().width;
     }
@@ -68,15 +72,20 @@ def wait_rendered(after):
     """Waits for a render newer than `after` and for its frames to finish growing."""
     browser.wait_for("Number(document.getElementById('flame').dataset.renders || 0) > %d" % after,
                      what="a new flame graph render")
-    # d3-flame-graph grows new frames over 250 ms (after a 125 ms delay): wait until stable.
+    return settled("flame")
+
+
+def settled(chart):
+    """Frame widths of a chart (flame or diff) once they stop changing: d3-flame-graph grows
+    new frames over 250 ms after a 125 ms delay."""
     last = None
     for _ in range(50):
-        now = browser.evaluate(MEASURE)
+        now = browser.evaluate(MEASURE % chart)
         if now and now == last:
             return now
         last = now
         time.sleep(0.3)
-    raise AssertionError("frame widths never settled: %s" % last)
+    raise AssertionError("%s frame widths never settled: %s" % (chart, last))
 
 
 def samples_of(p):
@@ -222,8 +231,100 @@ def test_probe_histogram():
     marks = browser.evaluate("""[...document.querySelectorAll('#histogram line[data-mark]')]
         .map(l => l.dataset.mark)""")
     assert bars >= 1 and {"p50", "p95", "p99"} <= set(marks), (bars, marks)
+    settled("diff")
     browser.evaluate("document.getElementById('probe-panel').scrollIntoView()")
     browser.screenshot(os.path.join(ARTIFACTS, "webview-probe.png"))
+
+
+# The probes API as its contract has it, answered by a stub: the page's probe panel is checked
+# whether or not this autoprof has probes yet.
+STUB_BUCKETS = [(1000, 5), (2000, 40), (4000, 120), (8000, 60), (16000, 15), (512000, 4)]
+STUB = {
+    "/api/v1/profiles": {"profiles": [{"name": "cpu", "path": "/debug/pprof/profile",
+                                       "help": "", "value_type": "samples", "unit": "count",
+                                       "windowed": True, "available": True}]},
+    "/api/v1/processes": {"type": "cpu", "seconds": 30, "unit": "count", "processes": []},
+    "/api/v1/probes": {"probes": [{"id": 7, "name": "handle", "binary": "/srv/app",
+                                   "function": "handle", "location": None, "pid": 0,
+                                   "threshold_ns": 10000, "calls": 244}]},
+    "/api/v1/probes/7/latency": {
+        "id": 7, "name": "handle", "seconds": 30, "count": 244, "sum_ns": 1500000,
+        "p50_ns": 3500, "p90_ns": 7000, "p95_ns": 9000, "p99_ns": 300000,
+        "ewma": {"p50_ns": 3400, "p90_ns": 7100, "p95_ns": 9100, "p99_ns": 280000},
+        "threshold_ns": 10000,
+        "buckets": [{"le_ns": le, "count": n} for le, n in STUB_BUCKETS]},
+}
+STUB_FOLDED = {
+    None: "app;main;idle 5\n",
+    "slow": "app;main;handle;read_disk 80\napp;main;handle;parse 20\n",
+    "fast": "app;main;handle;read_disk 10\napp;main;handle;parse 90\n",
+}
+
+
+class StubHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        q = urllib.parse.parse_qs(url.query)
+        if url.path == "/":
+            with open(os.path.join(BUILD, "web", "index.html"), "rb") as f:
+                self.answer(200, "text/html; charset=utf-8", f.read())
+        elif url.path in STUB:
+            self.answer(200, "application/json", json.dumps(STUB[url.path]).encode())
+        elif url.path == "/debug/pprof/profile":
+            self.answer(200, "text/plain", STUB_FOLDED[q.get("latency", [None])[0]].encode())
+        else:
+            self.answer(404, "text/plain", b"not found\n")
+
+    def answer(self, code, ctype, body):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_probe_panel_contract():
+    """Against the probes API's contract: one bar per bucket, heights by count, p50/p95/p99 and
+    the slow threshold marked, and the slow-vs-fast graph red where slow calls spend more."""
+    stub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StubHandler)
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    try:
+        browser.goto("http://127.0.0.1:%d/#live=0" % stub.server_port)
+        bars = browser.wait_for("""(() => {
+            const b = [...document.querySelectorAll('#histogram rect.bar')];
+            return !document.getElementById('probe-panel').hidden && b.length &&
+                b.map(r => Number(r.getAttribute('height')));
+        })()""", what="the stub probe's histogram")
+        counts = [n for _, n in STUB_BUCKETS]
+        assert len(bars) == len(counts), bars
+        for h, n in zip(bars, counts):
+            assert abs(h / max(bars) - n / max(counts)) < 0.02, (bars, counts)
+        marks = browser.evaluate("""Object.fromEntries([...document.querySelectorAll(
+            '#histogram line[data-mark]')].map(l => [l.dataset.mark, Number(l.getAttribute('x1'))]))""")
+        assert set(marks) == {"p50", "p95", "p99", "slow"}, marks
+        assert marks["p50"] < marks["p95"] < marks["slow"] < marks["p99"], marks
+        fills = browser.wait_for("""(() => {
+            const f = {};
+            for (const g of document.querySelectorAll('#diff g.frame'))
+                f[g.getAttribute('name')] = g.querySelector('rect').getAttribute('fill');
+            return f.read_disk && f.parse && f;
+        })()""", what="the differential flame graph")
+        rgb = {k: [int(x) for x in v[4:-1].split(",")] for k, v in fills.items()
+               if v.startswith("rgb(")}
+        r, _, b = rgb["read_disk"]
+        assert r > b + 50, "read_disk (slow calls: 80%%, fast: 10%%) is not red: %s" % fills
+        r, _, b = rgb["parse"]
+        assert b > r + 50, "parse (slow calls: 20%%, fast: 90%%) is not blue: %s" % fills
+        w = settled("diff")
+        assert abs(w["read_disk"] / w["handle"] - 0.8) < 0.02, w  # widths: the slow calls
+        browser.evaluate("document.getElementById('probe-panel').scrollIntoView()")
+        browser.screenshot(os.path.join(ARTIFACTS, "webview-probe-contract.png"))
+    finally:
+        stub.shutdown()
+        stub.server_close()
 
 
 try:
@@ -234,6 +335,7 @@ try:
     check("webview_search", test_search)
     check("webview_hover", test_hover)
     check("webview_probe_histogram", test_probe_histogram)
+    check("webview_probe_panel_contract", test_probe_panel_contract)
 finally:
     browser.close()
     target.kill()

@@ -347,7 +347,7 @@ function drawHistogram(el, lat) {
 	const buckets = lat.buckets || [];
 	const W = el.clientWidth || 900;
 	const H = Number(el.getAttribute('height')) || 240;
-	const m = { l: 56, r: 16, t: 28, b: 36 };
+	const m = { l: 56, r: 16, t: 44, b: 36 };
 	const plotW = W - m.l - m.r;
 	const plotH = H - m.t - m.b;
 	svg(el, 'line', { class: 'axis', x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b });
@@ -382,14 +382,20 @@ function drawHistogram(el, lat) {
 	};
 	const marks = [['p50', lat.p50_ns, 'marker'], ['p95', lat.p95_ns, 'marker'],
 		['p99', lat.p99_ns, 'marker'], ['slow', lat.threshold_ns, 'threshold']];
-	marks.forEach(([name, ns, cls], k) => {
-		if (!(ns > 0))
-			return;
-		const x = xOf(ns);
-		svg(el, 'line', { class: cls, 'data-mark': name, x1: x, x2: x, y1: m.t - 4, y2: H - m.b });
-		svg(el, 'text', { class: `${cls}-label`, x: x + 3, y: m.t - 8 + (k % 2) * 11 },
-			`${name} ${fmtNs(ns)}`);
-	});
+	// Labels close to the one before go a row lower, so they never overlap.
+	let lastX = -Infinity;
+	let row = 0;
+	marks.filter(([, ns]) => ns > 0)
+		.map(([name, ns, cls]) => [name, ns, cls, xOf(ns)])
+		.sort((a, b) => a[3] - b[3])
+		.forEach(([name, ns, cls, x]) => {
+			row = x - lastX < 80 ? (row + 1) % 3 : 0;
+			lastX = x;
+			svg(el, 'line', { class: cls, 'data-mark': name, x1: x, x2: x,
+				y1: m.t - 30 + row * 11, y2: H - m.b });
+			svg(el, 'text', { class: `${cls}-label`, x: x + 3, y: m.t - 22 + row * 11 },
+				`${name} ${fmtNs(ns)}`);
+		});
 }
 
 async function addProbe(ev) {
