@@ -51,7 +51,8 @@ void webui__page(const struct http_request *req, struct http_response *resp)
 		goto out;
 	}
 	/* About 100 KiB; compressing it per request costs a few ms, far less than sending it. */
-	if (encoding && strcasestr(encoding, "gzip") && !buf__gzip(webui_page_start, len, &resp->body)) {
+	if (encoding && strcasestr(encoding, "gzip") &&
+	    !buf__gzip(webui_page_start, len, &resp->body)) {
 		resp->content_encoding = "gzip";
 		return;
 	}
