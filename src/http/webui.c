@@ -192,7 +192,6 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	const char *seconds = http__query(req, "seconds");
 	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC;
 	const struct profile_desc *desc = NULL;
-	enum profile_type query_type;
 	struct store_result *res = NULL;
 	struct store_filter filter = { 0 };
 	struct proc_sum *ps;
@@ -228,11 +227,15 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	} else if (n > retention_s) {
 		n = retention_s;
 	}
-	/* The live heap is kept by the memory collector; its processes are those that allocated. */
-	query_type = desc->type == PROFILE_HEAP ? PROFILE_ALLOCS : desc->type;
-	if (desc->type == PROFILE_HEAP)
+	/*
+	 * The live heap is kept by the memory collector; its processes are those that allocated
+	 * over the retention, counted by what they allocated.
+	 */
+	if (desc->type == PROFILE_HEAP) {
+		desc = profile__desc(PROFILE_ALLOCS);
 		n = retention_s;
-	err = store__query(d->ctx.store, query_type, n * NSEC, &filter, &res);
+	}
+	err = store__query(d->ctx.store, desc->type, n * NSEC, &filter, &res);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;
@@ -242,7 +245,7 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	resp->content_type = "application/json";
 	err = err ?: buf__printf(&resp->body, "{\"type\":\"%s\",\"seconds\":%" PRIu64
 				 ",\"unit\":\"%s\",\"processes\":[",
-				 desc->name, n, folded_value(desc)->unit);
+				 type ? type : "cpu", n, folded_value(desc)->unit);
 	for (size_t i = 0; !err && i < nr; i++)
 		err = buf__printf(&resp->body, "%s{\"pid\":%u,\"comm\":", i ? "," : "", ps[i].pid) ?:
 		      json_string(&resp->body, ps[i].comm) ?: buf__puts(&resp->body, ",\"exe\":") ?:

@@ -20,9 +20,9 @@ from aplib import BUILD, TARGETS, TMP, Daemon, Skip, check, exit_status, start_t
 from browser import Browser  # noqa: E402
 
 ARTIFACTS = os.path.join(BUILD, "test-artifacts")
-NAMES = ("webview_negotiation", "webview_processes_api", "webview_flamegraph_shares",
-         "webview_live_refresh", "webview_search", "webview_hover", "webview_probe_histogram",
-         "webview_probe_panel_contract")
+NAMES = ("webview_negotiation", "webview_processes_api", "webview_heap_folded",
+         "webview_flamegraph_shares", "webview_live_refresh", "webview_search", "webview_hover",
+         "webview_probe_histogram", "webview_probe_panel_contract")
 
 d = Daemon("--profile.retention=2m")
 if b"web view was not built" in d.get("/", {"Accept": "text/html"})[2]:
@@ -118,10 +118,21 @@ def test_processes_api():
     code, _, body = d.get("/api/v1/profiles")
     assert code == 200 and [p["name"] for p in json.loads(body)["profiles"]][:2] == \
         ["cpu", "offcpu"], body
+    for t in ("offcpu", "allocs", "heap"):
+        code, _, body = d.get("/api/v1/processes?type=" + t)
+        assert code == 200 and json.loads(body)["type"] == t, (t, code, body)
     for q, why in (("type=nope", b"type"), ("seconds=0", b"seconds"), ("seconds=999", b"retention"),
                    ("seconds=x", b"seconds")):
         code, _, body = d.get("/api/v1/processes?" + q)
         assert code == 400 and why in body, (q, code, body)
+
+
+def test_heap_folded():
+    """The page reads every profile type as folded stacks: heap answers format=folded too."""
+    code, headers, _ = d.get("/debug/pprof/heap?format=folded")
+    assert code == 200 and headers["Content-Type"].startswith("text/plain"), (code, headers)
+    code, _, body = d.get("/debug/pprof/heap?format=xml")
+    assert code == 400 and b"format" in body, (code, body)
 
 
 def test_flamegraph_shares():
@@ -329,6 +340,7 @@ def test_probe_panel_contract():
 try:
     check("webview_negotiation", test_negotiation)
     check("webview_processes_api", test_processes_api)
+    check("webview_heap_folded", test_heap_folded)
     check("webview_flamegraph_shares", test_flamegraph_shares)
     check("webview_live_refresh", test_live_refresh)
     check("webview_search", test_search)
