@@ -22,7 +22,7 @@ from browser import Browser  # noqa: E402
 ARTIFACTS = os.path.join(BUILD, "test-artifacts")
 NAMES = ("webview_negotiation", "webview_processes_api", "webview_heap_folded",
          "webview_flamegraph_shares", "webview_live_refresh", "webview_search", "webview_hover",
-         "webview_probe_histogram", "webview_probe_panel_contract")
+         "webview_zoom", "webview_probe_histogram", "webview_probe_panel_contract")
 
 d = Daemon("--profile.retention=2m")
 if b"web view was not built" in d.get("/", {"Accept": "text/html"})[2]:
@@ -222,6 +222,26 @@ def test_hover():
     browser.mouse_move(5, 5)
 
 
+def test_zoom():
+    """Clicking a frame zooms into it (full width); reset zoom brings the whole graph back."""
+    before = settled("flame")
+    x, y = frame_center("hot_30")
+    browser.click(x, y)
+    browser.wait_for("""(() => { const r = document.querySelector(
+        '#flame g.frame[name="hot_30"] rect').getBoundingClientRect();
+        return r.width > 0.95 * document.getElementById('flame').clientWidth; })()""",
+                     what="hot_30 zoomed to the full width")
+    zoomed = settled("flame")
+    assert zoomed.get("hot_60", 0) < 1 and zoomed.get("hot_10", 0) < 1, zoomed
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-zoom.png"))
+    browser.evaluate("document.getElementById('reset').click()")
+    browser.wait_for("""(() => { const r = document.querySelector(
+        '#flame g.frame[name="hot_60"] rect'); return r && r.getBoundingClientRect().width > 0;
+    })()""", what="hot_60 back after reset zoom")
+    after = settled("flame")
+    assert abs(after["hot_30"] - before["hot_30"]) < 2, (before, after)
+
+
 def test_probe_histogram():
     """A probe on hot_30: its latency histogram draws bars and marks p50/p95/p99."""
     code, body = post("/api/v1/probes", {"binary": os.path.join(TARGETS, "cpu_shares"),
@@ -345,6 +365,7 @@ try:
     check("webview_live_refresh", test_live_refresh)
     check("webview_search", test_search)
     check("webview_hover", test_hover)
+    check("webview_zoom", test_zoom)
     check("webview_probe_histogram", test_probe_histogram)
     check("webview_probe_panel_contract", test_probe_panel_contract)
 finally:
