@@ -89,7 +89,8 @@ $(WEBUI_STAMP): FORCE
 	@echo '$(WEBUI)' | cmp -s - $@ || echo '$(WEBUI)' > $@
 
 web/node_modules/.package-lock.json: web/package.json web/package-lock.json
-	cd web && $(NPM) ci --no-audit --no-fund
+	cd web && $(NPM) ci --no-audit --no-fund || { echo "npm ci failed (is the npm registry" \
+		"reachable?); make WEBUI=0 builds autoprof without the web view" >&2; exit 1; }
 	@touch $@
 
 $(WEBUI_PAGE): web/node_modules/.package-lock.json web/build.mjs $(wildcard web/src/*)

@@ -102,7 +102,9 @@ void webui__profiles(const struct http_request *req, struct http_response *resp,
 {
 	const struct daemon *d = ctx;
 	struct buf *b = &resp->body;
-	int err = buf__puts(b, "{\"profiles\":[");
+	/* The retention bounds every window the page may ask for. */
+	int err = buf__printf(b, "{\"retention_s\":%" PRIu64 ",\"profiles\":[",
+			      (uint64_t)(store__retention_ns(d->ctx.store) / NSEC));
 
 	(void)req;
 	for (unsigned int i = 0; !err && i < PROFILE__MAX; i++) {

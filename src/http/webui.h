@@ -22,7 +22,7 @@ void webui__page(const struct http_request *req, struct http_response *resp);
 /*
  * JSON for the page. ctx is the struct daemon.
  * GET /api/v1/profiles: the profile-type table, with the unit of each type's folded values and
- * whether its collector runs.
+ * whether its collector runs, and the retention (the longest window).
  * GET /api/v1/processes?type=NAME&seconds=N: the processes with samples of that type in the
  * window, most samples first.
  */

@@ -117,7 +117,7 @@ def test_processes_api():
     assert all(a["samples"] >= b["samples"] for a, b in zip(procs, procs[1:])), "not sorted"
     code, _, body = d.get("/api/v1/profiles")
     assert code == 200 and [p["name"] for p in json.loads(body)["profiles"]][:2] == \
-        ["cpu", "offcpu"], body
+        ["cpu", "offcpu"] and json.loads(body)["retention_s"] == 120, body
     for t in ("offcpu", "allocs", "heap"):
         code, _, body = d.get("/api/v1/processes?type=" + t)
         assert code == 200 and json.loads(body)["type"] == t, (t, code, body)
@@ -146,6 +146,8 @@ def test_flamegraph_shares():
     browser.goto(base + "/")
     browser.wait_for("!!document.querySelector('#process option[value=\"%d\"]')" % pid, timeout=20,
                      what="pid %d in the process list" % pid)
+    windows = browser.evaluate("[...document.getElementById('seconds').options].map(o => o.value)")
+    assert windows == ["10", "30", "60", "120"], windows  # none beyond the 2 min retention
     browser.screenshot(os.path.join(ARTIFACTS, "webview-all.png"))
     # Freeze the view (no live refresh re-rendering under the measurement), then pick the process.
     before = renders()
@@ -184,6 +186,7 @@ def test_live_refresh():
                      timeout=20, what="two live refreshes")
     assert total() > first, "total stayed at %d samples while cpu_shares ran" % first
     browser.evaluate("document.getElementById('live').click()")  # live off again
+    browser.wait_for("!document.body.dataset.refreshing", what="the last refresh to end")
     assert "live=0" in browser.evaluate("location.hash"), browser.evaluate("location.hash")
 
 
@@ -209,7 +212,9 @@ def test_search():
 
 def test_hover():
     """Hovering a frame shows its name, samples and share in a tooltip."""
+    settled("flame")
     x, y = frame_center("hot_60")
+    browser.mouse_move(5, 5)
     browser.mouse_move(x, y)
     tip = browser.wait_for("""(() => {
         const tips = document.querySelectorAll('.d3-flame-graph-tip');

@@ -242,7 +242,20 @@ function setStatus(text, error = false) {
 }
 
 async function loadProfiles() {
-	profiles = (await getJSON('/api/v1/profiles')).profiles;
+	const res = await getJSON('/api/v1/profiles');
+	profiles = res.profiles;
+	// Windows beyond the retention would be refused: offer the retention itself instead.
+	const win = $('seconds');
+	for (const o of [...win.options])
+		if (Number(o.value) > res.retention_s)
+			o.remove();
+	if (![...win.options].some((o) => Number(o.value) === res.retention_s))
+		win.append(new Option(`last ${res.retention_s} s (all kept)`, res.retention_s));
+	if (state.seconds > res.retention_s)
+		state.seconds = res.retention_s;
+	if (![...win.options].some((o) => Number(o.value) === state.seconds))
+		win.append(new Option(`last ${state.seconds} s`, state.seconds));
+	win.value = String(state.seconds);
 	const sel = $('type');
 	sel.replaceChildren(...profiles.map((p) => {
 		const o = new Option(p.available ? p.name : `${p.name} (not collected)`, p.name);
@@ -426,6 +439,7 @@ async function refresh({ force = false } = {}) {
 		return;
 	}
 	busy = true;
+	document.body.dataset.refreshing = '1';
 	try {
 		await loadProcesses();
 		if (force || !flame.zoomed)
@@ -448,6 +462,7 @@ async function refresh({ force = false } = {}) {
 		queued = null;
 		await refresh(again);
 	}
+	delete document.body.dataset.refreshing;
 }
 
 function bind() {
@@ -509,9 +524,6 @@ function bind() {
 
 async function main() {
 	readHash();
-	$('seconds').value = String(state.seconds);
-	if ($('seconds').value !== String(state.seconds))
-		$('seconds').append(new Option(`last ${state.seconds} s`, state.seconds, true, true));
 	$('search').value = state.q;
 	$('live').checked = state.live;
 	$('topdown').checked = state.topdown;
