@@ -146,6 +146,9 @@ def test_flamegraph_shares():
     browser.goto(base + "/")
     browser.wait_for("!!document.querySelector('#process option[value=\"%d\"]')" % pid, timeout=20,
                      what="pid %d in the process list" % pid)
+    browser.wait_for("Number(document.getElementById('flame').dataset.renders || 0) > 0",
+                     what="the first flame graph")
+    settled("flame")
     windows = browser.evaluate("[...document.getElementById('seconds').options].map(o => o.value)")
     assert windows == ["10", "30", "60", "120"], windows  # none beyond the 2 min retention
     browser.screenshot(os.path.join(ARTIFACTS, "webview-all.png"))
