@@ -174,6 +174,9 @@ def test_flamegraph_shares():
     for f, want in (("hot_60", 60), ("hot_30", 30), ("hot_10", 10)):
         assert abs(shares[f] - want) <= 6, "widths %s (want 60/30/10 ±6): %s" % (shares, w)
     assert "cpu_shares" in w and "dispatch" in w and "main" in w, sorted(w)
+    # The same view as a pprof file.
+    href = browser.evaluate("document.getElementById('download').getAttribute('href')")
+    assert href == "/debug/pprof/profile?seconds=60&pid=%d" % pid, href
     # Every other process is gone from the graph.
     assert abs(w["cpu_shares"] - w["all"]) < 2, w
     browser.screenshot(os.path.join(ARTIFACTS, "webview-flamegraph.png"))

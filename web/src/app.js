@@ -268,12 +268,16 @@ async function loadProfiles() {
 	sel.value = state.type;
 }
 
-async function loadProcesses() {
+async function loadProcesses(force) {
 	const q = new URLSearchParams({ type: state.type });
 	if (profile().windowed)
 		q.set('seconds', state.seconds);
-	const res = await getJSON('/api/v1/processes?' + q);
 	const sel = $('process');
+	// A live update rebuilding the list under an open drop-down would close it: not while the
+	// list has the focus.
+	if (!force && document.activeElement === sel && sel.options.length > 1)
+		return;
+	const res = await getJSON('/api/v1/processes?' + q);
 	const opts = [new Option('all processes', '')];
 	let found = false;
 	for (const p of res.processes) {
@@ -296,7 +300,10 @@ async function loadFlame() {
 		q.set('pid', state.pid);
 	const root = parseFolded(await getText(`${p.path}?${q}`));
 	flame.render(root, p.unit, state.q);
+	q.delete('format');
+	$('download').href = `${p.path}?${q}`;
 	const what = state.pid ? `pid ${state.pid}` : 'all processes';
+	document.title = `autoprof · ${p.name} · ${what}`;
 	const when = p.windowed ? `the last ${state.seconds} s` : 'now (live allocations)';
 	setStatus(`${p.name}: ${fmtValue(root.value, p.unit)} in ${what}, ${when} · updated ` +
 		new Date().toLocaleTimeString());
@@ -441,7 +448,7 @@ async function refresh({ force = false } = {}) {
 	busy = true;
 	document.body.dataset.refreshing = '1';
 	try {
-		await loadProcesses();
+		await loadProcesses(force);
 		if (force || !flame.zoomed)
 			await loadFlame();
 		else
@@ -468,7 +475,6 @@ async function refresh({ force = false } = {}) {
 function bind() {
 	$('type').addEventListener('change', (e) => {
 		state.type = e.target.value;
-		state.pid = '';
 		writeHash();
 		refresh({ force: true });
 	});
