@@ -290,6 +290,54 @@ void offcpu__settings(struct offcpu *oc, struct offcpu_settings *out)
 	pthread_mutex_unlock(&oc->lock);
 }
 
+/* Array slots for every tid up to this many; beyond, task storage (the array would be big). */
+#define MAX_SLOTS (1U << 18)
+
+static unsigned long read_ulong_file(const char *path)
+{
+	unsigned long v = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Where switch-out times live and which clock times them (bpf/offcpu.bpf.c). The run queue's
+ * clock is sched_clock(), one clock across CPUs only when the TSC is the stable clocksource;
+ * elsewhere the monotonic clock, at about 60 ns a read. A pid_max raised after this would fold
+ * new tids onto old slots: their spans are dropped by the tid check, never misattributed.
+ */
+static int choose_clock_and_slots(struct offcpu_bpf *skel)
+{
+	unsigned long pid_max = read_ulong_file("/proc/sys/kernel/pid_max");
+	char src[32] = "";
+	__u32 slots = 1;
+	FILE *f;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (f) {
+		if (!fgets(src, sizeof(src), f))
+			src[0] = '\0';
+		fclose(f);
+	}
+	skel->rodata->rq_clock = strncmp(src, "tsc", 3) == 0 && (src[3] == '\n' || !src[3]);
+	while (slots < pid_max && slots < MAX_SLOTS)
+		slots <<= 1;
+	skel->rodata->slots_by_tid = pid_max && slots >= pid_max;
+	if (!skel->rodata->slots_by_tid)
+		slots = 1;
+	skel->rodata->slot_mask = slots - 1;
+	pr_debug("switch-out times in %s (pid_max %lu), timed by the %s clock\n",
+		 skel->rodata->slots_by_tid ? "tid slots" : "task storage", pid_max,
+		 skel->rodata->rq_clock ? "run queue" : "monotonic");
+	return bpf_map__set_max_entries(skel->maps.slots, slots);
+}
+
 struct offcpu *offcpu__new(const struct offcpu_opts *opts, struct collect_ctx *ctx, int *err)
 {
 	struct offcpu *oc = calloc(1, sizeof(*oc));
@@ -309,6 +357,9 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts, struct collect_ctx *c
 	}
 	oc->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
 	oc->skel->rodata->unwind_tables = ctx->unwinder != NULL;
+	*err = choose_clock_and_slots(oc->skel);
+	if (*err)
+		goto out_destroy;
 	*err = collect__share_maps(ctx, oc->skel->obj);
 	if (*err) {
 		pr_err("cannot share the process map: %s\n", strerror(-*err));
