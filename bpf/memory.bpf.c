@@ -203,16 +203,55 @@ static __always_inline __u32 alloc_stack(struct pt_regs *ctx, struct memory_allo
 	return n;
 }
 
+/*
+ * A sampled allocation: into the live table, and to user space with the stack walked from the
+ * registers of ctx (the allocating call's return, or the preload marker's entry).
+ */
+static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 ptr, __u64 size,
+					 __u64 mean, __u32 flags)
+{
+	struct memory_key key = { .pid = pid, .ptr = ptr };
+	struct memory_alloc_event *e;
+	struct memory_live live;
+	__u32 zero = 0, n;
+
+	e = bpf_map_lookup_elem(&memory_scratch, &zero);
+	if (!e)
+		return;
+	e->type = MEMORY_EV_ALLOC;
+	e->pid = pid;
+	e->ptr = ptr;
+	e->size = size;
+	e->time_ns = bpf_ktime_get_ns();
+	e->mean = mean;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->flags = flags;
+	e->pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	live.size = size;
+	if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
+		e->flags |= MEMORY_F_UNTRACKED;
+		count(MEMORY_CNT_DROP_LIVE_FULL);
+	}
+	n = alloc_stack(ctx, e);
+	if (n > MEMORY_MAX_USTACK)
+		n = MEMORY_MAX_USTACK;
+	if (bpf_ringbuf_output(&memory_events, e,
+			       __builtin_offsetof(struct memory_alloc_event, stack) + n * sizeof(__u64),
+			       BPF_RB_NO_WAKEUP)) {
+		count(MEMORY_CNT_DROP_RINGBUF);
+		/* User space never learns of it: keep the table to what it knows. */
+		bpf_map_delete_elem(&memory_live, &key);
+	}
+}
+
 SEC("uretprobe.multi")
 int memory_return(struct pt_regs *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct memory_alloc_event *e;
-	struct memory_key key = { .pid = pid };
-	struct memory_live live;
 	struct mem_thread *t;
-	__u64 ptr = PT_REGS_RC(ctx), size, zero = 0;
-	__u32 fn, n;
+	__u64 ptr = PT_REGS_RC(ctx), size;
+	__u32 fn;
 
 	t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(), 0, 0);
 	/* Not the return of the call the entry recorded (a nested one's, or none). */
@@ -235,34 +274,30 @@ int memory_return(struct pt_regs *ctx)
 	}
 	if (!t->sampled || !ptr)
 		return 0;
+	record_alloc(ctx, pid, ptr, size, mean_interval, 0);
+	return 0;
+}
 
-	e = bpf_map_lookup_elem(&memory_scratch, (__u32 *)&zero);
-	if (!e)
+/*
+ * Preload mode: the shim (preload/autoprof_preload.c) sampled in the process and calls its
+ * markers for sampled allocations and their frees only; nothing here runs per allocation.
+ */
+SEC("uprobe.multi")
+int memory_marker(struct pt_regs *ctx)
+{
+	__u32 fn = bpf_get_attach_cookie(ctx) & 0xff;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 ptr = PT_REGS_PARM1(ctx);
+
+	if (!ptr)
 		return 0;
-	e->type = MEMORY_EV_ALLOC;
-	e->pid = pid;
-	e->ptr = ptr;
-	e->size = size;
-	e->time_ns = bpf_ktime_get_ns();
-	e->tid = (__u32)bpf_get_current_pid_tgid();
-	e->flags = 0;
-	e->pad = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	key.ptr = ptr;
-	live.size = size;
-	if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
-		e->flags |= MEMORY_F_UNTRACKED;
-		count(MEMORY_CNT_DROP_LIVE_FULL);
-	}
-	n = alloc_stack(ctx, e);
-	if (n > MEMORY_MAX_USTACK)
-		n = MEMORY_MAX_USTACK;
-	if (bpf_ringbuf_output(&memory_events, e,
-			       __builtin_offsetof(struct memory_alloc_event, stack) + n * sizeof(__u64),
-			       BPF_RB_NO_WAKEUP)) {
-		count(MEMORY_CNT_DROP_RINGBUF);
-		/* User space never learns of it: keep the table to what it knows. */
-		bpf_map_delete_elem(&memory_live, &key);
+	if (fn == MEMORY_FN_PRELOAD_FREE) {
+		count(MEMORY_CNT_FREES);
+		forget(pid, ptr);
+	} else if (fn == MEMORY_FN_PRELOAD_ALLOC) {
+		count(MEMORY_CNT_SAMPLED);
+		record_alloc(ctx, pid, ptr, PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx) ?: 1,
+			     MEMORY_F_PRELOAD);
 	}
 	return 0;
 }

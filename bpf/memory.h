@@ -24,6 +24,9 @@ enum memory_fn {
 	MEMORY_FN_POSIX_MEMALIGN,    /* posix_memalign(&ptr, align, size) -> 0 */
 	MEMORY_FN_ALIGNED_ALLOC,     /* aligned_alloc(align, size), memalign(align, size) */
 	MEMORY_FN_VALLOC,	     /* valloc(size), pvalloc(size) */
+	/* Preload mode: the shim's markers, called for sampled allocations only. */
+	MEMORY_FN_PRELOAD_ALLOC,     /* autoprof_preload_alloc(ptr, size, mean) */
+	MEMORY_FN_PRELOAD_FREE,	     /* autoprof_preload_free(ptr): a sampled block freed */
 	MEMORY_FN__MAX,
 };
 
@@ -47,6 +50,7 @@ enum memory_event_flags {
 	MEMORY_F_UNTRACKED = 1 << 0,	   /* the live table was full: counted in allocs only */
 	MEMORY_F_USTACK_TRUNCATED = 1 << 1, /* the walk stopped before the outermost frame */
 	MEMORY_F_USTACK_FP = 1 << 2,	   /* walked by frame pointers (no table yet) */
+	MEMORY_F_PRELOAD = 1 << 3,	   /* from the preload shim: its frames lead the stack */
 };
 
 struct memory_free_event {
@@ -56,13 +60,15 @@ struct memory_free_event {
 };
 
 /* Sent with only nr_ustack entries of stack[], leaf first: stack[0] is the caller's return
- * address (the allocating call site). */
+ * address (the allocating call site); in preload mode the marker's pc, then the shim's frames
+ * (user space strips them). mean: the sampling interval it was drawn with. */
 struct memory_alloc_event {
 	__u32 type; /* MEMORY_EV_ALLOC */
 	__u32 pid;
 	__u64 ptr;
 	__u64 size;
 	__u64 time_ns;
+	__u64 mean;
 	__u32 tid;
 	__u32 flags;
 	__u32 nr_ustack;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Memory profiling, attach mode: the user side of bpf/memory.bpf.c. Finds the object of each
+ * Memory profiling: the user side of bpf/memory.bpf.c. Attach mode: finds the object of each
  * target process that defines its allocator, places uprobes on cheap instructions of malloc,
  * calloc, realloc, free and the rest of the family (memsample.c), attaches them for that
- * process only (uprobe_multi links with a pid), and ingests sampled allocations (into the store:
- * allocs) and the frees of sampled allocations (the live table here: heap).
+ * process only (uprobe_multi links with a pid). Preload mode: a target that maps the preload
+ * shim (preload/autoprof_preload.c, found by its autoprof_preload_v1 symbol) samples in
+ * process; only the shim's two markers are probed. Either way, ingests sampled allocations
+ * (into the store: allocs) and the frees of sampled allocations (the live table here: heap).
  */
 #define pr_fmt(fmt) "memory: " fmt
 
@@ -61,6 +63,20 @@ static const struct {
 };
 #define NR_ALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
 
+/*
+ * The preload shim (preload/autoprof_preload.c): its record marks the library, its markers
+ * take the probes. A process that maps it is probed there and nowhere else.
+ */
+static const struct {
+	const char *name;
+	enum memory_fn fn; /* 0: the record */
+} preload_syms[] = {
+	{ "autoprof_preload_v1", 0 },
+	{ "autoprof_preload_alloc", MEMORY_FN_PRELOAD_ALLOC },
+	{ "autoprof_preload_free", MEMORY_FN_PRELOAD_FREE },
+};
+#define NR_PRELOAD_SYMS (sizeof(preload_syms) / sizeof(preload_syms[0]))
+
 struct target {
 	uint32_t id;
 	bool removed;
@@ -72,7 +88,9 @@ struct mproc {
 	struct mproc *next;
 	uint32_t pid;
 	bool attached;
+	bool preload; /* through the shim's markers */
 	bool seen; /* mark for a rescan */
+	uint64_t shim_lo, shim_hi; /* preload: where the shim is mapped (its frames lead stacks) */
 	uint64_t deadline_ns;
 	char exe[256];
 	char object[PATH_MAX]; /* the file defining malloc */
@@ -229,21 +247,13 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
-/*
- * The allocator functions fd defines (.dynsym, and .symtab for a static executable), each with
- * its probe offset. Returns how many, 0 when it does not define both malloc and free.
- */
-static int find_sites(struct memory *m, int fd, struct site *sites)
+/* The addresses of names[0, n) in elf's .dynsym and .symtab (functions and objects defined
+ * here, not local); 0 for those it lacks. */
+static void lookup_syms(Elf *elf, const char *const *names, size_t n, uint64_t *vaddr)
 {
-	uint64_t vaddr[NR_ALLOC_FNS] = { 0 };
 	Elf_Scn *scn = NULL;
-	int nr = 0;
-	Elf *elf;
 
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return 0;
+	memset(vaddr, 0, n * sizeof(*vaddr));
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
@@ -254,22 +264,93 @@ static int find_sites(struct memory *m, int fd, struct site *sites)
 		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
 			const char *name;
+			int type;
 
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
-			    GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			type = GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_FUNC && type != STT_OBJECT) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			for (size_t k = 0; name && k < NR_ALLOC_FNS; k++)
-				if (!vaddr[k] && !strcmp(name, alloc_fns[k].name))
+			for (size_t k = 0; name && k < n; k++)
+				if (!vaddr[k] && !strcmp(name, names[k]))
 					vaddr[k] = sym.st_value;
 		}
 	}
-	for (size_t k = 0; k < NR_ALLOC_FNS; k++) {
-		uint8_t code[CODE_BYTES];
-		enum memprobe_kind kind;
+}
+
+/* The probe offset of the function at vaddr: on its first emulated instruction (counted). */
+static int probe_offset(struct memory *m, Elf *elf, int fd, uint64_t vaddr, uint64_t *off)
+{
+	uint8_t code[CODE_BYTES];
+	enum memprobe_kind kind;
+	ssize_t len;
+
+	if (!vaddr || vaddr_to_offset(elf, vaddr, off))
+		return -ENOENT;
+	len = pread(fd, code, sizeof(code), (off_t)*off);
+	*off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
+	if (kind == MEMPROBE_EMULATED)
+		m->probes_emulated++;
+	else
+		m->probes_entry++;
+	return 0;
+}
+
+/* The preload shim's two markers, when fd is the shim. Returns 2, or 0. */
+static int find_preload_sites(struct memory *m, Elf *elf, int fd, struct site *sites)
+{
+	const char *names[NR_PRELOAD_SYMS];
+	uint64_t vaddr[NR_PRELOAD_SYMS];
+	int nr = 0;
+
+	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++)
+		names[k] = preload_syms[k].name;
+	lookup_syms(elf, names, NR_PRELOAD_SYMS, vaddr);
+	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++)
+		if (!vaddr[k])
+			return 0;
+	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++) {
 		uint64_t off;
-		ssize_t len;
+
+		if (!preload_syms[k].fn)
+			continue;
+		if (probe_offset(m, elf, fd, vaddr[k], &off))
+			return 0;
+		sites[nr++] = (struct site){ off, preload_syms[k].fn, false };
+	}
+	return nr;
+}
+
+/*
+ * What to probe in fd: the preload shim's markers (*preload set), or the allocator functions it
+ * defines (.dynsym, and .symtab for a static executable), each with its probe offset. Returns
+ * how many, 0 when it is neither the shim nor defines both malloc and free.
+ */
+static int find_sites(struct memory *m, int fd, struct site *sites, bool *preload)
+{
+	const char *names[NR_ALLOC_FNS];
+	uint64_t vaddr[NR_ALLOC_FNS];
+	int nr = 0;
+	Elf *elf;
+
+	*preload = false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return 0;
+	nr = find_preload_sites(m, elf, fd, sites);
+	if (nr) {
+		*preload = true;
+		elf_end(elf);
+		return nr;
+	}
+	for (size_t k = 0; k < NR_ALLOC_FNS; k++)
+		names[k] = alloc_fns[k].name;
+	lookup_syms(elf, names, NR_ALLOC_FNS, vaddr);
+	for (size_t k = 0; k < NR_ALLOC_FNS; k++) {
+		uint64_t off;
 		bool dup = false;
 
 		if (!vaddr[k] || vaddr_to_offset(elf, vaddr[k], &off)) {
@@ -284,12 +365,8 @@ static int find_sites(struct memory *m, int fd, struct site *sites)
 			dup |= vaddr[j] == vaddr[k];
 		if (dup)
 			continue;
-		len = pread(fd, code, sizeof(code), (off_t)off);
-		off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
-		if (kind == MEMPROBE_EMULATED)
-			m->probes_emulated++;
-		else
-			m->probes_entry++;
+		if (probe_offset(m, elf, fd, vaddr[k], &off))
+			continue;
 		sites[nr++] = (struct site){ off, alloc_fns[k].fn, alloc_fns[k].ret };
 	}
 	elf_end(elf);
@@ -297,7 +374,8 @@ static int find_sites(struct memory *m, int fd, struct site *sites)
 }
 
 struct candidate {
-	struct map_entry e;
+	struct map_entry e; /* its first mapping */
+	uint64_t lo, hi;    /* the span of all its mappings */
 	char path[PATH_MAX];
 	bool is_exe;
 };
@@ -315,12 +393,19 @@ static int add_candidate(const struct map_entry *e, void *arg)
 
 	if (!e->path[0] || e->path[0] != '/' || cs->nr == MAX_CANDIDATES)
 		return 0;
-	for (int i = 0; i < cs->nr; i++)
-		if (cs->c[i].e.inode == e->inode && cs->c[i].e.dev_major == e->dev_major &&
-		    cs->c[i].e.dev_minor == e->dev_minor)
+	for (int i = 0; i < cs->nr; i++) {
+		c = &cs->c[i];
+		if (c->e.inode == e->inode && c->e.dev_major == e->dev_major &&
+		    c->e.dev_minor == e->dev_minor) {
+			c->lo = e->start < c->lo ? e->start : c->lo;
+			c->hi = e->end > c->hi ? e->end : c->hi;
 			return 0;
+		}
+	}
 	c = &cs->c[cs->nr++];
 	c->e = *e;
+	c->lo = e->start;
+	c->hi = e->end;
 	snprintf(c->path, sizeof(c->path), "%s", e->path);
 	c->e.path = c->path;
 	c->is_exe = !strcmp(c->path, cs->exe_path);
@@ -338,8 +423,9 @@ static int candidate__cmp(const void *a, const void *b)
 	return x->e.start < y->e.start ? 1 : x->e.start > y->e.start ? -1 : 0;
 }
 
-static struct bpf_link *attach_sites(struct memory *m, const struct mproc *p, const char *path,
-				     const struct site *sites, int nr, bool ret)
+/* The entries (ret false) or the returns of sites, to prog. */
+static struct bpf_link *attach_sites(struct bpf_program *prog, const struct mproc *p,
+				     const char *path, const struct site *sites, int nr, bool ret)
 {
 	unsigned long offs[NR_ALLOC_FNS];
 	__u64 cookies[NR_ALLOC_FNS];
@@ -354,9 +440,7 @@ static struct bpf_link *attach_sites(struct memory *m, const struct mproc *p, co
 		cookies[n++] = sites[i].fn;
 	}
 	opts.cnt = n;
-	return bpf_program__attach_uprobe_multi(ret ? m->skel->progs.memory_return :
-						      m->skel->progs.memory_entry,
-						(pid_t)p->pid, path, NULL, &opts);
+	return bpf_program__attach_uprobe_multi(prog, (pid_t)p->pid, path, NULL, &opts);
 }
 
 /* Attaches p's allocator. 0, -EAGAIN (not mapped yet) or another negative errno. */
@@ -367,6 +451,7 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 	struct site sites[NR_ALLOC_FNS];
 	char exe[PATH_MAX], link[64];
 	int err = -EAGAIN, nr = 0;
+	bool preload;
 	ssize_t len;
 
 	if (!cands)
@@ -386,16 +471,25 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 
 		if (fd < 0)
 			continue;
-		nr = find_sites(m, fd, sites);
+		nr = find_sites(m, fd, sites, &preload);
 		close(fd);
 		if (!nr)
 			continue;
 		/* The very file mapped, whatever mount namespace or deletion. */
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->pid,
 			 cands[i].e.start, cands[i].e.end);
-		p->entry = attach_sites(m, p, path, sites, nr, false);
-		p->ret = p->entry ? attach_sites(m, p, path, sites, nr, true) : NULL;
-		if (!p->entry || !p->ret) {
+		if (preload) {
+			/* The markers only: no probe on the allocator, no return probes. */
+			p->entry = attach_sites(m->skel->progs.memory_marker, p, path, sites, nr,
+						false);
+		} else {
+			p->entry = attach_sites(m->skel->progs.memory_entry, p, path, sites, nr,
+						false);
+			p->ret = p->entry ? attach_sites(m->skel->progs.memory_return, p, path,
+							 sites, nr, true) :
+					    NULL;
+		}
+		if (!p->entry || (!preload && !p->ret)) {
 			err = -errno;
 			bpf_link__destroy(p->entry);
 			p->entry = NULL;
@@ -405,11 +499,18 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		}
 		snprintf(p->object, sizeof(p->object), "%s", cands[i].path);
 		p->attached = true;
+		p->preload = preload;
+		p->shim_lo = preload ? cands[i].lo : 0;
+		p->shim_hi = preload ? cands[i].hi : 0;
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
-		pr_info("pid %u (%s): %d allocator functions probed in %s\n", p->pid, p->exe, nr,
-			cands[i].path);
+		if (preload)
+			pr_info("pid %u (%s): preload shim %s, its markers probed\n", p->pid,
+				p->exe, cands[i].path);
+		else
+			pr_info("pid %u (%s): %d allocator functions probed in %s\n", p->pid,
+				p->exe, nr, cands[i].path);
 		break;
 	}
 out:
@@ -425,6 +526,7 @@ static void mproc__detach(struct memory *m, struct mproc *p)
 	if (p->attached)
 		live__drop_pid(m, p->pid);
 	p->attached = false;
+	p->preload = false;
 }
 
 /* ---- targets -------------------------------------------------------------------------------- */
@@ -670,8 +772,10 @@ int memory__list_targets(struct memory *m, struct buf *out)
 			if (t->spec.pid ? t->spec.pid != p->pid :
 					  !memtarget__match(t->spec.pattern, p->exe))
 				continue;
-			err = buf__printf(out, "%s{\"pid\":%u,\"attached\":%s,\"object\":", sep ? "" : ",",
-					  p->pid, p->attached ? "true" : "false") ?:
+			err = buf__printf(out,
+					  "%s{\"pid\":%u,\"attached\":%s,\"mode\":\"%s\",\"object\":",
+					  sep ? "" : ",", p->pid, p->attached ? "true" : "false",
+					  p->preload ? "preload" : "attach") ?:
 			      json_string(out, p->object) ?: buf__puts(out, "}");
 			sep = false;
 		}
@@ -684,6 +788,29 @@ int memory__list_targets(struct memory *m, struct buf *out)
 
 /* ---- ingest --------------------------------------------------------------------------------- */
 
+/*
+ * How many leading frames of a preload sample are the shim's (the marker, the interposed
+ * function and its helpers): the sample belongs to the first frame outside it, the caller of
+ * malloc. By address, whatever the shim's inlining.
+ */
+static uint32_t shim_frames(struct memory *m, const struct memory_alloc_event *e)
+{
+	uint64_t lo = 0, hi = 0;
+	struct mproc *p;
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&m->lock);
+	p = *mproc__find(m, e->pid);
+	if (p && p->preload) {
+		lo = p->shim_lo;
+		hi = p->shim_hi;
+	}
+	pthread_mutex_unlock(&m->lock);
+	while (n < e->nr_ustack && e->stack[n] >= lo && e->stack[n] < hi)
+		n++;
+	return n;
+}
+
 static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, size_t size)
 {
 	struct collect_ctx *ctx = m->ctx;
@@ -695,16 +822,20 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	struct proc *p;
 	uint32_t nu = e->nr_ustack;
 	struct live *l, **pp;
+	uint32_t skip = 0;
 
 	if (nu > MEMORY_MAX_USTACK || size < offsetof(struct memory_alloc_event, stack) +
 						     nu * sizeof(__u64)) {
 		m->drop_malformed++;
 		return;
 	}
+	if (e->flags & MEMORY_F_PRELOAD)
+		skip = shim_frames(m, e);
+	nu -= skip;
 	/* Every entry is a return address, the first too (the allocating call's): step back
 	 * into the call. */
 	for (uint32_t i = 0; i < nu; i++)
-		uaddrs[i] = e->stack[i] - 1;
+		uaddrs[i] = e->stack[skip + i] - 1;
 	p = proctab__get(ctx->proctab, e->pid, 0, now);
 	if (p && nu)
 		proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->frames, now);
@@ -714,7 +845,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->frames[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 	memcpy(comm, e->comm, MEMORY_COMM_LEN);
 	comm[MEMORY_COMM_LEN] = '\0';
-	memsample__scale(e->size, m->mean, drand48(), &objects, &bytes);
+	memsample__scale(e->size, e->mean ? e->mean : m->mean, drand48(), &objects, &bytes);
 	smp = (struct sample){
 		.type = PROFILE_ALLOCS,
 		.pid = e->pid,
@@ -1003,6 +1134,7 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 		out->targets += !m->targets[i].removed;
 	for (struct mproc *p = m->procs; p; p = p->next) {
 		out->procs_attached += p->attached;
+		out->procs_preload += p->attached && p->preload;
 		out->procs_pending += !p->attached;
 	}
 	out->live = m->nr_live;

@@ -13,7 +13,9 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import Daemon, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
+from aplib import BUILD, Daemon, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
+
+SHIM = os.path.join(BUILD, "libautoprof_preload.so")
 
 # A 64 KiB mean keeps the estimate of ~500 leaked blocks within a few percent.
 d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak",
@@ -56,19 +58,33 @@ def profile(path):
     return body
 
 
-def start_leak(seconds, linger, name="mem_leak"):
+def start_leak(seconds, linger, name="mem_leak", env=None):
     exe = os.path.join(TARGETS, "mem_leak")
     if name != "mem_leak":
         exe = os.path.join(TMP, name)
         shutil.copy(os.path.join(TARGETS, "mem_leak"), exe)
-    p = subprocess.Popen([exe, str(seconds), str(linger)], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([exe, str(seconds), str(linger)], stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})))
     return p, int(p.stdout.readline())
 
 
-def test_heap_and_allocs():
+def process_entry(pid):
+    code, body = request("GET", "/api/v1/targets/memory")
+    assert code == 200, (code, body)
+    for t in json.loads(body):
+        for pr in t["processes"]:
+            if pr["pid"] == pid:
+                return pr
+    return None
+
+
+def test_heap_and_allocs(env=None, mode="attach"):
     """heap: the leaking function holds ~all live bytes (±20 % of the true total), churn none;
     allocs: churn dominates allocated objects. The target is picked up at exec by its name."""
-    p, pid = start_leak(5, 15)
+    p, pid = start_leak(5, 15, env=env)
+    time.sleep(1)
+    pr = process_entry(pid)
+    assert pr and pr["attached"] and pr["mode"] == mode, pr
     leaked = int(p.stdout.readline().split()[1])
     time.sleep(0.5)
     heap = profile("/debug/pprof/heap?pid=%d" % pid)
@@ -95,6 +111,23 @@ def test_heap_and_allocs():
     assert re.search(r"churn\n\s+main\n", tr), tr[:1500]
     p.kill()
     p.wait()
+    return objs
+
+
+def test_preload():
+    """The same program under LD_PRELOAD=libautoprof_preload.so (sampling at the daemon's
+    64 KiB, from the environment): profiled through the shim's markers only, no probe on malloc
+    or free; heap and allocs as in attach mode, attributed to the user's functions (no shim
+    frame in any stack)."""
+    calls = metric("autoprof_memory_calls_total", '{call="alloc"}')
+    objs = test_heap_and_allocs(env={"LD_PRELOAD": SHIM,
+                                     "AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"},
+                                mode="preload")
+    assert metric("autoprof_memory_calls_total", '{call="alloc"}') == calls, \
+        "an allocator probe fired in preload mode"
+    assert not any(k in ("malloc", "free", "sampled", "autoprof_preload_alloc")
+                   for k in objs), objs
+    assert metric("autoprof_memory_calls_total", '{call="free_sampled"}') > 0
 
 
 def test_exit_leaves_nothing():
@@ -179,6 +212,7 @@ def test_api_bad_input():
 
 
 check("memory_heap_and_allocs", test_heap_and_allocs)
+check("memory_preload", test_preload)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
 check("memory_api_targets", test_api_targets)
 check("memory_api_bad_input", test_api_bad_input)
