@@ -176,16 +176,22 @@ int memory_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* The stack of the allocating call, from the caller's registers right after the return. */
-static __always_inline __u32 alloc_stack(struct pt_regs *ctx, struct memory_alloc_event *e)
+/* Where a stack walk starts: a pc with its stack and frame pointers. */
+struct walk_start {
+	__u64 pc, sp, bp;
+};
+
+/* The stack of the allocating call from `at` (the caller's registers right after the return, or
+ * what the preload shim says they are); by frame pointers from ctx when there is no table. */
+static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_start *at,
+					 struct memory_alloc_event *e)
 {
 	struct unwind_outcome out = {};
 	bool truncated;
 	long n = -1;
 
 	if (unwind_tables)
-		n = unwind__user_stack(e->pid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx),
-				       e->stack, &out);
+		n = unwind__user_stack(e->pid, at->pc, at->sp, at->bp, e->stack, &out);
 	truncated = out.truncated;
 	if (n < 0) {
 		e->flags |= MEMORY_F_USTACK_FP;
@@ -207,8 +213,8 @@ static __always_inline __u32 alloc_stack(struct pt_regs *ctx, struct memory_allo
  * A sampled allocation: into the live table, and to user space with the stack walked from the
  * registers of ctx (the allocating call's return, or the preload marker's entry).
  */
-static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 ptr, __u64 size,
-					 __u64 mean, __u32 flags)
+static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_start *at,
+					 __u32 pid, __u64 ptr, __u64 size, __u64 mean, __u32 flags)
 {
 	struct memory_key key = { .pid = pid, .ptr = ptr };
 	struct memory_alloc_event *e;
@@ -233,7 +239,7 @@ static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 p
 		e->flags |= MEMORY_F_UNTRACKED;
 		count(MEMORY_CNT_DROP_LIVE_FULL);
 	}
-	n = alloc_stack(ctx, e);
+	n = alloc_stack(ctx, at, e);
 	if (n > MEMORY_MAX_USTACK)
 		n = MEMORY_MAX_USTACK;
 	if (bpf_ringbuf_output(&memory_events, e,
@@ -250,6 +256,7 @@ int memory_return(struct pt_regs *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct mem_thread *t;
+	struct walk_start at;
 	__u64 ptr = PT_REGS_RC(ctx), size;
 	__u32 fn;
 
@@ -274,7 +281,8 @@ int memory_return(struct pt_regs *ctx)
 	}
 	if (!t->sampled || !ptr)
 		return 0;
-	record_alloc(ctx, pid, ptr, size, mean_interval, 0);
+	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+	record_alloc(ctx, &at, pid, ptr, size, mean_interval, 0);
 	return 0;
 }
 
@@ -288,6 +296,7 @@ int memory_marker(struct pt_regs *ctx)
 	__u32 fn = bpf_get_attach_cookie(ctx) & 0xff;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u64 ptr = PT_REGS_PARM1(ctx);
+	struct walk_start at;
 
 	if (!ptr)
 		return 0;
@@ -296,7 +305,21 @@ int memory_marker(struct pt_regs *ctx)
 		forget(pid, ptr);
 	} else if (fn == MEMORY_FN_PRELOAD_ALLOC) {
 		count(MEMORY_CNT_SAMPLED);
-		record_alloc(ctx, pid, ptr, PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx) ?: 1,
+		/* From the program's call into the shim when the shim says where it was (its
+		 * frames are not walked at all), else from the marker (user space strips them). */
+		/* Both read before choosing: clang would load through a select between two ctx
+		 * offsets, which does not verify. */
+		struct walk_start shim = { PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), PT_REGS_PARM6(ctx) };
+		struct walk_start here = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+
+		barrier_var(shim.pc);
+		barrier_var(shim.sp);
+		barrier_var(shim.bp);
+		barrier_var(here.pc);
+		barrier_var(here.sp);
+		barrier_var(here.bp);
+		at = shim.pc ? shim : here;
+		record_alloc(ctx, &at, pid, ptr, PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx) ?: 1,
 			     MEMORY_F_PRELOAD);
 	}
 	return 0;

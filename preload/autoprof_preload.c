@@ -67,7 +67,8 @@ EXPORT struct autoprof_preload autoprof_preload_v1 = {.version = 1, .mean = DEFA
  * (no endbr64, no frame setup before it), with CFI so that a table unwinder starting there
  * finds its caller. Arguments in the SysV registers: the uprobe reads them.
  */
-EXPORT void autoprof_preload_alloc(void *ptr, size_t size, uint64_t mean);
+EXPORT void autoprof_preload_alloc(void *ptr, size_t size, uint64_t mean, void *pc, void *sp,
+				   void *bp);
 EXPORT void autoprof_preload_free(void *ptr);
 __asm__(".text\n"
 	".globl autoprof_preload_alloc\n"
@@ -421,7 +422,14 @@ static inline bool sample(size_t size)
 }
 
 /* Reports a sampled allocation of p (NULL: failed, nothing to report). */
-static __attribute__((noinline)) void *sampled(void *p, size_t size)
+/*
+ * Where the program called the interposed function: its return address, and that function's
+ * frame (built with frame pointers: the saved rbp at frame[0], the return address at frame[1]),
+ * so that autoprof starts the stack there instead of walking the shim's own frames.
+ */
+#define CALLER __builtin_return_address(0), __builtin_frame_address(0)
+
+static __attribute__((noinline)) void *sampled(void *p, size_t size, void *ret, void **frame)
 {
 	if (!p || in_boot_arena(p))
 		return p;
@@ -430,8 +438,8 @@ static __attribute__((noinline)) void *sampled(void *p, size_t size)
 		__atomic_fetch_add(&autoprof_preload_v1.untracked, 1, __ATOMIC_RELAXED);
 		return p;
 	}
-	autoprof_preload_alloc(p, size,
-			       __atomic_load_n(&autoprof_preload_v1.mean, __ATOMIC_RELAXED));
+	autoprof_preload_alloc(p, size, __atomic_load_n(&autoprof_preload_v1.mean, __ATOMIC_RELAXED),
+			       ret, frame + 2, frame[0]);
 	return p;
 }
 
@@ -441,7 +449,7 @@ EXPORT void *malloc(size_t n)
 {
 	if (likely(!sample(n)))
 		return real.malloc(n);
-	return sampled(real.malloc(n), n);
+	return sampled(real.malloc(n), n, CALLER);
 }
 
 static __attribute__((noinline)) void free_slow(void *p)
@@ -466,7 +474,7 @@ EXPORT void *calloc(size_t n, size_t size)
 
 	if (__builtin_mul_overflow(n, size, &total) || likely(!sample(total)))
 		return real.calloc(n, size);
-	return sampled(real.calloc(n, size), total);
+	return sampled(real.calloc(n, size), total, CALLER);
 }
 
 /*
@@ -491,7 +499,7 @@ EXPORT void *realloc(void *p, size_t n)
 	}
 	if (likely(!sample(n)) || (p && !n))
 		return real.realloc(p, n);
-	return sampled(real.realloc(p, n), n);
+	return sampled(real.realloc(p, n), n, CALLER);
 }
 
 /* Through our realloc: glibc's own reallocarray would call it again (sampling twice). */
@@ -514,7 +522,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		return real.posix_memalign(out, align, n);
 	err = real.posix_memalign(out, align, n);
 	if (!err)
-		sampled(*out, n);
+		sampled(*out, n, CALLER);
 	return err;
 }
 
@@ -522,28 +530,28 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (likely(!sample(n)))
 		return real.aligned_alloc(align, n);
-	return sampled(real.aligned_alloc(align, n), n);
+	return sampled(real.aligned_alloc(align, n), n, CALLER);
 }
 
 EXPORT void *memalign(size_t align, size_t n)
 {
 	if (likely(!sample(n)))
 		return real.memalign(align, n);
-	return sampled(real.memalign(align, n), n);
+	return sampled(real.memalign(align, n), n, CALLER);
 }
 
 EXPORT void *valloc(size_t n)
 {
 	if (likely(!sample(n)))
 		return real.valloc(n);
-	return sampled(real.valloc(n), n);
+	return sampled(real.valloc(n), n, CALLER);
 }
 
 EXPORT void *pvalloc(size_t n)
 {
 	if (likely(!sample(n)))
 		return real.pvalloc(n);
-	return sampled(real.pvalloc(n), n);
+	return sampled(real.pvalloc(n), n, CALLER);
 }
 
 /* A fork while another thread holds a stripe must not leave the child's locked for good. */

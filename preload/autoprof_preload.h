@@ -19,8 +19,12 @@ struct autoprof_preload {
 };
 extern struct autoprof_preload autoprof_preload_v1;
 
-/* A sampled allocation of size bytes at ptr, drawn with mean interval `mean`. */
-void autoprof_preload_alloc(void *ptr, size_t size, uint64_t mean);
+/*
+ * A sampled allocation of size bytes at ptr, drawn with mean interval `mean`, by a call that
+ * returns to pc with the caller's stack pointer sp and frame pointer bp (where the stack walk
+ * starts; pc 0: from the marker itself).
+ */
+void autoprof_preload_alloc(void *ptr, size_t size, uint64_t mean, void *pc, void *sp, void *bp);
 /* A sampled allocation is about to be freed (or moved by realloc). */
 void autoprof_preload_free(void *ptr);
 
