@@ -325,4 +325,48 @@ int memory_marker(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * Go: the runtime samples by itself (one object per runtime.MemProfileRate bytes) and calls
+ * mProf_Malloc for each sampled object; the sweeper frees a profiled object's record through
+ * freeSpecial. Entry probes only: a uretprobe's hijacked return address breaks when Go moves the
+ * goroutine's stack. The walk starts at the probe (frame pointers); user space strips the
+ * runtime's leading frames and scales by the process's MemProfileRate.
+ */
+SEC("uprobe.multi")
+int memory_go(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct walk_start at;
+	__u64 ptr, size, ax = ctx->ax, bx = ctx->bx, cx = ctx->cx;
+
+	/* Read before choosing (a select between ctx offsets does not verify). */
+	barrier_var(ax);
+	barrier_var(bx);
+	barrier_var(cx);
+	if ((cookie & 0xff) == MEMORY_FN_GO_FREE) {
+		ptr = bx;
+		if (ptr) {
+			count(MEMORY_CNT_FREES);
+			forget(pid, ptr);
+		}
+		return 0;
+	}
+	if ((cookie & 0xff) != MEMORY_FN_GO_MALLOC)
+		return 0;
+	if (cookie & MEMORY_COOKIE_GO_MP) {
+		ptr = bx;
+		size = cx;
+	} else {
+		ptr = ax;
+		size = bx;
+	}
+	if (!ptr)
+		return 0;
+	count(MEMORY_CNT_SAMPLED);
+	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+	record_alloc(ctx, &at, pid, ptr, size, 0, MEMORY_F_GO);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -27,8 +27,14 @@ enum memory_fn {
 	/* Preload mode: the shim's markers, called for sampled allocations only. */
 	MEMORY_FN_PRELOAD_ALLOC,     /* autoprof_preload_alloc(ptr, size, mean) */
 	MEMORY_FN_PRELOAD_FREE,	     /* autoprof_preload_free(ptr): a sampled block freed */
+	/* Go: the runtime's own sampled path (register ABI: arguments in RAX, RBX, RCX...). */
+	MEMORY_FN_GO_MALLOC,	     /* runtime.mProf_Malloc([mp,] p, size): a sampled object */
+	MEMORY_FN_GO_FREE,	     /* runtime.freeSpecial(s, p, size): a profiled object swept */
 	MEMORY_FN__MAX,
 };
+
+/* Cookie bit: runtime.mProf_Malloc takes mp first (Go 1.23 and later). */
+#define MEMORY_COOKIE_GO_MP (1 << 8)
 
 /* A live sampled allocation: key of the live table, also what a free event carries. */
 struct memory_key {
@@ -51,6 +57,7 @@ enum memory_event_flags {
 	MEMORY_F_USTACK_TRUNCATED = 1 << 1, /* the walk stopped before the outermost frame */
 	MEMORY_F_USTACK_FP = 1 << 2,	   /* walked by frame pointers (no table yet) */
 	MEMORY_F_PRELOAD = 1 << 3,	   /* from the preload shim: its frames lead the stack */
+	MEMORY_F_GO = 1 << 4,		   /* Go's runtime: its frames lead, mean is its rate */
 };
 
 struct memory_free_event {

@@ -34,6 +34,7 @@
 #include "../symbolize/symbolizer.h"
 #include "bpf/memory.h"
 #include "bpf/memory.skel.h"
+#include "golabels.h"
 #include "memory.h"
 
 #define NSEC 1000000000ULL
@@ -77,6 +78,40 @@ static const struct {
 };
 #define NR_PRELOAD_SYMS (sizeof(preload_syms) / sizeof(preload_syms[0]))
 
+/* How a process is profiled: its allocator probed, the preload shim's markers, or Go's own
+ * sampled path. Also the "mode" the API shows. */
+enum mode {
+	MODE_ATTACH,
+	MODE_PRELOAD,
+	MODE_GO,
+};
+static const char *const mode_names[] = { "attach", "preload", "go" };
+
+/* Go: the runtime's sampled path (runtime.mProf_Malloc), the sweeper's free of a profiled
+ * object's record (runtime.freeSpecial), and the rate it samples at. */
+enum { GO_MALLOC, GO_FREE, GO_RATE, NR_GO_SYMS };
+static const char *const go_syms[NR_GO_SYMS] = {
+	[GO_MALLOC] = "runtime.mProf_Malloc",
+	[GO_FREE] = "runtime.freeSpecial",
+	[GO_RATE] = "runtime.MemProfileRate",
+};
+#define GO_DEFAULT_RATE (512 * 1024)
+/* runtime.mProf_Malloc(mp *m, p, size) from this release on; (p, size) before. */
+#define GO_MP_FIRST_MINOR 23
+
+struct range {
+	uint64_t lo, hi;
+};
+
+/* What the Go runtime's frames and rate are, as found in the executable (link-time addresses). */
+struct go_info {
+	uint64_t rate_vaddr; /* runtime.MemProfileRate; 0: unknown, the default */
+	uint64_t min_vaddr;  /* the first PT_LOAD's page: a PIE's load bias is from there */
+	bool pie;
+	struct range *rt; /* the runtime package's functions, sorted and merged */
+	size_t nr_rt;
+};
+
 struct target {
 	uint32_t id;
 	bool removed;
@@ -88,9 +123,15 @@ struct mproc {
 	struct mproc *next;
 	uint32_t pid;
 	bool attached;
-	bool preload; /* through the shim's markers */
+	enum mode mode;
 	bool seen; /* mark for a rescan */
 	uint64_t shim_lo, shim_hi; /* preload: where the shim is mapped (its frames lead stacks) */
+	/* Go: the runtime's functions (run-time addresses; they lead stacks), MemProfileRate's
+	 * address, read through mem_fd at each sample */
+	struct range *go_rt;
+	size_t nr_go_rt;
+	uint64_t go_rate_addr;
+	int mem_fd;
 	uint64_t deadline_ns;
 	char exe[256];
 	char object[PATH_MAX]; /* the file defining malloc */
@@ -223,7 +264,7 @@ static void live__drop_pid(struct memory *m, uint32_t pid)
 
 struct site {
 	unsigned long offset; /* in the file */
-	enum memory_fn fn;
+	uint64_t fn;	      /* the cookie: enum memory_fn, MEMORY_COOKIE_* */
 	bool ret;
 };
 
@@ -323,26 +364,155 @@ static int find_preload_sites(struct memory *m, Elf *elf, int fd, struct site *s
 	return nr;
 }
 
+/* Whether a Go executable's runtime.mProf_Malloc takes mp first (by its .go.buildinfo). */
+static bool go_mp_first(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int minor;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		char version[32];
+		Elf_Data *data;
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".go.buildinfo"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || golabels__buildinfo_version(data->d_buf, data->d_size, version,
+							 sizeof(version)))
+			return false;
+		return sscanf(version, "go1.%d", &minor) == 1 && minor >= GO_MP_FIRST_MINOR;
+	}
+	return false;
+}
+
+static int range__cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The runtime package's functions in .symtab, sorted, touching ones merged. */
+static void go_runtime_ranges(Elf *elf, struct go_info *gi)
+{
+	Elf_Scn *scn = NULL;
+	size_t n = 0, cap = 0;
+	struct range *r = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_size)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || strncmp(name, "runtime.", 8))
+				continue;
+			if (n == cap) {
+				struct range *nr = realloc(r, (cap = cap ? cap * 2 : 512) * sizeof(*r));
+
+				if (!nr)
+					goto out;
+				r = nr;
+			}
+			r[n++] = (struct range){ sym.st_value, sym.st_value + sym.st_size };
+		}
+	}
+out:
+	if (n)
+		qsort(r, n, sizeof(*r), range__cmp);
+	gi->nr_rt = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* Functions are 32-byte aligned at most: a gap of padding still touches. */
+		if (gi->nr_rt && r[i].lo <= r[gi->nr_rt - 1].hi + 32) {
+			if (r[i].hi > r[gi->nr_rt - 1].hi)
+				r[gi->nr_rt - 1].hi = r[i].hi;
+		} else {
+			r[gi->nr_rt++] = r[i];
+		}
+	}
+	gi->rt = r;
+}
+
+/* Go's sampled path in a Go executable: mProf_Malloc and (for frees) freeSpecial. 0: not Go. */
+static int find_go_sites(struct memory *m, Elf *elf, int fd, struct site *sites,
+			 struct go_info *gi)
+{
+	uint64_t vaddr[NR_GO_SYMS], off;
+	GElf_Ehdr eh;
+	size_t nph;
+	int nr = 0;
+
+	lookup_syms(elf, go_syms, NR_GO_SYMS, vaddr);
+	if (!vaddr[GO_MALLOC] || probe_offset(m, elf, fd, vaddr[GO_MALLOC], &off))
+		return 0;
+	sites[nr++] = (struct site){ off, MEMORY_FN_GO_MALLOC |
+						  (go_mp_first(elf) ? MEMORY_COOKIE_GO_MP : 0),
+				     false };
+	/* Without it sampled objects never leave the heap profile: still allocs. */
+	if (vaddr[GO_FREE] && !probe_offset(m, elf, fd, vaddr[GO_FREE], &off))
+		sites[nr++] = (struct site){ off, MEMORY_FN_GO_FREE, false };
+	gi->rate_vaddr = vaddr[GO_RATE];
+	gi->pie = gelf_getehdr(elf, &eh) && eh.e_type == ET_DYN;
+	gi->min_vaddr = 0;
+	if (!elf_getphdrnum(elf, &nph)) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
+				gi->min_vaddr = ph.p_vaddr & ~4095ULL;
+				break;
+			}
+		}
+	}
+	go_runtime_ranges(elf, gi);
+	return nr;
+}
+
 /*
- * What to probe in fd: the preload shim's markers (*preload set), or the allocator functions it
- * defines (.dynsym, and .symtab for a static executable), each with its probe offset. Returns
- * how many, 0 when it is neither the shim nor defines both malloc and free.
+ * What to probe in fd: the preload shim's markers, Go's sampled path, or the allocator
+ * functions it defines (.dynsym, and .symtab for a static executable), each with its probe
+ * offset; *mode says which. Returns how many, 0 when it is neither the shim nor Go nor defines
+ * both malloc and free. gi->rt is the caller's to free.
  */
-static int find_sites(struct memory *m, int fd, struct site *sites, bool *preload)
+static int find_sites(struct memory *m, int fd, struct site *sites, enum mode *mode,
+		      struct go_info *gi)
 {
 	const char *names[NR_ALLOC_FNS];
 	uint64_t vaddr[NR_ALLOC_FNS];
 	int nr = 0;
 	Elf *elf;
 
-	*preload = false;
+	*mode = MODE_ATTACH;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return 0;
 	nr = find_preload_sites(m, elf, fd, sites);
 	if (nr) {
-		*preload = true;
+		*mode = MODE_PRELOAD;
+		elf_end(elf);
+		return nr;
+	}
+	nr = find_go_sites(m, elf, fd, sites, gi);
+	if (nr) {
+		*mode = MODE_GO;
 		elf_end(elf);
 		return nr;
 	}
@@ -443,6 +613,25 @@ static struct bpf_link *attach_sites(struct bpf_program *prog, const struct mpro
 	return bpf_program__attach_uprobe_multi(prog, (pid_t)p->pid, path, NULL, &opts);
 }
 
+/* A Go process: its runtime's ranges and rate at run-time addresses (lo: the executable's lowest
+ * mapping, where a PIE's first PT_LOAD is). Takes gi->rt. */
+static void mproc__set_go(struct mproc *p, struct go_info *gi, uint64_t lo)
+{
+	uint64_t bias = gi->pie ? lo - gi->min_vaddr : 0;
+	char path[64];
+
+	for (size_t i = 0; i < gi->nr_rt; i++) {
+		gi->rt[i].lo += bias;
+		gi->rt[i].hi += bias;
+	}
+	p->go_rt = gi->rt;
+	p->nr_go_rt = gi->nr_rt;
+	gi->rt = NULL;
+	p->go_rate_addr = gi->rate_vaddr ? gi->rate_vaddr + bias : 0;
+	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
+	p->mem_fd = p->go_rate_addr ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+}
+
 /* Attaches p's allocator. 0, -EAGAIN (not mapped yet) or another negative errno. */
 static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 {
@@ -451,7 +640,8 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 	struct site sites[NR_ALLOC_FNS];
 	char exe[PATH_MAX], link[64];
 	int err = -EAGAIN, nr = 0;
-	bool preload;
+	struct go_info gi = { 0 };
+	enum mode mode;
 	ssize_t len;
 
 	if (!cands)
@@ -471,17 +661,20 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 
 		if (fd < 0)
 			continue;
-		nr = find_sites(m, fd, sites, &preload);
+		nr = find_sites(m, fd, sites, &mode, &gi);
 		close(fd);
 		if (!nr)
 			continue;
 		/* The very file mapped, whatever mount namespace or deletion. */
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->pid,
 			 cands[i].e.start, cands[i].e.end);
-		if (preload) {
+		if (mode == MODE_PRELOAD) {
 			/* The markers only: no probe on the allocator, no return probes. */
 			p->entry = attach_sites(m->skel->progs.memory_marker, p, path, sites, nr,
 						false);
+		} else if (mode == MODE_GO) {
+			/* Entries only: Go moves stacks, which a uretprobe does not survive. */
+			p->entry = attach_sites(m->skel->progs.memory_go, p, path, sites, nr, false);
 		} else {
 			p->entry = attach_sites(m->skel->progs.memory_entry, p, path, sites, nr,
 						false);
@@ -489,7 +682,7 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 							 sites, nr, true) :
 					    NULL;
 		}
-		if (!p->entry || (!preload && !p->ret)) {
+		if (!p->entry || (mode == MODE_ATTACH && !p->ret)) {
 			err = -errno;
 			bpf_link__destroy(p->entry);
 			p->entry = NULL;
@@ -499,21 +692,27 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		}
 		snprintf(p->object, sizeof(p->object), "%s", cands[i].path);
 		p->attached = true;
-		p->preload = preload;
-		p->shim_lo = preload ? cands[i].lo : 0;
-		p->shim_hi = preload ? cands[i].hi : 0;
+		p->mode = mode;
+		p->shim_lo = mode == MODE_PRELOAD ? cands[i].lo : 0;
+		p->shim_hi = mode == MODE_PRELOAD ? cands[i].hi : 0;
+		if (mode == MODE_GO)
+			mproc__set_go(p, &gi, cands[i].lo);
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
-		if (preload)
+		if (mode == MODE_PRELOAD)
 			pr_info("pid %u (%s): preload shim %s, its markers probed\n", p->pid,
 				p->exe, cands[i].path);
+		else if (mode == MODE_GO)
+			pr_info("pid %u (%s): Go runtime's sampled path probed (%s)\n", p->pid,
+				p->exe, nr > 1 ? "allocations and frees" : "allocations only");
 		else
 			pr_info("pid %u (%s): %d allocator functions probed in %s\n", p->pid,
 				p->exe, nr, cands[i].path);
 		break;
 	}
 out:
+	free(gi.rt);
 	free(cands);
 	return err;
 }
@@ -526,7 +725,13 @@ static void mproc__detach(struct memory *m, struct mproc *p)
 	if (p->attached)
 		live__drop_pid(m, p->pid);
 	p->attached = false;
-	p->preload = false;
+	p->mode = MODE_ATTACH;
+	free(p->go_rt);
+	p->go_rt = NULL;
+	p->nr_go_rt = 0;
+	if (p->mem_fd >= 0)
+		close(p->mem_fd);
+	p->mem_fd = -1;
 }
 
 /* ---- targets -------------------------------------------------------------------------------- */
@@ -599,6 +804,7 @@ static void consider(struct memory *m, uint32_t pid, const char *exe, uint64_t n
 	if (!p)
 		return;
 	p->pid = pid;
+	p->mem_fd = -1;
 	p->seen = true;
 	p->deadline_ns = now + ATTACH_WAIT_NS;
 	snprintf(p->exe, sizeof(p->exe), "%s", exe);
@@ -775,7 +981,7 @@ int memory__list_targets(struct memory *m, struct buf *out)
 			err = buf__printf(out,
 					  "%s{\"pid\":%u,\"attached\":%s,\"mode\":\"%s\",\"object\":",
 					  sep ? "" : ",", p->pid, p->attached ? "true" : "false",
-					  p->preload ? "preload" : "attach") ?:
+					  mode_names[p->mode]) ?:
 			      json_string(out, p->object) ?: buf__puts(out, "}");
 			sep = false;
 		}
@@ -788,26 +994,54 @@ int memory__list_targets(struct memory *m, struct buf *out)
 
 /* ---- ingest --------------------------------------------------------------------------------- */
 
-/*
- * How many leading frames of a preload sample are the shim's (the marker, the interposed
- * function and its helpers): the sample belongs to the first frame outside it, the caller of
- * malloc. By address, whatever the shim's inlining.
- */
-static uint32_t shim_frames(struct memory *m, const struct memory_alloc_event *e)
+static bool in_ranges(const struct range *r, size_t n, uint64_t pc)
 {
-	uint64_t lo = 0, hi = 0;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (pc < r[mid].lo)
+			hi = mid;
+		else if (pc >= r[mid].hi)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * How many leading frames of a sample are not the program's: the preload shim's (the marker,
+ * the interposed function and its helpers, when the walk started at the marker) or Go's
+ * runtime's (mProf_Malloc, mallocgc, newobject...), by address. The sample belongs to the first
+ * frame after them, the caller of malloc or the Go function that allocated; a stack that is the
+ * runtime's alone (its own allocations) is kept whole. *mean: a Go process's MemProfileRate.
+ */
+static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e, uint64_t *mean)
+{
 	struct mproc *p;
 	uint32_t n = 0;
 
 	pthread_mutex_lock(&m->lock);
 	p = *mproc__find(m, e->pid);
-	if (p && p->preload) {
-		lo = p->shim_lo;
-		hi = p->shim_hi;
+	if (p && p->mode == MODE_PRELOAD) {
+		while (n < e->nr_ustack && e->stack[n] >= p->shim_lo && e->stack[n] < p->shim_hi)
+			n++;
+	} else if (p && p->mode == MODE_GO) {
+		int64_t rate = 0;
+
+		while (n < e->nr_ustack && in_ranges(p->go_rt, p->nr_go_rt, e->stack[n]))
+			n++;
+		if (n == e->nr_ustack)
+			n = 0;
+		if (p->mem_fd < 0 ||
+		    pread(p->mem_fd, &rate, sizeof(rate), (off_t)p->go_rate_addr) != sizeof(rate) ||
+		    rate <= 0)
+			rate = GO_DEFAULT_RATE;
+		*mean = (uint64_t)rate;
 	}
 	pthread_mutex_unlock(&m->lock);
-	while (n < e->nr_ustack && e->stack[n] >= lo && e->stack[n] < hi)
-		n++;
 	return n;
 }
 
@@ -822,6 +1056,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	struct proc *p;
 	uint32_t nu = e->nr_ustack;
 	struct live *l, **pp;
+	uint64_t mean = e->mean;
 	uint32_t skip = 0;
 
 	if (nu > MEMORY_MAX_USTACK || size < offsetof(struct memory_alloc_event, stack) +
@@ -829,8 +1064,8 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->drop_malformed++;
 		return;
 	}
-	if (e->flags & MEMORY_F_PRELOAD)
-		skip = shim_frames(m, e);
+	if (e->flags & (MEMORY_F_PRELOAD | MEMORY_F_GO))
+		skip = lead_frames(m, e, &mean);
 	nu -= skip;
 	/* Every entry is a return address, the first too (the allocating call's): step back
 	 * into the call. */
@@ -845,7 +1080,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->frames[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 	memcpy(comm, e->comm, MEMORY_COMM_LEN);
 	comm[MEMORY_COMM_LEN] = '\0';
-	memsample__scale(e->size, e->mean ? e->mean : m->mean, drand48(), &objects, &bytes);
+	memsample__scale(e->size, mean ? mean : m->mean, drand48(), &objects, &bytes);
 	smp = (struct sample){
 		.type = PROFILE_ALLOCS,
 		.pid = e->pid,
@@ -1134,7 +1369,8 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 		out->targets += !m->targets[i].removed;
 	for (struct mproc *p = m->procs; p; p = p->next) {
 		out->procs_attached += p->attached;
-		out->procs_preload += p->attached && p->preload;
+		out->procs_preload += p->attached && p->mode == MODE_PRELOAD;
+		out->procs_go += p->attached && p->mode == MODE_GO;
 		out->procs_pending += !p->attached;
 	}
 	out->live = m->nr_live;

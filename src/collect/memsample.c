@@ -60,6 +60,10 @@ static size_t flags_only_len(const uint8_t *c, size_t len)
 	/* cmpb/cmpl $imm8, disp32(%rip): the reg field 7 is cmp, rm 5 with mod 0 is RIP-relative */
 	if (!rex && (o[0] == 0x80 || o[0] == 0x83) && o[1] == 0x3d && len >= 7)
 		return 7;
+	/* cmp disp8(reg), reg (no SIB): Go's stack check, cmp 0x10(%r14),%rsp, reads memory the
+	 * function reads anyway and writes only the flags */
+	if (o[0] == 0x3b && (o[1] >> 6) == 1 && (o[1] & 7) != 4 && len >= rex + 3)
+		return rex + 3;
 	/* cmp $imm8, reg */
 	if (o[0] == 0x83 && (o[1] & 0xf8) == 0xf8 && len >= rex + 3)
 		return rex + 3;

@@ -20,7 +20,8 @@ enum memprobe_kind {
 /*
  * Chooses where to probe a function whose first bytes are code[0, len): the first instruction
  * the kernel emulates, skipping at most a few leading instructions that only set flags (test
- * reg,reg; cmp $imm, disp32(%rip); cmp reg,reg) and so change neither the argument registers,
+ * reg,reg; cmp $imm, disp32(%rip); cmp reg,reg; Go's stack check cmp disp8(%r14),%rsp) and so
+ * change neither the argument registers,
  * the stack pointer nor the control flow. A probe there sees every call with the arguments and
  * the return address (at %rsp) of the entry, so a return probe can sit there too. Anything else
  * before an emulated instruction: the entry. Returns the offset; *kind says which.

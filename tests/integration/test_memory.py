@@ -18,7 +18,7 @@ from aplib import BUILD, Daemon, check, exit_status, pprof_tool, TARGETS, TMP  #
 SHIM = os.path.join(BUILD, "libautoprof_preload.so")
 
 # A 64 KiB mean keeps the estimate of ~500 leaked blocks within a few percent.
-d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak",
+d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak,mem_leak_go",
            "--memory.sample-interval=64KiB")
 
 
@@ -130,6 +130,50 @@ def test_preload():
     assert metric("autoprof_memory_calls_total", '{call="free_sampled"}') > 0
 
 
+def test_go():
+    """A Go program through its runtime's sampled path (runtime.mProf_Malloc; frees when the
+    sweeper frees a profiled object): heap attributes the live bytes to the leaking function
+    (the runtime's frames left out) within ±20 % of its leaked total, nothing live to churn
+    once it collected; allocs dominated by churn; scaled by the program's own MemProfileRate
+    (64 KiB, set in main), not memory.sample-interval."""
+    calls = metric("autoprof_memory_calls_total", '{call="alloc"}')
+    p = subprocess.Popen([os.path.join(BUILD, "memtargets", "mem_leak_go"), "5", "15"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline())
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            pr = process_entry(pid)
+            if pr and pr["attached"]:
+                break
+            time.sleep(0.1)
+        assert pr and pr["attached"] and pr["mode"] == "go", pr
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        leaked = int(p.stdout.readline().split()[1])
+        time.sleep(0.5)
+        heap = profile("/debug/pprof/heap?pid=%d" % pid)
+        live = flat(heap, "inuse_space")
+        total = sum(live.values())
+        assert abs(live.get("main.leak64k", 0) - leaked) <= 0.2 * leaked, \
+            "main.leak64k holds %d live bytes, the program leaked %d (%s)" % (
+                live.get("main.leak64k", 0), leaked, live)
+        assert live.get("main.leak64k", 0) >= 0.95 * total, live
+        assert live.get("main.churn", 0) <= 0.01 * leaked, "churn holds live bytes: %s" % live
+        objs = flat(profile("/debug/pprof/allocs?seconds=20&pid=%d" % pid), "alloc_objects")
+        assert objs.get("main.churn", 0) >= 10 * objs.get("main.leak64k", 1), objs
+        # ~200 per 10 ms for 5 s
+        assert 50000 <= objs.get("main.churn", 0) <= 150000, objs
+        tr = pprof_tool(heap, "-traces", "-sample_index=inuse_space")
+        assert re.search(r"main\.leak64k\n\s+main\.main\n", tr), tr[:1500]
+        assert "mallocgc" not in tr, tr[:1500]
+        assert metric("autoprof_memory_calls_total", '{call="alloc"}') == calls, \
+            "an allocator probe fired for a Go program"
+    finally:
+        p.kill()
+        p.wait()
+
+
 def test_exit_leaves_nothing():
     """A target that exits drops its live set and its attachment (metrics)."""
     p, pid = start_leak(2, 0)
@@ -189,7 +233,7 @@ def test_api_targets():
         code, _ = request("DELETE", "/api/v1/targets/memory/%d" % tid)
         assert code == 200
         wait_attached(pid, want=False)
-        assert metric("autoprof_memory_targets") == 1, "only memory.targets is left"
+        assert metric("autoprof_memory_targets") == 2, "only memory.targets (2 patterns) is left"
     finally:
         p.kill()
         p.wait()
@@ -212,6 +256,7 @@ def test_api_bad_input():
 
 
 check("memory_heap_and_allocs", test_heap_and_allocs)
+check("memory_go", test_go)
 check("memory_preload", test_preload)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
 check("memory_api_targets", test_api_targets)

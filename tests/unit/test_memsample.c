@@ -45,6 +45,12 @@ TEST(place_glibc_prologues)
 	/* endbr64; push %rbp */
 	CHECK_EQ(place("f3 0f 1e fa 55 48 89 e5", &k), 4);
 	CHECK_EQ(k, MEMPROBE_EMULATED);
+	/* Go's stack check: cmp 0x10(%r14),%rsp; jbe rel32 */
+	CHECK_EQ(place("49 3b 66 10 0f 86 0a 01 00 00 48 83 ec 30", &k), 4);
+	CHECK_EQ(k, MEMPROBE_EMULATED);
+	/* Go with a big frame: lea first (writes r12): the entry */
+	CHECK_EQ(place("4c 8d a4 24 10 ff ff ff 4d 3b 66 10 0f 86", &k), 0);
+	CHECK_EQ(k, MEMPROBE_ENTRY);
 	/* a 5-byte nop */
 	CHECK_EQ(place("0f 1f 44 00 00 55", &k), 0);
 	CHECK_EQ(k, MEMPROBE_EMULATED);
