@@ -145,6 +145,20 @@ int memory_entry(struct pt_regs *ctx)
 	case MEMORY_FN_ALIGNED_ALLOC:
 		size = PT_REGS_PARM2(ctx);
 		break;
+	case MEMORY_FN_MMAP:
+		/* Files and small mappings are no heap: not an allocating call at all. */
+		size = PT_REGS_PARM2(ctx);
+		if (!(PT_REGS_PARM4(ctx) & MEMORY_MAP_ANONYMOUS) || size < MEMORY_MMAP_MIN)
+			return 0;
+		break;
+	case MEMORY_FN_MUNMAP:
+		/* A sampled mapping unmapped from its start: gone (a part of it: all of it). */
+		arg = PT_REGS_PARM1(ctx);
+		if (arg) {
+			count(MEMORY_CNT_FREES);
+			forget(pid, arg);
+		}
+		return 0;
 	default:
 		return 0;
 	}
@@ -277,6 +291,10 @@ int memory_return(struct pt_regs *ctx)
 	case MEMORY_FN_POSIX_MEMALIGN:
 		if (ptr || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)t->arg))
 			return 0; /* an error number, or the result unreadable */
+		break;
+	case MEMORY_FN_MMAP:
+		if (ptr == (__u64)-1) /* MAP_FAILED */
+			return 0;
 		break;
 	}
 	if (!t->sampled || !ptr)

@@ -24,6 +24,8 @@ enum memory_fn {
 	MEMORY_FN_POSIX_MEMALIGN,    /* posix_memalign(&ptr, align, size) -> 0 */
 	MEMORY_FN_ALIGNED_ALLOC,     /* aligned_alloc(align, size), memalign(align, size) */
 	MEMORY_FN_VALLOC,	     /* valloc(size), pvalloc(size) */
+	MEMORY_FN_MMAP,		     /* mmap(addr, len, prot, flags, fd, off): anonymous, big */
+	MEMORY_FN_MUNMAP,	     /* munmap(addr, len) */
 	/* Preload mode: the shim's markers, called for sampled allocations only. */
 	MEMORY_FN_PRELOAD_ALLOC,     /* autoprof_preload_alloc(ptr, size, mean) */
 	MEMORY_FN_PRELOAD_FREE,	     /* autoprof_preload_free(ptr): a sampled block freed */
@@ -32,6 +34,10 @@ enum memory_fn {
 	MEMORY_FN_GO_FREE,	     /* runtime.freeSpecial(s, p, size): a profiled object swept */
 	MEMORY_FN__MAX,
 };
+
+/* Anonymous mappings from this size up are allocations (smaller ones are left alone). */
+#define MEMORY_MMAP_MIN (64 * 1024)
+#define MEMORY_MAP_ANONYMOUS 0x20
 
 /* Cookie bit: runtime.mProf_Malloc takes mp first (Go 1.23 and later). */
 #define MEMORY_COOKIE_GO_MP (1 << 8)

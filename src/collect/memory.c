@@ -61,6 +61,10 @@ static const struct {
 	{ "memalign", MEMORY_FN_ALIGNED_ALLOC, true, false },
 	{ "valloc", MEMORY_FN_VALLOC, true, false },
 	{ "pvalloc", MEMORY_FN_VALLOC, true, false },
+	/* Big anonymous mappings the program makes itself (BPF filters); those malloc makes are
+	 * inside a probed call and left to it. */
+	{ "mmap", MEMORY_FN_MMAP, true, false },
+	{ "munmap", MEMORY_FN_MUNMAP, false, false },
 };
 #define NR_ALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
 

@@ -18,7 +18,7 @@ from aplib import BUILD, Daemon, check, exit_status, pprof_tool, TARGETS, TMP  #
 SHIM = os.path.join(BUILD, "libautoprof_preload.so")
 
 # A 64 KiB mean keeps the estimate of ~500 leaked blocks within a few percent.
-d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak,mem_leak_go",
+d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak,mem_leak_go,mem_mmap",
            "--memory.sample-interval=64KiB")
 
 
@@ -141,15 +141,7 @@ def test_go():
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         pid = int(p.stdout.readline())
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            pr = process_entry(pid)
-            if pr and pr["attached"]:
-                break
-            time.sleep(0.1)
-        assert pr and pr["attached"] and pr["mode"] == "go", pr
-        p.stdin.write("go\n")
-        p.stdin.flush()
+        wait_attached_then_start(p, pid, "go")
         leaked = int(p.stdout.readline().split()[1])
         time.sleep(0.5)
         heap = profile("/debug/pprof/heap?pid=%d" % pid)
@@ -169,6 +161,50 @@ def test_go():
         assert "mallocgc" not in tr, tr[:1500]
         assert metric("autoprof_memory_calls_total", '{call="alloc"}') == calls, \
             "an allocator probe fired for a Go program"
+    finally:
+        p.kill()
+        p.wait()
+
+
+def wait_attached_then_start(p, pid, mode):
+    """Waits until autoprof attached pid, then lets it start (a line on its stdin)."""
+    deadline = time.time() + 10
+    pr = None
+    while time.time() < deadline:
+        pr = process_entry(pid)
+        if pr and pr["attached"]:
+            break
+        time.sleep(0.1)
+    assert pr and pr["attached"] and pr["mode"] == mode, pr
+    p.stdin.write("go\n")
+    p.stdin.flush()
+
+
+def test_mmap():
+    """Big anonymous mappings the program makes itself are allocations: heap holds the leaked
+    mappings of map_leak (±20 %), none of map_churn (unmapped); malloc's own mapping of a 1 MiB
+    block counts once, as malloc_big's malloc."""
+    p = subprocess.Popen([os.path.join(TARGETS, "mem_mmap"), "4", "15"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline())
+        wait_attached_then_start(p, pid, "attach")
+        leaked = int(p.stdout.readline().split()[1])
+        time.sleep(0.5)
+        heap = profile("/debug/pprof/heap?pid=%d" % pid)
+        live = flat(heap, "inuse_space")
+        assert abs(live.get("map_leak", 0) - leaked) <= 0.2 * leaked, \
+            "map_leak holds %d live bytes, the program leaked %d (%s)" % (
+                live.get("map_leak", 0), leaked, live)
+        assert live.get("map_churn", 0) == 0, live
+        assert live.get("malloc_big", 0) == 0, live
+        allocs = flat(profile("/debug/pprof/allocs?seconds=20&pid=%d" % pid), "alloc_space")
+        # 4 x 256 KiB per round against map_leak's 1: the churned mappings were seen
+        assert 3 * allocs.get("map_leak", 1) <= allocs.get("map_churn", 0) \
+            <= 5 * allocs.get("map_leak", 1), allocs
+        # 1 MiB per round, counted once (not again as malloc's own mmap)
+        assert 3 * allocs.get("map_leak", 1) <= allocs.get("malloc_big", 0) \
+            <= 5 * allocs.get("map_leak", 1), allocs
     finally:
         p.kill()
         p.wait()
@@ -233,7 +269,7 @@ def test_api_targets():
         code, _ = request("DELETE", "/api/v1/targets/memory/%d" % tid)
         assert code == 200
         wait_attached(pid, want=False)
-        assert metric("autoprof_memory_targets") == 2, "only memory.targets (2 patterns) is left"
+        assert metric("autoprof_memory_targets") == 3, "only memory.targets (3 patterns) is left"
     finally:
         p.kill()
         p.wait()
@@ -257,6 +293,7 @@ def test_api_bad_input():
 
 check("memory_heap_and_allocs", test_heap_and_allocs)
 check("memory_go", test_go)
+check("memory_mmap", test_mmap)
 check("memory_preload", test_preload)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
 check("memory_api_targets", test_api_targets)
