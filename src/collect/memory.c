@@ -762,14 +762,43 @@ static void read_exe(uint32_t pid, char *out, size_t n)
 	out[len] = '\0';
 }
 
+/* A process's /proc/PID/cgroup, read once per lookup (cg->len < 0: not yet). */
+struct proc_cgroup {
+	ssize_t len;
+	char text[2048];
+};
+
+static bool target__matches(const struct target *t, uint32_t pid, const char *exe,
+			    struct proc_cgroup *cg)
+{
+	if (t->spec.pid)
+		return t->spec.pid == pid;
+	if (!t->spec.is_cgroup)
+		return memtarget__match(t->spec.pattern, exe);
+	if (cg->len < 0) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		cg->len = fd < 0 ? 0 : read(fd, cg->text, sizeof(cg->text) - 1);
+		if (cg->len < 0)
+			cg->len = 0;
+		cg->text[cg->len] = '\0';
+		if (fd >= 0)
+			close(fd);
+	}
+	return memcg__match(&t->spec.cgroup, cg->text);
+}
+
 static bool matches_any(struct memory *m, uint32_t pid, const char *exe)
 {
+	struct proc_cgroup cg = { .len = -1 };
+
 	for (uint32_t i = 0; i < m->nr_targets; i++) {
 		const struct target *t = &m->targets[i];
 
-		if (t->removed)
-			continue;
-		if (t->spec.pid ? t->spec.pid == pid : memtarget__match(t->spec.pattern, exe))
+		if (!t->removed && target__matches(t, pid, exe, &cg))
 			return true;
 	}
 	return false;
@@ -974,13 +1003,16 @@ int memory__list_targets(struct memory *m, struct buf *out)
 		first = false;
 		if (!err && t->spec.pid)
 			err = buf__printf(out, "\"pid\":%u", t->spec.pid);
+		else if (!err && t->spec.is_cgroup)
+			err = buf__puts(out, "\"cgroup\":") ?: json_string(out, t->spec.cgroup.dir);
 		else if (!err)
 			err = buf__puts(out, "\"exe\":") ?: json_string(out, t->spec.pattern);
 		if (!err)
 			err = buf__puts(out, ",\"processes\":[");
 		for (struct mproc *p = m->procs; !err && p; p = p->next) {
-			if (t->spec.pid ? t->spec.pid != p->pid :
-					  !memtarget__match(t->spec.pattern, p->exe))
+			struct proc_cgroup cg = { .len = -1 };
+
+			if (!target__matches(t, p->pid, p->exe, &cg))
 				continue;
 			err = buf__printf(out,
 					  "%s{\"pid\":%u,\"attached\":%s,\"mode\":\"%s\",\"object\":",
@@ -1271,7 +1303,7 @@ uint64_t memory__mean_interval(const struct memory *m)
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
 
-/* "a,b,c" from the config: one target per pattern. */
+/* "a,b,cgroup:/dir" from the config: one target per entry (config.c checked them). */
 static int add_config_targets(struct memory *m, const char *list)
 {
 	char *copy = strdup(list), *save = NULL, *tok;
@@ -1280,14 +1312,19 @@ static int add_config_targets(struct memory *m, const char *list)
 	if (!copy)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		struct memtarget_spec spec = { 0 };
+		struct memtarget_spec spec;
+		char why[256];
 		uint32_t id;
 
 		while (*tok == ' ')
 			tok++;
 		if (!*tok)
 			continue;
-		snprintf(spec.pattern, sizeof(spec.pattern), "%s", tok);
+		err = memtarget__parse_config(tok, &spec, why, sizeof(why));
+		if (err) {
+			pr_err("memory.targets: %s\n", why);
+			break;
+		}
 		err = memory__add_target(m, &spec, &id);
 	}
 	free(copy);

@@ -13,7 +13,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, Daemon, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
+from aplib import BUILD, Daemon, Skip, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
 
 SHIM = os.path.join(BUILD, "libautoprof_preload.so")
 
@@ -58,13 +58,15 @@ def profile(path):
     return body
 
 
-def start_leak(seconds, linger, name="mem_leak", env=None):
+def start_leak(seconds, linger, name="mem_leak", env=None, wait=False):
+    """mem_leak (copied as name); with wait, it starts allocating on a line on its stdin."""
     exe = os.path.join(TARGETS, "mem_leak")
     if name != "mem_leak":
         exe = os.path.join(TMP, name)
         shutil.copy(os.path.join(TARGETS, "mem_leak"), exe)
-    p = subprocess.Popen([exe, str(seconds), str(linger)], stdout=subprocess.PIPE, text=True,
-                         env=dict(os.environ, **(env or {})))
+    p = subprocess.Popen([exe, str(seconds), str(linger)] + (["wait"] if wait else []),
+                         stdin=subprocess.PIPE if wait else None, stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ, **(env or {})))
     return p, int(p.stdout.readline())
 
 
@@ -80,11 +82,11 @@ def process_entry(pid):
 
 def test_heap_and_allocs(env=None, mode="attach"):
     """heap: the leaking function holds ~all live bytes (±20 % of the true total), churn none;
-    allocs: churn dominates allocated objects. The target is picked up at exec by its name."""
-    p, pid = start_leak(5, 15, env=env)
-    time.sleep(1)
-    pr = process_entry(pid)
-    assert pr and pr["attached"] and pr["mode"] == mode, pr
+    allocs: churn dominates allocated objects. The target is picked up at exec by its name
+    (it allocates once attached: what a process allocates before is invisible, and on a loaded
+    machine attaching may take a good part of a second)."""
+    p, pid = start_leak(5, 15, env=env, wait=True)
+    wait_attached_then_start(p, pid, mode)
     leaked = int(p.stdout.readline().split()[1])
     time.sleep(0.5)
     heap = profile("/debug/pprof/heap?pid=%d" % pid)
@@ -104,7 +106,7 @@ def test_heap_and_allocs(env=None, mode="attach"):
     assert "Type: alloc_space" in pprof_tool(allocs, "-top", "-nodecount=1"), "default type"
     objs = flat(allocs, "alloc_objects")
     assert objs.get("churn", 0) >= 10 * objs.get("leak_64k", 1), objs
-    # ~200 per 10 ms for 5 s, less the start before the probes were attached.
+    # ~200 per 10 ms for 5 s
     assert 50000 <= objs.get("churn", 0) <= 120000, objs
     # Complete stacks: the allocating function's caller is main.
     tr = pprof_tool(allocs, "-traces", "-sample_index=alloc_objects")
@@ -210,6 +212,76 @@ def test_mmap():
         p.wait()
 
 
+def cgroup2_root():
+    """Where cgroup v2 is mounted (the unified hierarchy), or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            if fields[sep + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+def in_cgroup(cg, seconds, linger=0, name="mem_cg_target"):
+    """mem_leak (copied as name) started in cgroup cg, waiting for a line on stdin: a shell
+    moves itself in, then execs."""
+    exe = os.path.join(TMP, name)
+    if not os.path.exists(exe):
+        shutil.copy(os.path.join(TARGETS, "mem_leak"), exe)
+    p = subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$1" "$2" "$3" wait',
+                          cg, exe, str(seconds), str(linger)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    return p, int(p.stdout.readline())
+
+
+def test_cgroup():
+    """A cgroup target: processes already in the cgroup (at POST) and those that exec in it are
+    profiled; the same program outside it is not; DELETE detaches."""
+    root = cgroup2_root()
+    if not root or not os.access(root, os.W_OK):
+        raise Skip("no writable cgroup v2 hierarchy")
+    cg = os.path.join(root, "autoprof-it-%d" % os.getpid())
+    os.mkdir(cg)
+    procs = []
+    try:
+        before, pid_before = in_cgroup(cg, 30)
+        procs.append(before)
+        outside = subprocess.Popen([os.path.join(TMP, "mem_cg_target"), "30", "0"],
+                                   stdout=subprocess.PIPE, text=True)
+        procs.append(outside)
+        pid_outside = int(outside.stdout.readline())
+        code, body = request("POST", "/api/v1/targets/memory", json.dumps({"cgroup": cg}))
+        assert code == 200, (code, body)
+        tid = json.loads(body)["id"]
+        wait_attached(pid_before)
+        leak, pid = in_cgroup(cg, 4, 15)
+        procs.append(leak)
+        wait_attached_then_start(leak, pid, "attach")
+        leaked = int(leak.stdout.readline().split()[1])
+        time.sleep(0.5)
+        live = flat(profile("/debug/pprof/heap?pid=%d" % pid), "inuse_space")
+        assert abs(live.get("leak_64k", 0) - leaked) <= 0.2 * leaked, (leaked, live)
+        assert process_entry(pid_outside) is None, "a process outside the cgroup was attached"
+        targets = json.loads(request("GET", "/api/v1/targets/memory")[1])
+        t = [t for t in targets if t["id"] == tid]
+        assert t and t[0]["cgroup"] == cg, targets
+        assert {pr["pid"] for pr in t[0]["processes"]} == {pid_before, pid}, t
+        code, _ = request("DELETE", "/api/v1/targets/memory/%d" % tid)
+        assert code == 200
+        wait_attached(pid_before, want=False)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        for _ in range(50):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
 def test_exit_leaves_nothing():
     """A target that exits drops its live set and its attachment (metrics)."""
     p, pid = start_leak(2, 0)
@@ -294,6 +366,7 @@ def test_api_bad_input():
 check("memory_heap_and_allocs", test_heap_and_allocs)
 check("memory_go", test_go)
 check("memory_mmap", test_mmap)
+check("memory_cgroup", test_cgroup)
 check("memory_preload", test_preload)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
 check("memory_api_targets", test_api_targets)
