@@ -400,15 +400,19 @@ static __attribute__((noinline)) bool sample_due(size_t size)
 {
 	struct thread_state *t = &ts;
 	uint64_t mean = __atomic_load_n(&autoprof_preload_v1.mean, __ATOMIC_RELAXED);
-	bool first = !t->rng;
 
+	if (!mean)
+		mean = 1;
 	/* A thread's first allocation: its countdown starts at a draw, not at 0. */
-	t->left += next_interval(t, mean ? mean : 1);
-	if (first && t->left >= 0)
-		return false;
-	while (t->left < 0)
-		t->left += next_interval(t, mean ? mean : 1);
-	(void)size;
+	if (!t->rng) {
+		t->left = next_interval(t, mean) - (int64_t)size;
+		if (t->left >= 0)
+			return false;
+	}
+	/* Sampled: the next countdown is a fresh draw, the overshoot not carried over (the
+	 * exponential forgets it anyway; Go and the BPF side do the same), so a huge block costs
+	 * one draw. */
+	t->left = next_interval(t, mean);
 	return true;
 }
 
