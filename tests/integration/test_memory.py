@@ -292,7 +292,8 @@ def test_exit_leaves_nothing():
                 metric("autoprof_memory_processes", '{state="attached"}') == 0):
             break
         time.sleep(0.2)
-    assert metric("autoprof_memory_live_allocations") == 0, "live allocations left"
+    assert metric("autoprof_memory_live_allocations") == 0, "live allocations left: %d; %s" % (
+        metric("autoprof_memory_live_allocations"), request("GET", "/api/v1/targets/memory")[1])
     assert metric("autoprof_memory_processes", '{state="attached"}') == 0, "still attached"
     assert metric("autoprof_memory_attaches_total", '{result="ok"}') >= 1
 
