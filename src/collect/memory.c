@@ -1092,6 +1092,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	struct proc *p;
 	uint32_t nu = e->nr_ustack;
 	struct live *l, **pp;
+	struct mproc *p_tracked;
 	uint64_t mean = e->mean;
 	uint32_t skip = 0;
 
@@ -1139,7 +1140,10 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		return;
 
 	pthread_mutex_lock(&m->lock);
-	if (live__grow(m))
+	/* A sample drained after its process was detached (exec, exit, target removed): its
+	 * live set is gone, and this would stay in it for good. */
+	p_tracked = *mproc__find(m, e->pid);
+	if (!p_tracked || !p_tracked->attached || live__grow(m))
 		goto out;
 	pp = live__find(m, e->pid, e->ptr);
 	/* Its free was lost (or it was never seen): this allocation replaces it. */
