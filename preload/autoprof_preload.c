@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libautoprof_preload.so: memory profiling's preload mode. Interposes the malloc family
- * (LD_PRELOAD=/path/libautoprof_preload.so app), decides sampling in the process itself and
+ * libautoprof_preload.so: memory profiling's preload mode. Interposes the malloc family and
+ * mmap/munmap (LD_PRELOAD=/path/libautoprof_preload.so app), decides sampling in the process itself and
  * reaches autoprof only for sampled allocations and their frees, by calling two marker
  * functions whose first instruction is a 5-byte nop: autoprof finds this library in a target's
  * maps by the autoprof_preload_v1 symbol and puts its uprobes there (~0.5 us per hit, an
@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,6 +118,8 @@ static void *boot_aligned_alloc(size_t align, size_t n);
 static void *boot_memalign(size_t align, size_t n);
 static void *boot_valloc(size_t n);
 static void *boot_pvalloc(size_t n);
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+static int sys_munmap(void *addr, size_t len);
 
 /* Each starts as a function that resolves them all, so the hot path tests nothing. */
 static struct {
@@ -129,10 +132,23 @@ static struct {
 	void *(*memalign)(size_t, size_t);
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
 } real = {
     boot_malloc,	boot_calloc,   boot_realloc, boot_free,	   boot_posix_memalign,
-    boot_aligned_alloc, boot_memalign, boot_valloc,  boot_pvalloc,
+    boot_aligned_alloc, boot_memalign, boot_valloc,  boot_pvalloc, sys_mmap, sys_munmap,
 };
+
+/* Until the next mmap and munmap are known: the system calls, always right. */
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+static int sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
 
 static _Alignas(64) char boot_arena[BOOT_ARENA];
 static size_t boot_used;
@@ -173,7 +189,7 @@ static void *next_fn(const char *name)
 
 static void resolve(void)
 {
-	void *m, *c, *r, *f, *pm, *aa, *ma, *v, *pv;
+	void *m, *c, *r, *f, *pm, *aa, *ma, *v, *pv, *mm, *mu;
 
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
 		return;
@@ -187,6 +203,8 @@ static void resolve(void)
 	ma = next_fn("memalign");
 	v = next_fn("valloc");
 	pv = next_fn("pvalloc");
+	mm = next_fn("mmap");
+	mu = next_fn("munmap");
 	/* Without malloc and free nothing works: leave the boot functions (arena only). */
 	if (m && f) {
 		real.malloc = m;
@@ -205,6 +223,10 @@ static void resolve(void)
 			real.valloc = v;
 		if (pv)
 			real.pvalloc = pv;
+	}
+	if (mm && mu) {
+		real.mmap = mm;
+		real.munmap = mu;
 	}
 	__atomic_store_n(&resolving, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
@@ -556,6 +578,41 @@ EXPORT void *pvalloc(size_t n)
 	if (likely(!sample(n)))
 		return real.pvalloc(n);
 	return sampled(real.pvalloc(n), n, CALLER);
+}
+
+/*
+ * Big anonymous mappings the program makes itself are allocations (as in attach mode, from
+ * 64 KiB): the same countdown, the same set. glibc's malloc maps through its internal mmap,
+ * which is not this one, so a big malloc still counts once.
+ */
+#define MMAP_MIN (64 * 1024)
+
+static void *mmap_common(void *addr, size_t len, int prot, int flags, int fd, off_t off,
+			 void *ret, void **frame)
+{
+	void *p = real.mmap(addr, len, prot, flags, fd, off);
+
+	if (p == MAP_FAILED || !(flags & MAP_ANONYMOUS) || len < MMAP_MIN || likely(!sample(len)))
+		return p;
+	return sampled(p, len, ret, frame);
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap_common(addr, len, prot, flags, fd, off, CALLER);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap_common(addr, len, prot, flags, fd, off, CALLER);
+}
+
+/* A sampled mapping unmapped from its start is gone (all of it, even when only a part was). */
+EXPORT int munmap(void *addr, size_t len)
+{
+	if (slot_busy(addr))
+		free_sampled(addr);
+	return real.munmap(addr, len);
 }
 
 /* A fork while another thread holds a stripe must not leave the child's locked for good. */

@@ -182,15 +182,16 @@ def wait_attached_then_start(p, pid, mode):
     p.stdin.flush()
 
 
-def test_mmap():
+def test_mmap(env=None, mode="attach"):
     """Big anonymous mappings the program makes itself are allocations: heap holds the leaked
     mappings of map_leak (±20 %), none of map_churn (unmapped); malloc's own mapping of a 1 MiB
     block counts once, as malloc_big's malloc."""
     p = subprocess.Popen([os.path.join(TARGETS, "mem_mmap"), "4", "15"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})))
     try:
         pid = int(p.stdout.readline())
-        wait_attached_then_start(p, pid, "attach")
+        wait_attached_then_start(p, pid, mode)
         leaked = int(p.stdout.readline().split()[1])
         time.sleep(0.5)
         heap = profile("/debug/pprof/heap?pid=%d" % pid)
@@ -367,6 +368,8 @@ def test_api_bad_input():
 check("memory_heap_and_allocs", test_heap_and_allocs)
 check("memory_go", test_go)
 check("memory_mmap", test_mmap)
+check("memory_mmap_preload", test_mmap,
+      {"LD_PRELOAD": SHIM, "AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"}, "preload")
 check("memory_cgroup", test_cgroup)
 check("memory_preload", test_preload)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)

@@ -8,6 +8,7 @@
  * here; their first bytes are checked.
  */
 #include <malloc.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -124,6 +125,17 @@ TEST(every_function_tracked)
 	free(p);
 	CHECK_EQ(live(), live0);
 	CHECK_EQ(sampled() - s0, 9);
+	/* Big anonymous mappings are allocations; files and small ones are not. */
+	q = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(q != MAP_FAILED);
+	CHECK_EQ(live(), live0 + 1);
+	CHECK(!munmap(q, 1 << 20));
+	CHECK_EQ(live(), live0);
+	q = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(q != MAP_FAILED);
+	CHECK_EQ(live(), live0);
+	munmap(q, 4096);
+	CHECK_EQ(sampled() - s0, 10);
 	/* Failures sample nothing and keep nothing. */
 	CHECK_EQ(calloc(huge / 2, 4), NULL);
 	CHECK_EQ(malloc(huge - 100), NULL);
