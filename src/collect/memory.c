@@ -110,8 +110,9 @@ struct range {
 /* What the Go runtime's frames and rate are, as found in the executable (link-time addresses). */
 struct go_info {
 	uint64_t rate_vaddr; /* runtime.MemProfileRate; 0: unknown, the default */
-	uint64_t min_vaddr;  /* the first PT_LOAD's page: a PIE's load bias is from there */
-	bool pie;
+	/* the executable segment's p_offset - p_vaddr: with the mapping of that segment, the load
+	 * bias (0 for a fixed-address executable, Go's default) */
+	int64_t text_delta;
 	struct range *rt; /* the runtime package's functions, sorted and merged */
 	size_t nr_rt;
 };
@@ -459,7 +460,6 @@ static int find_go_sites(struct memory *m, Elf *elf, int fd, struct site *sites,
 			 struct go_info *gi)
 {
 	uint64_t vaddr[NR_GO_SYMS], off;
-	GElf_Ehdr eh;
 	size_t nph;
 	int nr = 0;
 
@@ -473,14 +473,13 @@ static int find_go_sites(struct memory *m, Elf *elf, int fd, struct site *sites,
 	if (vaddr[GO_FREE] && !probe_offset(m, elf, fd, vaddr[GO_FREE], &off))
 		sites[nr++] = (struct site){ off, MEMORY_FN_GO_FREE, false };
 	gi->rate_vaddr = vaddr[GO_RATE];
-	gi->pie = gelf_getehdr(elf, &eh) && eh.e_type == ET_DYN;
-	gi->min_vaddr = 0;
+	gi->text_delta = 0;
 	if (!elf_getphdrnum(elf, &nph)) {
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
 
-			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
-				gi->min_vaddr = ph.p_vaddr & ~4095ULL;
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+				gi->text_delta = (int64_t)ph.p_offset - (int64_t)ph.p_vaddr;
 				break;
 			}
 		}
@@ -617,11 +616,11 @@ static struct bpf_link *attach_sites(struct bpf_program *prog, const struct mpro
 	return bpf_program__attach_uprobe_multi(prog, (pid_t)p->pid, path, NULL, &opts);
 }
 
-/* A Go process: its runtime's ranges and rate at run-time addresses (lo: the executable's lowest
- * mapping, where a PIE's first PT_LOAD is). Takes gi->rt. */
-static void mproc__set_go(struct mproc *p, struct go_info *gi, uint64_t lo)
+/* A Go process: its runtime's ranges and rate at run-time addresses (text: the mapping of the
+ * executable's code). Takes gi->rt. */
+static void mproc__set_go(struct mproc *p, struct go_info *gi, const struct map_entry *text)
 {
-	uint64_t bias = gi->pie ? lo - gi->min_vaddr : 0;
+	uint64_t bias = text->start - text->pgoff + (uint64_t)gi->text_delta;
 	char path[64];
 
 	for (size_t i = 0; i < gi->nr_rt; i++) {
@@ -700,7 +699,7 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		p->shim_lo = mode == MODE_PRELOAD ? cands[i].lo : 0;
 		p->shim_hi = mode == MODE_PRELOAD ? cands[i].hi : 0;
 		if (mode == MODE_GO)
-			mproc__set_go(p, &gi, cands[i].lo);
+			mproc__set_go(p, &gi, &cands[i].e);
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
