@@ -93,11 +93,14 @@ static const char *const mode_names[] = { "attach", "preload", "go" };
 
 /* Go: the runtime's sampled path (runtime.mProf_Malloc), the sweeper's free of a profiled
  * object's record (runtime.freeSpecial), and the rate it samples at. */
-enum { GO_MALLOC, GO_FREE, GO_RATE, NR_GO_SYMS };
+enum { GO_MALLOC, GO_FREE, GO_RATE, GO_ABI0, NR_GO_SYMS };
 static const char *const go_syms[NR_GO_SYMS] = {
 	[GO_MALLOC] = "runtime.mProf_Malloc",
 	[GO_FREE] = "runtime.freeSpecial",
 	[GO_RATE] = "runtime.MemProfileRate",
+	/* Assembly functions carry ".abi0" since Go 1.17, the register ABI's release: without it
+	 * the arguments are on the stack, which the probes do not read. */
+	[GO_ABI0] = "runtime.goexit.abi0",
 };
 #define GO_DEFAULT_RATE (512 * 1024)
 /* runtime.mProf_Malloc(mp *m, p, size) from this release on; (p, size) before. */
@@ -464,7 +467,8 @@ static int find_go_sites(struct memory *m, Elf *elf, int fd, struct site *sites,
 	int nr = 0;
 
 	lookup_syms(elf, go_syms, NR_GO_SYMS, vaddr);
-	if (!vaddr[GO_MALLOC] || probe_offset(m, elf, fd, vaddr[GO_MALLOC], &off))
+	if (!vaddr[GO_MALLOC] || !vaddr[GO_ABI0] ||
+	    probe_offset(m, elf, fd, vaddr[GO_MALLOC], &off))
 		return 0;
 	sites[nr++] = (struct site){ off, MEMORY_FN_GO_MALLOC |
 						  (go_mp_first(elf) ? MEMORY_COOKIE_GO_MP : 0),
