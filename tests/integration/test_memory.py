@@ -363,6 +363,13 @@ def test_api_bad_input():
     assert code == 405, code
     code, _, _ = d.get("/debug/pprof/heap?pid=abc")
     assert code == 400, code
+    # A bad memory.targets entry: exit 2 naming the key, before anything is attached.
+    for bad, why in (("cgroup:/nonexistent-autoprof", "is not a directory"),
+                     ("cgroup:/proc", "no cgroup file system"), ("/usr/bin/x", "glob")):
+        r = subprocess.run([os.path.join(BUILD, "autoprof"), "--memory.targets=mem_leak," + bad],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2 and "memory.targets" in r.stderr and why in r.stderr, \
+            (bad, r.returncode, r.stderr)
 
 
 check("memory_heap_and_allocs", test_heap_and_allocs)
