@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libautoprof_preload.so: memory profiling's preload mode. Interposes the malloc family and
- * mmap/munmap (LD_PRELOAD=/path/libautoprof_preload.so app), decides sampling in the process itself and
- * reaches autoprof only for sampled allocations and their frees, by calling two marker
- * functions whose first instruction is a 5-byte nop: autoprof finds this library in a target's
- * maps by the autoprof_preload_v1 symbol and puts its uprobes there (~0.5 us per hit, an
- * instruction the kernel emulates), not on malloc and free. Unprofiled, a marker call is a nop
- * and a ret.
+ * mmap/munmap (LD_PRELOAD=/path/libautoprof_preload.so app), decides sampling in the process
+ * itself and reaches autoprof only for sampled allocations and their frees, by calling two
+ * marker functions whose first instruction is a 5-byte nop: autoprof finds this library in a
+ * target's maps by the autoprof_preload_v1 symbol and puts its uprobes there (~0.5 us per hit,
+ * an instruction the kernel emulates), not on malloc and free. Unprofiled, a marker call is a
+ * nop and a ret.
  *
  * Sampling is attach mode's: per thread, by bytes, an exponential countdown with a mean of
  * AUTOPROF_MEMORY_SAMPLE_INTERVAL bytes (default 512 KiB). The marker passes the mean it drew
@@ -414,9 +414,9 @@ static int64_t next_interval(struct thread_state *t, uint64_t mean)
 }
 
 /*
- * The allocation of size bytes that drove the countdown below 0: whether it is sampled (true
- * once the thread has drawn its first interval), with a new interval drawn. Left alone by the
- * hot path so that its callers stay small.
+ * The allocation of size bytes that drove the countdown below 0: whether it is sampled (always,
+ * but for a thread's first allocation, which only starts its countdown), with a new interval
+ * drawn. Out of line so that the interposed functions stay small.
  */
 static __attribute__((noinline)) bool sample_due(size_t size)
 {
