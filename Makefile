@@ -38,7 +38,7 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/src/main.o,$(OBJS))
 .SECONDARY: $(GEN_SRCS) $(GEN_SRCS:.c=.h) $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))
 
 .PHONY: all run test unit integration bench deps clean format
-all: $(BUILD)/autoprof
+all: $(BUILD)/autoprof $(BUILD)/libautoprof_preload.so
 
 deps:
 	@bash scripts/install-deps.sh
@@ -107,6 +107,14 @@ $(BUILD)/obj/%.o: %.S $(WEBUI_STAMP)
 
 $(BUILD)/autoprof: $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# Memory profiling's preload shim (preload/autoprof_preload.c): LD_PRELOAD=.../this.so app.
+# Only its interposed functions and markers are exported.
+$(BUILD)/libautoprof_preload.so: preload/autoprof_preload.c preload/autoprof_preload.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
+		-fvisibility=hidden -fno-omit-frame-pointer -Wl,-soname,libautoprof_preload.so \
+		$< -o $@ -ldl -lm -lpthread
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

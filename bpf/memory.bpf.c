@@ -145,6 +145,20 @@ int memory_entry(struct pt_regs *ctx)
 	case MEMORY_FN_ALIGNED_ALLOC:
 		size = PT_REGS_PARM2(ctx);
 		break;
+	case MEMORY_FN_MMAP:
+		/* Files and small mappings are no heap: not an allocating call at all. */
+		size = PT_REGS_PARM2(ctx);
+		if (!(PT_REGS_PARM4(ctx) & MEMORY_MAP_ANONYMOUS) || size < MEMORY_MMAP_MIN)
+			return 0;
+		break;
+	case MEMORY_FN_MUNMAP:
+		/* A sampled mapping unmapped from its start: gone (a part of it: all of it). */
+		arg = PT_REGS_PARM1(ctx);
+		if (arg) {
+			count(MEMORY_CNT_FREES);
+			forget(pid, arg);
+		}
+		return 0;
 	default:
 		return 0;
 	}
@@ -176,16 +190,22 @@ int memory_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* The stack of the allocating call, from the caller's registers right after the return. */
-static __always_inline __u32 alloc_stack(struct pt_regs *ctx, struct memory_alloc_event *e)
+/* Where a stack walk starts: a pc with its stack and frame pointers. */
+struct walk_start {
+	__u64 pc, sp, bp;
+};
+
+/* The stack of the allocating call from `at` (the caller's registers right after the return, or
+ * what the preload shim says they are); by frame pointers from ctx when there is no table. */
+static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_start *at,
+					 struct memory_alloc_event *e)
 {
 	struct unwind_outcome out = {};
 	bool truncated;
 	long n = -1;
 
 	if (unwind_tables)
-		n = unwind__user_stack(e->pid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx),
-				       e->stack, &out);
+		n = unwind__user_stack(e->pid, at->pc, at->sp, at->bp, e->stack, &out);
 	truncated = out.truncated;
 	if (n < 0) {
 		e->flags |= MEMORY_F_USTACK_FP;
@@ -203,16 +223,56 @@ static __always_inline __u32 alloc_stack(struct pt_regs *ctx, struct memory_allo
 	return n;
 }
 
+/*
+ * A sampled allocation: into the live table, and to user space with the stack walked from the
+ * registers of ctx (the allocating call's return, or the preload marker's entry).
+ */
+static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_start *at,
+					 __u32 pid, __u64 ptr, __u64 size, __u64 mean, __u32 flags)
+{
+	struct memory_key key = { .pid = pid, .ptr = ptr };
+	struct memory_alloc_event *e;
+	struct memory_live live;
+	__u32 zero = 0, n;
+
+	e = bpf_map_lookup_elem(&memory_scratch, &zero);
+	if (!e)
+		return;
+	e->type = MEMORY_EV_ALLOC;
+	e->pid = pid;
+	e->ptr = ptr;
+	e->size = size;
+	e->time_ns = bpf_ktime_get_ns();
+	e->mean = mean;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->flags = flags;
+	e->pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	live.size = size;
+	if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
+		e->flags |= MEMORY_F_UNTRACKED;
+		count(MEMORY_CNT_DROP_LIVE_FULL);
+	}
+	n = alloc_stack(ctx, at, e);
+	if (n > MEMORY_MAX_USTACK)
+		n = MEMORY_MAX_USTACK;
+	if (bpf_ringbuf_output(&memory_events, e,
+			       __builtin_offsetof(struct memory_alloc_event, stack) + n * sizeof(__u64),
+			       BPF_RB_NO_WAKEUP)) {
+		count(MEMORY_CNT_DROP_RINGBUF);
+		/* User space never learns of it: keep the table to what it knows. */
+		bpf_map_delete_elem(&memory_live, &key);
+	}
+}
+
 SEC("uretprobe.multi")
 int memory_return(struct pt_regs *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct memory_alloc_event *e;
-	struct memory_key key = { .pid = pid };
-	struct memory_live live;
 	struct mem_thread *t;
-	__u64 ptr = PT_REGS_RC(ctx), size, zero = 0;
-	__u32 fn, n;
+	struct walk_start at;
+	__u64 ptr = PT_REGS_RC(ctx), size;
+	__u32 fn;
 
 	t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(), 0, 0);
 	/* Not the return of the call the entry recorded (a nested one's, or none). */
@@ -232,38 +292,98 @@ int memory_return(struct pt_regs *ctx)
 		if (ptr || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)t->arg))
 			return 0; /* an error number, or the result unreadable */
 		break;
+	case MEMORY_FN_MMAP:
+		if (ptr == (__u64)-1) /* MAP_FAILED */
+			return 0;
+		break;
 	}
 	if (!t->sampled || !ptr)
 		return 0;
+	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+	record_alloc(ctx, &at, pid, ptr, size, mean_interval, 0);
+	return 0;
+}
 
-	e = bpf_map_lookup_elem(&memory_scratch, (__u32 *)&zero);
-	if (!e)
+/*
+ * Preload mode: the shim (preload/autoprof_preload.c) sampled in the process and calls its
+ * markers for sampled allocations and their frees only; nothing here runs per allocation.
+ */
+SEC("uprobe.multi")
+int memory_marker(struct pt_regs *ctx)
+{
+	__u32 fn = bpf_get_attach_cookie(ctx) & 0xff;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 ptr = PT_REGS_PARM1(ctx);
+	struct walk_start at;
+
+	if (!ptr)
 		return 0;
-	e->type = MEMORY_EV_ALLOC;
-	e->pid = pid;
-	e->ptr = ptr;
-	e->size = size;
-	e->time_ns = bpf_ktime_get_ns();
-	e->tid = (__u32)bpf_get_current_pid_tgid();
-	e->flags = 0;
-	e->pad = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	key.ptr = ptr;
-	live.size = size;
-	if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
-		e->flags |= MEMORY_F_UNTRACKED;
-		count(MEMORY_CNT_DROP_LIVE_FULL);
+	if (fn == MEMORY_FN_PRELOAD_FREE) {
+		count(MEMORY_CNT_FREES);
+		forget(pid, ptr);
+	} else if (fn == MEMORY_FN_PRELOAD_ALLOC) {
+		count(MEMORY_CNT_SAMPLED);
+		/* From the program's call into the shim when the shim says where it was (its
+		 * frames are not walked at all), else from the marker (user space strips them). */
+		/* Both read before choosing: clang would load through a select between two ctx
+		 * offsets, which does not verify. */
+		struct walk_start shim = { PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), PT_REGS_PARM6(ctx) };
+		struct walk_start here = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+
+		barrier_var(shim.pc);
+		barrier_var(shim.sp);
+		barrier_var(shim.bp);
+		barrier_var(here.pc);
+		barrier_var(here.sp);
+		barrier_var(here.bp);
+		at = shim.pc ? shim : here;
+		record_alloc(ctx, &at, pid, ptr, PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx) ?: 1,
+			     MEMORY_F_PRELOAD);
 	}
-	n = alloc_stack(ctx, e);
-	if (n > MEMORY_MAX_USTACK)
-		n = MEMORY_MAX_USTACK;
-	if (bpf_ringbuf_output(&memory_events, e,
-			       __builtin_offsetof(struct memory_alloc_event, stack) + n * sizeof(__u64),
-			       BPF_RB_NO_WAKEUP)) {
-		count(MEMORY_CNT_DROP_RINGBUF);
-		/* User space never learns of it: keep the table to what it knows. */
-		bpf_map_delete_elem(&memory_live, &key);
+	return 0;
+}
+
+/*
+ * Go: the runtime samples by itself (one object per runtime.MemProfileRate bytes) and calls
+ * mProf_Malloc for each sampled object; the sweeper frees a profiled object's record through
+ * freeSpecial. Entry probes only: a uretprobe's hijacked return address breaks when Go moves the
+ * goroutine's stack. The walk starts at the probe (frame pointers); user space strips the
+ * runtime's leading frames and scales by the process's MemProfileRate.
+ */
+SEC("uprobe.multi")
+int memory_go(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct walk_start at;
+	__u64 ptr, size, ax = ctx->ax, bx = ctx->bx, cx = ctx->cx;
+
+	/* Read before choosing (a select between ctx offsets does not verify). */
+	barrier_var(ax);
+	barrier_var(bx);
+	barrier_var(cx);
+	if ((cookie & 0xff) == MEMORY_FN_GO_FREE) {
+		ptr = bx;
+		if (ptr) {
+			count(MEMORY_CNT_FREES);
+			forget(pid, ptr);
+		}
+		return 0;
 	}
+	if ((cookie & 0xff) != MEMORY_FN_GO_MALLOC)
+		return 0;
+	if (cookie & MEMORY_COOKIE_GO_MP) {
+		ptr = bx;
+		size = cx;
+	} else {
+		ptr = ax;
+		size = bx;
+	}
+	if (!ptr)
+		return 0;
+	count(MEMORY_CNT_SAMPLED);
+	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+	record_alloc(ctx, &at, pid, ptr, size, 0, MEMORY_F_GO);
 	return 0;
 }
 

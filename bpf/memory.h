@@ -24,8 +24,23 @@ enum memory_fn {
 	MEMORY_FN_POSIX_MEMALIGN,    /* posix_memalign(&ptr, align, size) -> 0 */
 	MEMORY_FN_ALIGNED_ALLOC,     /* aligned_alloc(align, size), memalign(align, size) */
 	MEMORY_FN_VALLOC,	     /* valloc(size), pvalloc(size) */
+	MEMORY_FN_MMAP,		     /* mmap(addr, len, prot, flags, fd, off): anonymous, big */
+	MEMORY_FN_MUNMAP,	     /* munmap(addr, len) */
+	/* Preload mode: the shim's markers, called for sampled allocations only. */
+	MEMORY_FN_PRELOAD_ALLOC,     /* autoprof_preload_alloc(ptr, size, mean) */
+	MEMORY_FN_PRELOAD_FREE,	     /* autoprof_preload_free(ptr): a sampled block freed */
+	/* Go: the runtime's own sampled path (register ABI: arguments in RAX, RBX, RCX...). */
+	MEMORY_FN_GO_MALLOC,	     /* runtime.mProf_Malloc([mp,] p, size): a sampled object */
+	MEMORY_FN_GO_FREE,	     /* runtime.freeSpecial(s, p, size): a profiled object swept */
 	MEMORY_FN__MAX,
 };
+
+/* Anonymous mappings from this size up are allocations (smaller ones are left alone). */
+#define MEMORY_MMAP_MIN (64 * 1024)
+#define MEMORY_MAP_ANONYMOUS 0x20
+
+/* Cookie bit: runtime.mProf_Malloc takes mp first (Go 1.23 and later). */
+#define MEMORY_COOKIE_GO_MP (1 << 8)
 
 /* A live sampled allocation: key of the live table, also what a free event carries. */
 struct memory_key {
@@ -47,6 +62,8 @@ enum memory_event_flags {
 	MEMORY_F_UNTRACKED = 1 << 0,	   /* the live table was full: counted in allocs only */
 	MEMORY_F_USTACK_TRUNCATED = 1 << 1, /* the walk stopped before the outermost frame */
 	MEMORY_F_USTACK_FP = 1 << 2,	   /* walked by frame pointers (no table yet) */
+	MEMORY_F_PRELOAD = 1 << 3,	   /* from the preload shim: its frames lead the stack */
+	MEMORY_F_GO = 1 << 4,		   /* Go's runtime: its frames lead, mean is its rate */
 };
 
 struct memory_free_event {
@@ -56,13 +73,15 @@ struct memory_free_event {
 };
 
 /* Sent with only nr_ustack entries of stack[], leaf first: stack[0] is the caller's return
- * address (the allocating call site). */
+ * address (the allocating call site); in preload mode the marker's pc, then the shim's frames
+ * (user space strips them). mean: the sampling interval it was drawn with. */
 struct memory_alloc_event {
 	__u32 type; /* MEMORY_EV_ALLOC */
 	__u32 pid;
 	__u64 ptr;
 	__u64 size;
 	__u64 time_ns;
+	__u64 mean;
 	__u32 tid;
 	__u32 flags;
 	__u32 nr_ustack;

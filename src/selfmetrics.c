@@ -325,6 +325,14 @@ static void memory_metrics(struct metrics_writer *w, void *ctx)
 			"probed) or pending (waiting for its allocator to be mapped)");
 	metrics__sample(w, s.procs_attached, "state", "attached", NULL);
 	metrics__sample(w, s.procs_pending, "state", "pending", NULL);
+	metrics__family(w, "autoprof_memory_preload_processes", METRIC_GAUGE,
+			"Attached processes profiled through the preload shim (its markers probed, "
+			"not the allocator)");
+	metrics__sample(w, s.procs_preload, NULL);
+	metrics__family(w, "autoprof_memory_go_processes", METRIC_GAUGE,
+			"Attached Go processes profiled through the runtime's sampled path "
+			"(runtime.mProf_Malloc, runtime.freeSpecial)");
+	metrics__sample(w, s.procs_go, NULL);
 	metrics__family(w, "autoprof_memory_live_allocations", METRIC_GAUGE,
 			"Live sampled allocations held for the heap profile");
 	metrics__sample(w, s.live, NULL);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Memory profiling, attach mode: the user side of bpf/memory.bpf.c. Finds the object of each
+ * Memory profiling: the user side of bpf/memory.bpf.c. Attach mode: finds the object of each
  * target process that defines its allocator, places uprobes on cheap instructions of malloc,
  * calloc, realloc, free and the rest of the family (memsample.c), attaches them for that
- * process only (uprobe_multi links with a pid), and ingests sampled allocations (into the store:
- * allocs) and the frees of sampled allocations (the live table here: heap).
+ * process only (uprobe_multi links with a pid). Preload mode: a target that maps the preload
+ * shim (preload/autoprof_preload.c, found by its autoprof_preload_v1 symbol) samples in
+ * process; only the shim's two markers are probed. Either way, ingests sampled allocations
+ * (into the store: allocs) and the frees of sampled allocations (the live table here: heap).
  */
 #define pr_fmt(fmt) "memory: " fmt
 
@@ -32,6 +34,7 @@
 #include "../symbolize/symbolizer.h"
 #include "bpf/memory.h"
 #include "bpf/memory.skel.h"
+#include "golabels.h"
 #include "memory.h"
 
 #define NSEC 1000000000ULL
@@ -58,8 +61,64 @@ static const struct {
 	{ "memalign", MEMORY_FN_ALIGNED_ALLOC, true, false },
 	{ "valloc", MEMORY_FN_VALLOC, true, false },
 	{ "pvalloc", MEMORY_FN_VALLOC, true, false },
+	/* Big anonymous mappings the program makes itself (BPF filters); those malloc makes are
+	 * inside a probed call and left to it. */
+	{ "mmap", MEMORY_FN_MMAP, true, false },
+	{ "munmap", MEMORY_FN_MUNMAP, false, false },
 };
 #define NR_ALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+
+/*
+ * The preload shim (preload/autoprof_preload.c): its record marks the library, its markers
+ * take the probes. A process that maps it is probed there and nowhere else.
+ */
+static const struct {
+	const char *name;
+	enum memory_fn fn; /* 0: the record */
+} preload_syms[] = {
+	{ "autoprof_preload_v1", 0 },
+	{ "autoprof_preload_alloc", MEMORY_FN_PRELOAD_ALLOC },
+	{ "autoprof_preload_free", MEMORY_FN_PRELOAD_FREE },
+};
+#define NR_PRELOAD_SYMS (sizeof(preload_syms) / sizeof(preload_syms[0]))
+
+/* How a process is profiled: its allocator probed, the preload shim's markers, or Go's own
+ * sampled path. Also the "mode" the API shows. */
+enum mode {
+	MODE_ATTACH,
+	MODE_PRELOAD,
+	MODE_GO,
+};
+static const char *const mode_names[] = { "attach", "preload", "go" };
+
+/* Go: the runtime's sampled path (runtime.mProf_Malloc), the sweeper's free of a profiled
+ * object's record (runtime.freeSpecial), and the rate it samples at. */
+enum { GO_MALLOC, GO_FREE, GO_RATE, GO_ABI0, NR_GO_SYMS };
+static const char *const go_syms[NR_GO_SYMS] = {
+	[GO_MALLOC] = "runtime.mProf_Malloc",
+	[GO_FREE] = "runtime.freeSpecial",
+	[GO_RATE] = "runtime.MemProfileRate",
+	/* Assembly functions carry ".abi0" since Go 1.17, the register ABI's release: without it
+	 * the arguments are on the stack, which the probes do not read. */
+	[GO_ABI0] = "runtime.goexit.abi0",
+};
+#define GO_DEFAULT_RATE (512 * 1024)
+/* runtime.mProf_Malloc(mp *m, p, size) from this release on; (p, size) before. */
+#define GO_MP_FIRST_MINOR 23
+
+struct range {
+	uint64_t lo, hi;
+};
+
+/* What the Go runtime's frames and rate are, as found in the executable (link-time addresses). */
+struct go_info {
+	uint64_t rate_vaddr; /* runtime.MemProfileRate; 0: unknown, the default */
+	/* the executable segment's p_offset - p_vaddr: with the mapping of that segment, the load
+	 * bias (0 for a fixed-address executable, Go's default) */
+	int64_t text_delta;
+	struct range *rt; /* the runtime package's functions, sorted and merged */
+	size_t nr_rt;
+};
 
 struct target {
 	uint32_t id;
@@ -72,7 +131,15 @@ struct mproc {
 	struct mproc *next;
 	uint32_t pid;
 	bool attached;
+	enum mode mode;
 	bool seen; /* mark for a rescan */
+	uint64_t shim_lo, shim_hi; /* preload: where the shim is mapped (its frames lead stacks) */
+	/* Go: the runtime's functions (run-time addresses; they lead stacks), MemProfileRate's
+	 * address, read through mem_fd at each sample */
+	struct range *go_rt;
+	size_t nr_go_rt;
+	uint64_t go_rate_addr;
+	int mem_fd;
 	uint64_t deadline_ns;
 	char exe[256];
 	char object[PATH_MAX]; /* the file defining malloc */
@@ -205,7 +272,7 @@ static void live__drop_pid(struct memory *m, uint32_t pid)
 
 struct site {
 	unsigned long offset; /* in the file */
-	enum memory_fn fn;
+	uint64_t fn;	      /* the cookie: enum memory_fn, MEMORY_COOKIE_* */
 	bool ret;
 };
 
@@ -229,21 +296,13 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
-/*
- * The allocator functions fd defines (.dynsym, and .symtab for a static executable), each with
- * its probe offset. Returns how many, 0 when it does not define both malloc and free.
- */
-static int find_sites(struct memory *m, int fd, struct site *sites)
+/* The addresses of names[0, n) in elf's .dynsym and .symtab (functions and objects defined
+ * here, not local); 0 for those it lacks. */
+static void lookup_syms(Elf *elf, const char *const *names, size_t n, uint64_t *vaddr)
 {
-	uint64_t vaddr[NR_ALLOC_FNS] = { 0 };
 	Elf_Scn *scn = NULL;
-	int nr = 0;
-	Elf *elf;
 
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return 0;
+	memset(vaddr, 0, n * sizeof(*vaddr));
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
@@ -254,22 +313,221 @@ static int find_sites(struct memory *m, int fd, struct site *sites)
 		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
 			const char *name;
+			int type;
 
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
-			    GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			type = GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_FUNC && type != STT_OBJECT) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			for (size_t k = 0; name && k < NR_ALLOC_FNS; k++)
-				if (!vaddr[k] && !strcmp(name, alloc_fns[k].name))
+			for (size_t k = 0; name && k < n; k++)
+				if (!vaddr[k] && !strcmp(name, names[k]))
 					vaddr[k] = sym.st_value;
 		}
 	}
-	for (size_t k = 0; k < NR_ALLOC_FNS; k++) {
-		uint8_t code[CODE_BYTES];
-		enum memprobe_kind kind;
+}
+
+/* The probe offset of the function at vaddr: on its first emulated instruction (counted). */
+static int probe_offset(struct memory *m, Elf *elf, int fd, uint64_t vaddr, uint64_t *off)
+{
+	uint8_t code[CODE_BYTES];
+	enum memprobe_kind kind;
+	ssize_t len;
+
+	if (!vaddr || vaddr_to_offset(elf, vaddr, off))
+		return -ENOENT;
+	len = pread(fd, code, sizeof(code), (off_t)*off);
+	*off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
+	if (kind == MEMPROBE_EMULATED)
+		m->probes_emulated++;
+	else
+		m->probes_entry++;
+	return 0;
+}
+
+/* The preload shim's two markers, when fd is the shim. Returns 2, or 0. */
+static int find_preload_sites(struct memory *m, Elf *elf, int fd, struct site *sites)
+{
+	const char *names[NR_PRELOAD_SYMS];
+	uint64_t vaddr[NR_PRELOAD_SYMS];
+	int nr = 0;
+
+	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++)
+		names[k] = preload_syms[k].name;
+	lookup_syms(elf, names, NR_PRELOAD_SYMS, vaddr);
+	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++)
+		if (!vaddr[k])
+			return 0;
+	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++) {
 		uint64_t off;
-		ssize_t len;
+
+		if (!preload_syms[k].fn)
+			continue;
+		if (probe_offset(m, elf, fd, vaddr[k], &off))
+			return 0;
+		sites[nr++] = (struct site){ off, preload_syms[k].fn, false };
+	}
+	return nr;
+}
+
+/* Whether a Go executable's runtime.mProf_Malloc takes mp first (by its .go.buildinfo). */
+static bool go_mp_first(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int minor;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		char version[32];
+		Elf_Data *data;
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".go.buildinfo"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || golabels__buildinfo_version(data->d_buf, data->d_size, version,
+							 sizeof(version)))
+			return false;
+		return sscanf(version, "go1.%d", &minor) == 1 && minor >= GO_MP_FIRST_MINOR;
+	}
+	return false;
+}
+
+static int range__cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The runtime package's functions in .symtab, sorted, touching ones merged. */
+static void go_runtime_ranges(Elf *elf, struct go_info *gi)
+{
+	Elf_Scn *scn = NULL;
+	size_t n = 0, cap = 0;
+	struct range *r = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_size)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || strncmp(name, "runtime.", 8))
+				continue;
+			if (n == cap) {
+				struct range *nr = realloc(r, (cap = cap ? cap * 2 : 512) * sizeof(*r));
+
+				if (!nr)
+					goto out;
+				r = nr;
+			}
+			r[n++] = (struct range){ sym.st_value, sym.st_value + sym.st_size };
+		}
+	}
+out:
+	if (n)
+		qsort(r, n, sizeof(*r), range__cmp);
+	gi->nr_rt = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* Functions are 32-byte aligned at most: a gap of padding still touches. */
+		if (gi->nr_rt && r[i].lo <= r[gi->nr_rt - 1].hi + 32) {
+			if (r[i].hi > r[gi->nr_rt - 1].hi)
+				r[gi->nr_rt - 1].hi = r[i].hi;
+		} else {
+			r[gi->nr_rt++] = r[i];
+		}
+	}
+	gi->rt = r;
+}
+
+/* Go's sampled path in a Go executable: mProf_Malloc and (for frees) freeSpecial. 0: not Go. */
+static int find_go_sites(struct memory *m, Elf *elf, int fd, struct site *sites,
+			 struct go_info *gi)
+{
+	uint64_t vaddr[NR_GO_SYMS], off;
+	size_t nph;
+	int nr = 0;
+
+	lookup_syms(elf, go_syms, NR_GO_SYMS, vaddr);
+	if (!vaddr[GO_MALLOC] || !vaddr[GO_ABI0] ||
+	    probe_offset(m, elf, fd, vaddr[GO_MALLOC], &off))
+		return 0;
+	sites[nr++] = (struct site){ off, MEMORY_FN_GO_MALLOC |
+						  (go_mp_first(elf) ? MEMORY_COOKIE_GO_MP : 0),
+				     false };
+	/* Without it sampled objects never leave the heap profile: still allocs. */
+	if (vaddr[GO_FREE] && !probe_offset(m, elf, fd, vaddr[GO_FREE], &off))
+		sites[nr++] = (struct site){ off, MEMORY_FN_GO_FREE, false };
+	gi->rate_vaddr = vaddr[GO_RATE];
+	gi->text_delta = 0;
+	if (!elf_getphdrnum(elf, &nph)) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+				gi->text_delta = (int64_t)ph.p_offset - (int64_t)ph.p_vaddr;
+				break;
+			}
+		}
+	}
+	go_runtime_ranges(elf, gi);
+	return nr;
+}
+
+/*
+ * What to probe in fd: the preload shim's markers, Go's sampled path, or the allocator
+ * functions it defines (.dynsym, and .symtab for a static executable), each with its probe
+ * offset; *mode says which. Returns how many, 0 when it is neither the shim nor Go nor defines
+ * both malloc and free. gi->rt is the caller's to free.
+ */
+static int find_sites(struct memory *m, int fd, struct site *sites, enum mode *mode,
+		      struct go_info *gi)
+{
+	const char *names[NR_ALLOC_FNS];
+	uint64_t vaddr[NR_ALLOC_FNS];
+	int nr = 0;
+	Elf *elf;
+
+	*mode = MODE_ATTACH;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return 0;
+	nr = find_preload_sites(m, elf, fd, sites);
+	if (nr) {
+		*mode = MODE_PRELOAD;
+		elf_end(elf);
+		return nr;
+	}
+	nr = find_go_sites(m, elf, fd, sites, gi);
+	if (nr) {
+		*mode = MODE_GO;
+		elf_end(elf);
+		return nr;
+	}
+	for (size_t k = 0; k < NR_ALLOC_FNS; k++)
+		names[k] = alloc_fns[k].name;
+	lookup_syms(elf, names, NR_ALLOC_FNS, vaddr);
+	for (size_t k = 0; k < NR_ALLOC_FNS; k++) {
+		uint64_t off;
 		bool dup = false;
 
 		if (!vaddr[k] || vaddr_to_offset(elf, vaddr[k], &off)) {
@@ -284,12 +542,8 @@ static int find_sites(struct memory *m, int fd, struct site *sites)
 			dup |= vaddr[j] == vaddr[k];
 		if (dup)
 			continue;
-		len = pread(fd, code, sizeof(code), (off_t)off);
-		off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
-		if (kind == MEMPROBE_EMULATED)
-			m->probes_emulated++;
-		else
-			m->probes_entry++;
+		if (probe_offset(m, elf, fd, vaddr[k], &off))
+			continue;
 		sites[nr++] = (struct site){ off, alloc_fns[k].fn, alloc_fns[k].ret };
 	}
 	elf_end(elf);
@@ -297,7 +551,8 @@ static int find_sites(struct memory *m, int fd, struct site *sites)
 }
 
 struct candidate {
-	struct map_entry e;
+	struct map_entry e; /* its first mapping */
+	uint64_t lo, hi;    /* the span of all its mappings */
 	char path[PATH_MAX];
 	bool is_exe;
 };
@@ -315,12 +570,19 @@ static int add_candidate(const struct map_entry *e, void *arg)
 
 	if (!e->path[0] || e->path[0] != '/' || cs->nr == MAX_CANDIDATES)
 		return 0;
-	for (int i = 0; i < cs->nr; i++)
-		if (cs->c[i].e.inode == e->inode && cs->c[i].e.dev_major == e->dev_major &&
-		    cs->c[i].e.dev_minor == e->dev_minor)
+	for (int i = 0; i < cs->nr; i++) {
+		c = &cs->c[i];
+		if (c->e.inode == e->inode && c->e.dev_major == e->dev_major &&
+		    c->e.dev_minor == e->dev_minor) {
+			c->lo = e->start < c->lo ? e->start : c->lo;
+			c->hi = e->end > c->hi ? e->end : c->hi;
 			return 0;
+		}
+	}
 	c = &cs->c[cs->nr++];
 	c->e = *e;
+	c->lo = e->start;
+	c->hi = e->end;
 	snprintf(c->path, sizeof(c->path), "%s", e->path);
 	c->e.path = c->path;
 	c->is_exe = !strcmp(c->path, cs->exe_path);
@@ -338,8 +600,9 @@ static int candidate__cmp(const void *a, const void *b)
 	return x->e.start < y->e.start ? 1 : x->e.start > y->e.start ? -1 : 0;
 }
 
-static struct bpf_link *attach_sites(struct memory *m, const struct mproc *p, const char *path,
-				     const struct site *sites, int nr, bool ret)
+/* The entries (ret false) or the returns of sites, to prog. */
+static struct bpf_link *attach_sites(struct bpf_program *prog, const struct mproc *p,
+				     const char *path, const struct site *sites, int nr, bool ret)
 {
 	unsigned long offs[NR_ALLOC_FNS];
 	__u64 cookies[NR_ALLOC_FNS];
@@ -354,9 +617,26 @@ static struct bpf_link *attach_sites(struct memory *m, const struct mproc *p, co
 		cookies[n++] = sites[i].fn;
 	}
 	opts.cnt = n;
-	return bpf_program__attach_uprobe_multi(ret ? m->skel->progs.memory_return :
-						      m->skel->progs.memory_entry,
-						(pid_t)p->pid, path, NULL, &opts);
+	return bpf_program__attach_uprobe_multi(prog, (pid_t)p->pid, path, NULL, &opts);
+}
+
+/* A Go process: its runtime's ranges and rate at run-time addresses (text: the mapping of the
+ * executable's code). Takes gi->rt. */
+static void mproc__set_go(struct mproc *p, struct go_info *gi, const struct map_entry *text)
+{
+	uint64_t bias = text->start - text->pgoff + (uint64_t)gi->text_delta;
+	char path[64];
+
+	for (size_t i = 0; i < gi->nr_rt; i++) {
+		gi->rt[i].lo += bias;
+		gi->rt[i].hi += bias;
+	}
+	p->go_rt = gi->rt;
+	p->nr_go_rt = gi->nr_rt;
+	gi->rt = NULL;
+	p->go_rate_addr = gi->rate_vaddr ? gi->rate_vaddr + bias : 0;
+	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
+	p->mem_fd = p->go_rate_addr ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 }
 
 /* Attaches p's allocator. 0, -EAGAIN (not mapped yet) or another negative errno. */
@@ -367,6 +647,8 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 	struct site sites[NR_ALLOC_FNS];
 	char exe[PATH_MAX], link[64];
 	int err = -EAGAIN, nr = 0;
+	struct go_info gi = { 0 };
+	enum mode mode;
 	ssize_t len;
 
 	if (!cands)
@@ -386,16 +668,28 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 
 		if (fd < 0)
 			continue;
-		nr = find_sites(m, fd, sites);
+		nr = find_sites(m, fd, sites, &mode, &gi);
 		close(fd);
 		if (!nr)
 			continue;
 		/* The very file mapped, whatever mount namespace or deletion. */
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->pid,
 			 cands[i].e.start, cands[i].e.end);
-		p->entry = attach_sites(m, p, path, sites, nr, false);
-		p->ret = p->entry ? attach_sites(m, p, path, sites, nr, true) : NULL;
-		if (!p->entry || !p->ret) {
+		if (mode == MODE_PRELOAD) {
+			/* The markers only: no probe on the allocator, no return probes. */
+			p->entry = attach_sites(m->skel->progs.memory_marker, p, path, sites, nr,
+						false);
+		} else if (mode == MODE_GO) {
+			/* Entries only: Go moves stacks, which a uretprobe does not survive. */
+			p->entry = attach_sites(m->skel->progs.memory_go, p, path, sites, nr, false);
+		} else {
+			p->entry = attach_sites(m->skel->progs.memory_entry, p, path, sites, nr,
+						false);
+			p->ret = p->entry ? attach_sites(m->skel->progs.memory_return, p, path,
+							 sites, nr, true) :
+					    NULL;
+		}
+		if (!p->entry || (mode == MODE_ATTACH && !p->ret)) {
 			err = -errno;
 			bpf_link__destroy(p->entry);
 			p->entry = NULL;
@@ -405,14 +699,27 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		}
 		snprintf(p->object, sizeof(p->object), "%s", cands[i].path);
 		p->attached = true;
+		p->mode = mode;
+		p->shim_lo = mode == MODE_PRELOAD ? cands[i].lo : 0;
+		p->shim_hi = mode == MODE_PRELOAD ? cands[i].hi : 0;
+		if (mode == MODE_GO)
+			mproc__set_go(p, &gi, &cands[i].e);
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
-		pr_info("pid %u (%s): %d allocator functions probed in %s\n", p->pid, p->exe, nr,
-			cands[i].path);
+		if (mode == MODE_PRELOAD)
+			pr_info("pid %u (%s): preload shim %s, its markers probed\n", p->pid,
+				p->exe, cands[i].path);
+		else if (mode == MODE_GO)
+			pr_info("pid %u (%s): Go runtime's sampled path probed (%s)\n", p->pid,
+				p->exe, nr > 1 ? "allocations and frees" : "allocations only");
+		else
+			pr_info("pid %u (%s): %d allocator functions probed in %s\n", p->pid,
+				p->exe, nr, cands[i].path);
 		break;
 	}
 out:
+	free(gi.rt);
 	free(cands);
 	return err;
 }
@@ -425,6 +732,13 @@ static void mproc__detach(struct memory *m, struct mproc *p)
 	if (p->attached)
 		live__drop_pid(m, p->pid);
 	p->attached = false;
+	p->mode = MODE_ATTACH;
+	free(p->go_rt);
+	p->go_rt = NULL;
+	p->nr_go_rt = 0;
+	if (p->mem_fd >= 0)
+		close(p->mem_fd);
+	p->mem_fd = -1;
 }
 
 /* ---- targets -------------------------------------------------------------------------------- */
@@ -451,14 +765,43 @@ static void read_exe(uint32_t pid, char *out, size_t n)
 	out[len] = '\0';
 }
 
+/* A process's /proc/PID/cgroup, read once per lookup (cg->len < 0: not yet). */
+struct proc_cgroup {
+	ssize_t len;
+	char text[2048];
+};
+
+static bool target__matches(const struct target *t, uint32_t pid, const char *exe,
+			    struct proc_cgroup *cg)
+{
+	if (t->spec.pid)
+		return t->spec.pid == pid;
+	if (!t->spec.is_cgroup)
+		return memtarget__match(t->spec.pattern, exe);
+	if (cg->len < 0) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		cg->len = fd < 0 ? 0 : read(fd, cg->text, sizeof(cg->text) - 1);
+		if (cg->len < 0)
+			cg->len = 0;
+		cg->text[cg->len] = '\0';
+		if (fd >= 0)
+			close(fd);
+	}
+	return memcg__match(&t->spec.cgroup, cg->text);
+}
+
 static bool matches_any(struct memory *m, uint32_t pid, const char *exe)
 {
+	struct proc_cgroup cg = { .len = -1 };
+
 	for (uint32_t i = 0; i < m->nr_targets; i++) {
 		const struct target *t = &m->targets[i];
 
-		if (t->removed)
-			continue;
-		if (t->spec.pid ? t->spec.pid == pid : memtarget__match(t->spec.pattern, exe))
+		if (!t->removed && target__matches(t, pid, exe, &cg))
 			return true;
 	}
 	return false;
@@ -497,6 +840,7 @@ static void consider(struct memory *m, uint32_t pid, const char *exe, uint64_t n
 	if (!p)
 		return;
 	p->pid = pid;
+	p->mem_fd = -1;
 	p->seen = true;
 	p->deadline_ns = now + ATTACH_WAIT_NS;
 	snprintf(p->exe, sizeof(p->exe), "%s", exe);
@@ -662,16 +1006,21 @@ int memory__list_targets(struct memory *m, struct buf *out)
 		first = false;
 		if (!err && t->spec.pid)
 			err = buf__printf(out, "\"pid\":%u", t->spec.pid);
+		else if (!err && t->spec.is_cgroup)
+			err = buf__puts(out, "\"cgroup\":") ?: json_string(out, t->spec.cgroup.dir);
 		else if (!err)
 			err = buf__puts(out, "\"exe\":") ?: json_string(out, t->spec.pattern);
 		if (!err)
 			err = buf__puts(out, ",\"processes\":[");
 		for (struct mproc *p = m->procs; !err && p; p = p->next) {
-			if (t->spec.pid ? t->spec.pid != p->pid :
-					  !memtarget__match(t->spec.pattern, p->exe))
+			struct proc_cgroup cg = { .len = -1 };
+
+			if (!target__matches(t, p->pid, p->exe, &cg))
 				continue;
-			err = buf__printf(out, "%s{\"pid\":%u,\"attached\":%s,\"object\":", sep ? "" : ",",
-					  p->pid, p->attached ? "true" : "false") ?:
+			err = buf__printf(out,
+					  "%s{\"pid\":%u,\"attached\":%s,\"mode\":\"%s\",\"object\":",
+					  sep ? "" : ",", p->pid, p->attached ? "true" : "false",
+					  mode_names[p->mode]) ?:
 			      json_string(out, p->object) ?: buf__puts(out, "}");
 			sep = false;
 		}
@@ -684,6 +1033,57 @@ int memory__list_targets(struct memory *m, struct buf *out)
 
 /* ---- ingest --------------------------------------------------------------------------------- */
 
+static bool in_ranges(const struct range *r, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (pc < r[mid].lo)
+			hi = mid;
+		else if (pc >= r[mid].hi)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * How many leading frames of a sample are not the program's: the preload shim's (the marker,
+ * the interposed function and its helpers, when the walk started at the marker) or Go's
+ * runtime's (mProf_Malloc, mallocgc, newobject...), by address. The sample belongs to the first
+ * frame after them, the caller of malloc or the Go function that allocated; a stack that is the
+ * runtime's alone (its own allocations) is kept whole. *mean: a Go process's MemProfileRate.
+ */
+static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e, uint64_t *mean)
+{
+	struct mproc *p;
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&m->lock);
+	p = *mproc__find(m, e->pid);
+	if (p && p->mode == MODE_PRELOAD) {
+		while (n < e->nr_ustack && e->stack[n] >= p->shim_lo && e->stack[n] < p->shim_hi)
+			n++;
+	} else if (p && p->mode == MODE_GO) {
+		int64_t rate = 0;
+
+		while (n < e->nr_ustack && in_ranges(p->go_rt, p->nr_go_rt, e->stack[n]))
+			n++;
+		if (n == e->nr_ustack)
+			n = 0;
+		if (p->mem_fd < 0 ||
+		    pread(p->mem_fd, &rate, sizeof(rate), (off_t)p->go_rate_addr) != sizeof(rate) ||
+		    rate <= 0)
+			rate = GO_DEFAULT_RATE;
+		*mean = (uint64_t)rate;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
 static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, size_t size)
 {
 	struct collect_ctx *ctx = m->ctx;
@@ -695,16 +1095,22 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	struct proc *p;
 	uint32_t nu = e->nr_ustack;
 	struct live *l, **pp;
+	struct mproc *p_tracked;
+	uint64_t mean = e->mean;
+	uint32_t skip = 0;
 
 	if (nu > MEMORY_MAX_USTACK || size < offsetof(struct memory_alloc_event, stack) +
 						     nu * sizeof(__u64)) {
 		m->drop_malformed++;
 		return;
 	}
+	if (e->flags & (MEMORY_F_PRELOAD | MEMORY_F_GO))
+		skip = lead_frames(m, e, &mean);
+	nu -= skip;
 	/* Every entry is a return address, the first too (the allocating call's): step back
 	 * into the call. */
 	for (uint32_t i = 0; i < nu; i++)
-		uaddrs[i] = e->stack[i] - 1;
+		uaddrs[i] = e->stack[skip + i] - 1;
 	p = proctab__get(ctx->proctab, e->pid, 0, now);
 	if (p && nu)
 		proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->frames, now);
@@ -714,7 +1120,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->frames[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 	memcpy(comm, e->comm, MEMORY_COMM_LEN);
 	comm[MEMORY_COMM_LEN] = '\0';
-	memsample__scale(e->size, m->mean, drand48(), &objects, &bytes);
+	memsample__scale(e->size, mean ? mean : m->mean, drand48(), &objects, &bytes);
 	smp = (struct sample){
 		.type = PROFILE_ALLOCS,
 		.pid = e->pid,
@@ -737,7 +1143,10 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		return;
 
 	pthread_mutex_lock(&m->lock);
-	if (live__grow(m))
+	/* A sample drained after its process was detached (exec, exit, target removed): its
+	 * live set is gone, and this would stay in it for good. */
+	p_tracked = *mproc__find(m, e->pid);
+	if (!p_tracked || !p_tracked->attached || live__grow(m))
 		goto out;
 	pp = live__find(m, e->pid, e->ptr);
 	/* Its free was lost (or it was never seen): this allocation replaces it. */
@@ -901,7 +1310,7 @@ uint64_t memory__mean_interval(const struct memory *m)
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
 
-/* "a,b,c" from the config: one target per pattern. */
+/* "a,b,cgroup:/dir" from the config: one target per entry (config.c checked them). */
 static int add_config_targets(struct memory *m, const char *list)
 {
 	char *copy = strdup(list), *save = NULL, *tok;
@@ -910,14 +1319,19 @@ static int add_config_targets(struct memory *m, const char *list)
 	if (!copy)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		struct memtarget_spec spec = { 0 };
+		struct memtarget_spec spec;
+		char why[256];
 		uint32_t id;
 
 		while (*tok == ' ')
 			tok++;
 		if (!*tok)
 			continue;
-		snprintf(spec.pattern, sizeof(spec.pattern), "%s", tok);
+		err = memtarget__parse_config(tok, &spec, why, sizeof(why));
+		if (err) {
+			pr_err("memory.targets: %s\n", why);
+			break;
+		}
 		err = memory__add_target(m, &spec, &id);
 	}
 	free(copy);
@@ -1003,6 +1417,8 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 		out->targets += !m->targets[i].removed;
 	for (struct mproc *p = m->procs; p; p = p->next) {
 		out->procs_attached += p->attached;
+		out->procs_preload += p->attached && p->mode == MODE_PRELOAD;
+		out->procs_go += p->attached && p->mode == MODE_GO;
 		out->procs_pending += !p->attached;
 	}
 	out->live = m->nr_live;

@@ -55,6 +55,8 @@ struct memory_stats {
 	unsigned long long bpf[16]; /* enum memory_counter */
 	unsigned long long targets;
 	unsigned long long procs_attached, procs_pending;
+	unsigned long long procs_preload; /* of the attached, through the preload shim */
+	unsigned long long procs_go;	  /* of the attached, through Go's runtime */
 	unsigned long long live, live_bytes; /* held now; bytes as estimated */
 	unsigned long long ingested, drop_store, drop_malformed;
 	unsigned long long attach_ok, attach_failed;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "../collect/memsample.h"
 #include "config.h"
 
 #ifndef AUTOPROF_VERSION
@@ -576,6 +577,27 @@ static int otlp_headers__check(const char *s, uint64_t unused, char *why, size_t
 	return 0;
 }
 
+/* PATTERN[,PATTERN...]: executable-name globs, or cgroup:DIR (a cgroup directory here). */
+static int memory_targets__check(const char *s, uint64_t unused, char *why, size_t n)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int err = 0;
+
+	(void)unused;
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		struct memtarget_spec spec;
+
+		while (*tok == ' ')
+			tok++;
+		if (*tok)
+			err = memtarget__parse_config(tok, &spec, why, n);
+	}
+	free(copy);
+	return err;
+}
+
 static int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -780,10 +802,11 @@ static const struct key keys[] = {
 		.name = "memory.targets",
 		.type = &type_string,
 		.def = "",
+		.check = memory_targets__check,
 		FIELD(memory_targets),
-		.help = "Processes to memory-profile: globs on the executable name, "
-			"PATTERN[,PATTERN...], matched at exec and at start; more through "
-			"POST /api/v1/targets/memory.",
+		.help = "Processes to memory-profile: globs on the executable name or cgroup:DIR "
+			"(the processes in a cgroup directory and below), PATTERN[,PATTERN...], "
+			"matched at exec and at start; more through POST /api/v1/targets/memory.",
 	},
 	{
 		.name = "memory.sample-interval",

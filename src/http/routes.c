@@ -73,7 +73,8 @@ static const struct http_route routes[] = {
 	  "of memory targets: ?pid=1,2, format=folded (inuse_space)",
 	  handle_heap },
 	{ "GET", "/api/v1/targets/memory", "memory_targets",
-	  "Memory-profiled targets (JSON); POST {\"pid\": N} or {\"exe\": \"glob\"} adds one, "
+	  "Memory-profiled targets (JSON); POST {\"pid\": N}, {\"exe\": \"glob\"} or "
+	  "{\"cgroup\": \"dir\"} adds one, "
 	  "DELETE /api/v1/targets/memory/ID removes it",
 	  handle_targets_list },
 	{ "POST", "/api/v1/targets/memory", "memory_targets", NULL, handle_targets_add },

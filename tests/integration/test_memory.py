@@ -13,10 +13,12 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import Daemon, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
+from aplib import BUILD, Daemon, Skip, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
+
+SHIM = os.path.join(BUILD, "libautoprof_preload.so")
 
 # A 64 KiB mean keeps the estimate of ~500 leaked blocks within a few percent.
-d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak",
+d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak,mem_leak_go,mem_mmap",
            "--memory.sample-interval=64KiB")
 
 
@@ -56,19 +58,35 @@ def profile(path):
     return body
 
 
-def start_leak(seconds, linger, name="mem_leak"):
+def start_leak(seconds, linger, name="mem_leak", env=None, wait=False):
+    """mem_leak (copied as name); with wait, it starts allocating on a line on its stdin."""
     exe = os.path.join(TARGETS, "mem_leak")
     if name != "mem_leak":
         exe = os.path.join(TMP, name)
         shutil.copy(os.path.join(TARGETS, "mem_leak"), exe)
-    p = subprocess.Popen([exe, str(seconds), str(linger)], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([exe, str(seconds), str(linger)] + (["wait"] if wait else []),
+                         stdin=subprocess.PIPE if wait else None, stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ, **(env or {})))
     return p, int(p.stdout.readline())
 
 
-def test_heap_and_allocs():
+def process_entry(pid):
+    code, body = request("GET", "/api/v1/targets/memory")
+    assert code == 200, (code, body)
+    for t in json.loads(body):
+        for pr in t["processes"]:
+            if pr["pid"] == pid:
+                return pr
+    return None
+
+
+def test_heap_and_allocs(env=None, mode="attach"):
     """heap: the leaking function holds ~all live bytes (±20 % of the true total), churn none;
-    allocs: churn dominates allocated objects. The target is picked up at exec by its name."""
-    p, pid = start_leak(5, 15)
+    allocs: churn dominates allocated objects. The target is picked up at exec by its name
+    (it allocates once attached: what a process allocates before is invisible, and on a loaded
+    machine attaching may take a good part of a second)."""
+    p, pid = start_leak(5, 15, env=env, wait=True)
+    wait_attached_then_start(p, pid, mode)
     leaked = int(p.stdout.readline().split()[1])
     time.sleep(0.5)
     heap = profile("/debug/pprof/heap?pid=%d" % pid)
@@ -88,13 +106,181 @@ def test_heap_and_allocs():
     assert "Type: alloc_space" in pprof_tool(allocs, "-top", "-nodecount=1"), "default type"
     objs = flat(allocs, "alloc_objects")
     assert objs.get("churn", 0) >= 10 * objs.get("leak_64k", 1), objs
-    # ~200 per 10 ms for 5 s, less the start before the probes were attached.
+    # ~200 per 10 ms for 5 s
     assert 50000 <= objs.get("churn", 0) <= 120000, objs
     # Complete stacks: the allocating function's caller is main.
     tr = pprof_tool(allocs, "-traces", "-sample_index=alloc_objects")
     assert re.search(r"churn\n\s+main\n", tr), tr[:1500]
     p.kill()
     p.wait()
+    return objs
+
+
+def test_preload():
+    """The same program under LD_PRELOAD=libautoprof_preload.so (sampling at the daemon's
+    64 KiB, from the environment): profiled through the shim's markers only, no probe on malloc
+    or free; heap and allocs as in attach mode, attributed to the user's functions (no shim
+    frame in any stack)."""
+    calls = metric("autoprof_memory_calls_total", '{call="alloc"}')
+    objs = test_heap_and_allocs(env={"LD_PRELOAD": SHIM,
+                                     "AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"},
+                                mode="preload")
+    assert metric("autoprof_memory_calls_total", '{call="alloc"}') == calls, \
+        "an allocator probe fired in preload mode"
+    assert not any(k in ("malloc", "free", "sampled", "autoprof_preload_alloc")
+                   for k in objs), objs
+    assert metric("autoprof_memory_calls_total", '{call="free_sampled"}') > 0
+
+
+def test_go():
+    """A Go program through its runtime's sampled path (runtime.mProf_Malloc; frees when the
+    sweeper frees a profiled object): heap attributes the live bytes to the leaking function
+    (the runtime's frames left out) within ±20 % of its leaked total, nothing live to churn
+    once it collected; allocs dominated by churn; scaled by the program's own MemProfileRate
+    (64 KiB, set in main), not memory.sample-interval."""
+    calls = metric("autoprof_memory_calls_total", '{call="alloc"}')
+    p = subprocess.Popen([os.path.join(BUILD, "memtargets", "mem_leak_go"), "5", "15"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline())
+        wait_attached_then_start(p, pid, "go")
+        leaked = int(p.stdout.readline().split()[1])
+        time.sleep(0.5)
+        heap = profile("/debug/pprof/heap?pid=%d" % pid)
+        live = flat(heap, "inuse_space")
+        total = sum(live.values())
+        assert abs(live.get("main.leak64k", 0) - leaked) <= 0.2 * leaked, \
+            "main.leak64k holds %d live bytes, the program leaked %d (%s)" % (
+                live.get("main.leak64k", 0), leaked, live)
+        assert live.get("main.leak64k", 0) >= 0.95 * total, live
+        assert live.get("main.churn", 0) <= 0.01 * leaked, "churn holds live bytes: %s" % live
+        objs = flat(profile("/debug/pprof/allocs?seconds=20&pid=%d" % pid), "alloc_objects")
+        assert objs.get("main.churn", 0) >= 10 * objs.get("main.leak64k", 1), objs
+        # ~200 per 10 ms for 5 s
+        assert 50000 <= objs.get("main.churn", 0) <= 150000, objs
+        tr = pprof_tool(heap, "-traces", "-sample_index=inuse_space")
+        assert re.search(r"main\.leak64k\n\s+main\.main\n", tr), tr[:1500]
+        assert "mallocgc" not in tr, tr[:1500]
+        assert metric("autoprof_memory_calls_total", '{call="alloc"}') == calls, \
+            "an allocator probe fired for a Go program"
+    finally:
+        p.kill()
+        p.wait()
+
+
+def wait_attached_then_start(p, pid, mode):
+    """Waits until autoprof attached pid, then lets it start (a line on its stdin)."""
+    deadline = time.time() + 10
+    pr = None
+    while time.time() < deadline:
+        pr = process_entry(pid)
+        if pr and pr["attached"]:
+            break
+        time.sleep(0.1)
+    assert pr and pr["attached"] and pr["mode"] == mode, pr
+    p.stdin.write("go\n")
+    p.stdin.flush()
+
+
+def test_mmap(env=None, mode="attach"):
+    """Big anonymous mappings the program makes itself are allocations: heap holds the leaked
+    mappings of map_leak (±20 %), none of map_churn (unmapped); malloc's own mapping of a 1 MiB
+    block counts once, as malloc_big's malloc."""
+    p = subprocess.Popen([os.path.join(TARGETS, "mem_mmap"), "4", "15"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})))
+    try:
+        pid = int(p.stdout.readline())
+        wait_attached_then_start(p, pid, mode)
+        leaked = int(p.stdout.readline().split()[1])
+        time.sleep(0.5)
+        heap = profile("/debug/pprof/heap?pid=%d" % pid)
+        live = flat(heap, "inuse_space")
+        assert abs(live.get("map_leak", 0) - leaked) <= 0.2 * leaked, \
+            "map_leak holds %d live bytes, the program leaked %d (%s)" % (
+                live.get("map_leak", 0), leaked, live)
+        assert live.get("map_churn", 0) == 0, live
+        assert live.get("malloc_big", 0) == 0, live
+        allocs = flat(profile("/debug/pprof/allocs?seconds=20&pid=%d" % pid), "alloc_space")
+        # 4 x 256 KiB per round against map_leak's 1: the churned mappings were seen
+        assert 3 * allocs.get("map_leak", 1) <= allocs.get("map_churn", 0) \
+            <= 5 * allocs.get("map_leak", 1), allocs
+        # 1 MiB per round, counted once (not again as malloc's own mmap)
+        assert 3 * allocs.get("map_leak", 1) <= allocs.get("malloc_big", 0) \
+            <= 5 * allocs.get("map_leak", 1), allocs
+    finally:
+        p.kill()
+        p.wait()
+
+
+def cgroup2_root():
+    """Where cgroup v2 is mounted (the unified hierarchy), or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            if fields[sep + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+def in_cgroup(cg, seconds, linger=0, name="mem_cg_target"):
+    """mem_leak (copied as name) started in cgroup cg, waiting for a line on stdin: a shell
+    moves itself in, then execs."""
+    exe = os.path.join(TMP, name)
+    if not os.path.exists(exe):
+        shutil.copy(os.path.join(TARGETS, "mem_leak"), exe)
+    p = subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$1" "$2" "$3" wait',
+                          cg, exe, str(seconds), str(linger)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    return p, int(p.stdout.readline())
+
+
+def test_cgroup():
+    """A cgroup target: processes already in the cgroup (at POST) and those that exec in it are
+    profiled; the same program outside it is not; DELETE detaches."""
+    root = cgroup2_root()
+    if not root or not os.access(root, os.W_OK):
+        raise Skip("no writable cgroup v2 hierarchy")
+    cg = os.path.join(root, "autoprof-it-%d" % os.getpid())
+    os.mkdir(cg)
+    procs = []
+    try:
+        before, pid_before = in_cgroup(cg, 30)
+        procs.append(before)
+        outside = subprocess.Popen([os.path.join(TMP, "mem_cg_target"), "30", "0"],
+                                   stdout=subprocess.PIPE, text=True)
+        procs.append(outside)
+        pid_outside = int(outside.stdout.readline())
+        code, body = request("POST", "/api/v1/targets/memory", json.dumps({"cgroup": cg}))
+        assert code == 200, (code, body)
+        tid = json.loads(body)["id"]
+        wait_attached(pid_before)
+        leak, pid = in_cgroup(cg, 4, 15)
+        procs.append(leak)
+        wait_attached_then_start(leak, pid, "attach")
+        leaked = int(leak.stdout.readline().split()[1])
+        time.sleep(0.5)
+        live = flat(profile("/debug/pprof/heap?pid=%d" % pid), "inuse_space")
+        assert abs(live.get("leak_64k", 0) - leaked) <= 0.2 * leaked, (leaked, live)
+        assert process_entry(pid_outside) is None, "a process outside the cgroup was attached"
+        targets = json.loads(request("GET", "/api/v1/targets/memory")[1])
+        t = [t for t in targets if t["id"] == tid]
+        assert t and t[0]["cgroup"] == cg, targets
+        assert {pr["pid"] for pr in t[0]["processes"]} == {pid_before, pid}, t
+        code, _ = request("DELETE", "/api/v1/targets/memory/%d" % tid)
+        assert code == 200
+        wait_attached(pid_before, want=False)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        for _ in range(50):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)
 
 
 def test_exit_leaves_nothing():
@@ -107,7 +293,8 @@ def test_exit_leaves_nothing():
                 metric("autoprof_memory_processes", '{state="attached"}') == 0):
             break
         time.sleep(0.2)
-    assert metric("autoprof_memory_live_allocations") == 0, "live allocations left"
+    assert metric("autoprof_memory_live_allocations") == 0, "live allocations left: %d; %s" % (
+        metric("autoprof_memory_live_allocations"), request("GET", "/api/v1/targets/memory")[1])
     assert metric("autoprof_memory_processes", '{state="attached"}') == 0, "still attached"
     assert metric("autoprof_memory_attaches_total", '{result="ok"}') >= 1
 
@@ -156,7 +343,7 @@ def test_api_targets():
         code, _ = request("DELETE", "/api/v1/targets/memory/%d" % tid)
         assert code == 200
         wait_attached(pid, want=False)
-        assert metric("autoprof_memory_targets") == 1, "only memory.targets is left"
+        assert metric("autoprof_memory_targets") == 3, "only memory.targets (3 patterns) is left"
     finally:
         p.kill()
         p.wait()
@@ -176,9 +363,22 @@ def test_api_bad_input():
     assert code == 405, code
     code, _, _ = d.get("/debug/pprof/heap?pid=abc")
     assert code == 400, code
+    # A bad memory.targets entry: exit 2 naming the key, before anything is attached.
+    for bad, why in (("cgroup:/nonexistent-autoprof", "is not a directory"),
+                     ("cgroup:/proc", "no cgroup file system"), ("/usr/bin/x", "glob")):
+        r = subprocess.run([os.path.join(BUILD, "autoprof"), "--memory.targets=mem_leak," + bad],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2 and "memory.targets" in r.stderr and why in r.stderr, \
+            (bad, r.returncode, r.stderr)
 
 
 check("memory_heap_and_allocs", test_heap_and_allocs)
+check("memory_go", test_go)
+check("memory_mmap", test_mmap)
+check("memory_mmap_preload", test_mmap,
+      {"LD_PRELOAD": SHIM, "AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"}, "preload")
+check("memory_cgroup", test_cgroup)
+check("memory_preload", test_preload)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
 check("memory_api_targets", test_api_targets)
 check("memory_api_bad_input", test_api_bad_input)

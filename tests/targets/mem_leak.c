@@ -2,8 +2,10 @@
 /*
  * Memory profiling target: leak_64k() leaks 64 KiB every 10 ms, churn() allocates and frees
  * 256-byte blocks 200 times per 10 ms. Prints its pid, then after SECONDS its true leaked
- * total ("leaked N"), then lives LINGER more seconds so its live set can be asked about.
- *   mem_leak SECONDS [LINGER]
+ * total ("leaked N"), then lives LINGER more seconds so its live set can be asked about. With
+ * "wait", it waits for a line on stdin after printing its pid (so a test starts it once the
+ * profiler attached: what it allocates before that is invisible).
+ *   mem_leak SECONDS [LINGER [wait]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,10 +48,13 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5, linger = argc > 2 ? atof(argv[2]) : 0;
+	char line[16];
 	double end;
 
 	printf("%d\n", getpid());
 	fflush(stdout);
+	if (argc > 3 && !strcmp(argv[3], "wait") && !fgets(line, sizeof(line), stdin))
+		return 1;
 	end = now() + secs;
 	while (now() < end) {
 		leak_64k();

@@ -13,3 +13,4 @@ TEST_TARGETS += $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS))
 $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) $< -o $@ -lpthread
+TEST_TARGETS += $(BUILD)/libautoprof_preload.so

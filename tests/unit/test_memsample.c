@@ -45,6 +45,12 @@ TEST(place_glibc_prologues)
 	/* endbr64; push %rbp */
 	CHECK_EQ(place("f3 0f 1e fa 55 48 89 e5", &k), 4);
 	CHECK_EQ(k, MEMPROBE_EMULATED);
+	/* Go's stack check: cmp 0x10(%r14),%rsp; jbe rel32 */
+	CHECK_EQ(place("49 3b 66 10 0f 86 0a 01 00 00 48 83 ec 30", &k), 4);
+	CHECK_EQ(k, MEMPROBE_EMULATED);
+	/* Go with a big frame: lea first (writes r12): the entry */
+	CHECK_EQ(place("4c 8d a4 24 10 ff ff ff 4d 3b 66 10 0f 86", &k), 0);
+	CHECK_EQ(k, MEMPROBE_ENTRY);
 	/* a 5-byte nop */
 	CHECK_EQ(place("0f 1f 44 00 00 55", &k), 0);
 	CHECK_EQ(k, MEMPROBE_EMULATED);
@@ -240,6 +246,72 @@ TEST(target_parse)
 	}
 }
 
+/* Hybrid (this VM: v1 controllers, v2 at .../unified) and unified (Debian's default) layouts. */
+static const char mountinfo[] =
+	"22 1 8:1 / / rw,relatime - ext4 /dev/vda rw\n"
+	"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+	"36 31 0:33 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:9 - cgroup cgroup "
+	"rw,cpu,cpuacct\n"
+	"40 31 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n";
+static const char mountinfo_v2[] =
+	"22 1 8:1 / / rw,relatime - ext4 /dev/vda rw\n"
+	"31 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+	"50 22 0:26 /kubepods /host/pods rw - cgroup2 cgroup2 rw\n";
+
+TEST(cgroup_resolve_and_match)
+{
+	struct memcg cg;
+	char why[256];
+
+	CHECK_EQ(memcg__resolve(mountinfo, "/sys/fs/cgroup/unified/app/", &cg, why, sizeof(why)), 0);
+	CHECK(cg.v2);
+	CHECK_STR(cg.dir, "/sys/fs/cgroup/unified/app");
+	CHECK_STR(cg.rel, "/app");
+	CHECK(memcg__match(&cg, "4:memory:/x\n0::/app\n"));
+	CHECK(memcg__match(&cg, "0::/app/sub/leaf\n"));
+	CHECK(!memcg__match(&cg, "0::/apple\n"));
+	CHECK(!memcg__match(&cg, "4:memory:/app\n0::/\n"));
+	CHECK(!memcg__match(&cg, ""));
+	/* a v1 hierarchy: the line of its controllers */
+	CHECK_EQ(memcg__resolve(mountinfo, "/sys/fs/cgroup/memory/app", &cg, why, sizeof(why)), 0);
+	CHECK(!cg.v2);
+	CHECK_STR(cg.rel, "/app");
+	CHECK(memcg__match(&cg, "5:cpu,cpuacct:/\n4:memory:/app/x\n0::/\n"));
+	CHECK(!memcg__match(&cg, "5:cpu,cpuacct:/app\n4:memory:/\n0::/app\n"));
+	CHECK_EQ(memcg__resolve(mountinfo, "/sys/fs/cgroup/cpu,cpuacct", &cg, why, sizeof(why)), 0);
+	CHECK_STR(cg.rel, "/");
+	CHECK(memcg__match(&cg, "5:cpu,cpuacct:/any\n"));
+	CHECK(!memcg__match(&cg, "4:memory:/any\n"));
+	/* the unified root, and a bind mount of a subtree */
+	CHECK_EQ(memcg__resolve(mountinfo_v2, "/sys/fs/cgroup", &cg, why, sizeof(why)), 0);
+	CHECK_STR(cg.rel, "/");
+	CHECK(memcg__match(&cg, "0::/system.slice/x.service\n"));
+	CHECK_EQ(memcg__resolve(mountinfo_v2, "/host/pods/pod1", &cg, why, sizeof(why)), 0);
+	CHECK_STR(cg.rel, "/kubepods/pod1");
+	CHECK(memcg__match(&cg, "0::/kubepods/pod1/c1\n"));
+	/* not under a cgroup file system, or not a plain absolute path */
+	CHECK_EQ(memcg__resolve(mountinfo, "/sys/fs/cgroup/unknown", &cg, why, sizeof(why)), -ENOENT);
+	CHECK(strstr(why, "cgroup"));
+	CHECK_EQ(memcg__resolve(mountinfo, "app", &cg, why, sizeof(why)), -ENOENT);
+	CHECK_EQ(memcg__resolve(mountinfo, "/sys/fs/cgroup/unified/../x", &cg, why, sizeof(why)),
+		 -ENOENT);
+}
+
+TEST(target_parse_config)
+{
+	struct memtarget_spec s;
+	char why[256];
+
+	CHECK_EQ(memtarget__parse_config("nginx*", &s, why, sizeof(why)), 0);
+	CHECK_STR(s.pattern, "nginx*");
+	CHECK(!s.is_cgroup);
+	CHECK_EQ(memtarget__parse_config("/usr/bin/x", &s, why, sizeof(why)), -EINVAL);
+	CHECK_EQ(memtarget__parse_config("cgroup:/nonexistent-autoprof", &s, why, sizeof(why)),
+		 -EINVAL);
+	CHECK(strstr(why, "cgroup"));
+}
+
 TEST(target_match)
 {
 	CHECK(memtarget__match("nginx", "nginx"));
@@ -260,5 +332,7 @@ int main(void)
 	RUN(sampling_estimates_totals);
 	RUN(target_parse);
 	RUN(target_match);
+	RUN(cgroup_resolve_and_match);
+	RUN(target_parse_config);
 	return test_summary();
 }

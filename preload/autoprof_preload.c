@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libautoprof_preload.so: memory profiling's preload mode. Interposes the malloc family and
+ * mmap/munmap (LD_PRELOAD=/path/libautoprof_preload.so app), decides sampling in the process
+ * itself and reaches autoprof only for sampled allocations and their frees, by calling two
+ * marker functions whose first instruction is a 5-byte nop: autoprof finds this library in a
+ * target's maps by the autoprof_preload_v1 symbol and puts its uprobes there (~0.5 us per hit,
+ * an instruction the kernel emulates), not on malloc and free. Unprofiled, a marker call is a
+ * nop and a ret.
+ *
+ * Sampling is attach mode's: per thread, by bytes, an exponential countdown with a mean of
+ * AUTOPROF_MEMORY_SAMPLE_INTERVAL bytes (default 512 KiB). The marker passes the mean it drew
+ * with, so autoprof scales each sample right whatever its own memory.sample-interval says.
+ *
+ * Frees: a free must know whether its pointer was sampled without a lock, since almost none
+ * were. Sampled pointers are kept in an exact set (chained buckets, a lock per stripe of
+ * buckets), and a 64 KiB array of counts per slot (how many sampled pointers live there) fronts
+ * it: free reads one byte and jumps to the real free when it is 0, about 7 instructions. Only
+ * frees whose slot holds a sampled pointer take a stripe lock (about live samples / 65536 of
+ * them: 1 % with 650 live samples, a third of a GiB of heap at 512 KiB). A slot whose count
+ * reached 255 stays there (a free of its pointers still finds them in the set). The counts are
+ * written under the stripe lock and read without it: the free of a pointer happens after its
+ * allocation returned it (the program's own synchronization carried it across threads), so
+ * that free sees its count. A pointer's slot is its address / 16 modulo 65536 (malloc's
+ * granule): no multiply on the hot path; page-aligned blocks (mmap'd, sampled nearly always)
+ * share 256 of the slots, which costs the frees of small blocks there a lock, rarely.
+ *
+ * A realloc forgets the old block before the real call (see realloc). reallocarray is realloc
+ * after its overflow check: glibc's reallocarray calls realloc, which would be ours again.
+ *
+ * The real functions come from dlsym(RTLD_NEXT): whatever allocator is next in the lookup
+ * order (glibc's, or a jemalloc the program links). dlsym itself may allocate (calloc for
+ * its error state) before they are known: those calls are served from a static arena whose
+ * blocks are never freed.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "autoprof_preload.h"
+
+#define EXPORT	    __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define DEFAULT_MEAN (512 * 1024)
+#define HINT_BITS    16
+#define NR_SLOTS     (1u << HINT_BITS)
+#define NR_STRIPES   64
+#define HINT_STICKY  255
+#define BOOT_ARENA   (64 * 1024)
+
+/* What autoprof looks for in a process's maps (in .dynsym): the record's presence says the
+ * markers are this library's; its fields are for anyone reading the process's memory. */
+EXPORT struct autoprof_preload autoprof_preload_v1 = {.version = 1, .mean = DEFAULT_MEAN};
+
+/*
+ * The markers. Written in assembly so that the first instruction is exactly the 5-byte nop
+ * (no endbr64, no frame setup before it), with CFI so that a table unwinder starting there
+ * finds its caller. Arguments in the SysV registers: the uprobe reads them.
+ */
+EXPORT void autoprof_preload_alloc(void *ptr, size_t size, uint64_t mean, void *pc, void *sp,
+				   void *bp);
+EXPORT void autoprof_preload_free(void *ptr);
+__asm__(".text\n"
+	".globl autoprof_preload_alloc\n"
+	".type autoprof_preload_alloc, @function\n"
+	"autoprof_preload_alloc:\n"
+	".cfi_startproc\n"
+	".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" /* nopl 0x0(%rax,%rax,1) */
+	"ret\n"
+	".cfi_endproc\n"
+	".size autoprof_preload_alloc, .-autoprof_preload_alloc\n"
+	".globl autoprof_preload_free\n"
+	".type autoprof_preload_free, @function\n"
+	"autoprof_preload_free:\n"
+	".cfi_startproc\n"
+	".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" /* nopl 0x0(%rax,%rax,1) */
+	"ret\n"
+	".cfi_endproc\n"
+	".size autoprof_preload_free, .-autoprof_preload_free\n");
+
+/* ---- the set of sampled pointers: declarations ----------------------------------------------- */
+
+struct node {
+	struct node *next;
+	void *ptr;
+};
+
+static uint8_t hint[NR_SLOTS];
+static struct node *slots[NR_SLOTS];
+static pthread_mutex_t stripes[NR_STRIPES] = {
+    [0 ... NR_STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static inline uint32_t slot_of(const void *p)
+{
+	return (uint32_t)((uintptr_t)p >> 4) & (NR_SLOTS - 1);
+}
+
+/* ---- the real allocator --------------------------------------------------------------------- */
+
+static void *boot_malloc(size_t n);
+static void *boot_calloc(size_t n, size_t size);
+static void *boot_realloc(void *p, size_t n);
+static void boot_free(void *p);
+static int boot_posix_memalign(void **out, size_t align, size_t n);
+static void *boot_aligned_alloc(size_t align, size_t n);
+static void *boot_memalign(size_t align, size_t n);
+static void *boot_valloc(size_t n);
+static void *boot_pvalloc(size_t n);
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+static int sys_munmap(void *addr, size_t len);
+
+/* Each starts as a function that resolves them all, so the hot path tests nothing. */
+static struct {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+} real = {
+    boot_malloc,	boot_calloc,   boot_realloc, boot_free,	   boot_posix_memalign,
+    boot_aligned_alloc, boot_memalign, boot_valloc,  boot_pvalloc, sys_mmap, sys_munmap,
+};
+
+/* Until the next mmap and munmap are known: the system calls, always right. */
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+static int sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static _Alignas(64) char boot_arena[BOOT_ARENA];
+static size_t boot_used;
+static int resolving, resolved;
+
+static bool in_boot_arena(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)boot_arena < BOOT_ARENA;
+}
+
+/* Memory for dlsym's own allocations while the real functions are being looked up. */
+static void *boot_arena_alloc(size_t n, size_t align)
+{
+	size_t off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start;
+	uint32_t s;
+
+	if (align < 16)
+		align = 16;
+	do {
+		start = (off + align - 1) & ~(align - 1);
+		if (start + n > BOOT_ARENA || start + n < start)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&boot_used, &off, start + n, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	/* Its slot's count stuck at its top sends the block's free down the slow path, which
+	 * knows the arena: the fast path tests nothing else. */
+	s = slot_of(boot_arena + start);
+	pthread_mutex_lock(&stripes[s % NR_STRIPES]);
+	__atomic_store_n(&hint[s], HINT_STICKY, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&stripes[s % NR_STRIPES]);
+	return boot_arena + start; /* zeroed: never handed out before */
+}
+
+static void *next_fn(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static void resolve(void)
+{
+	void *m, *c, *r, *f, *pm, *aa, *ma, *v, *pv, *mm, *mu;
+
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&resolving, 1, __ATOMIC_RELAXED);
+	m = next_fn("malloc");
+	c = next_fn("calloc");
+	r = next_fn("realloc");
+	f = next_fn("free");
+	pm = next_fn("posix_memalign");
+	aa = next_fn("aligned_alloc");
+	ma = next_fn("memalign");
+	v = next_fn("valloc");
+	pv = next_fn("pvalloc");
+	mm = next_fn("mmap");
+	mu = next_fn("munmap");
+	/* Without malloc and free nothing works: leave the boot functions (arena only). */
+	if (m && f) {
+		real.malloc = m;
+		real.free = f;
+		if (c)
+			real.calloc = c;
+		if (r)
+			real.realloc = r;
+		if (pm)
+			real.posix_memalign = pm;
+		if (aa)
+			real.aligned_alloc = aa;
+		if (ma)
+			real.memalign = ma;
+		if (v)
+			real.valloc = v;
+		if (pv)
+			real.pvalloc = pv;
+	}
+	if (mm && mu) {
+		real.mmap = mm;
+		real.munmap = mu;
+	}
+	__atomic_store_n(&resolving, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+}
+
+/* The boot functions: during the lookup, the arena; after it, the real function. */
+static bool booting(void)
+{
+	if (__atomic_load_n(&resolving, __ATOMIC_RELAXED))
+		return true;
+	resolve();
+	return false;
+}
+
+static void *boot_malloc(size_t n)
+{
+	if (booting() || real.malloc == boot_malloc)
+		return boot_arena_alloc(n, 16);
+	return real.malloc(n);
+}
+
+static void *boot_calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return NULL;
+	if (booting() || real.calloc == boot_calloc)
+		return boot_arena_alloc(total, 16);
+	return real.calloc(n, size);
+}
+
+static void *boot_realloc(void *p, size_t n)
+{
+	if (booting() || real.realloc == boot_realloc) {
+		void *q = boot_arena_alloc(n, 16);
+
+		/* Only arena blocks exist yet: copy what the arena may hold of the old one. */
+		if (q && p && in_boot_arena(p))
+			memmove(q, p,
+				(size_t)(boot_arena + BOOT_ARENA - (char *)p) < n
+				    ? (size_t)(boot_arena + BOOT_ARENA - (char *)p)
+				    : n);
+		return q;
+	}
+	return real.realloc(p, n);
+}
+
+static void boot_free(void *p)
+{
+	if (booting() || real.free == boot_free)
+		return;
+	real.free(p);
+}
+
+static int boot_posix_memalign(void **out, size_t align, size_t n)
+{
+	if (booting() || real.posix_memalign == boot_posix_memalign) {
+		*out = boot_arena_alloc(n, align);
+		return *out ? 0 : ENOMEM;
+	}
+	return real.posix_memalign(out, align, n);
+}
+
+static void *boot_aligned_alloc(size_t align, size_t n)
+{
+	if (booting() || real.aligned_alloc == boot_aligned_alloc)
+		return boot_arena_alloc(n, align);
+	return real.aligned_alloc(align, n);
+}
+
+static void *boot_memalign(size_t align, size_t n)
+{
+	if (booting() || real.memalign == boot_memalign)
+		return boot_arena_alloc(n, align);
+	return real.memalign(align, n);
+}
+
+static void *boot_valloc(size_t n)
+{
+	if (booting() || real.valloc == boot_valloc)
+		return boot_arena_alloc(n, 4096);
+	return real.valloc(n);
+}
+
+static void *boot_pvalloc(size_t n)
+{
+	if (booting() || real.pvalloc == boot_pvalloc)
+		return boot_arena_alloc((n + 4095) & ~(size_t)4095, 4096);
+	return real.pvalloc(n);
+}
+
+/* ---- the set of sampled pointers ------------------------------------------------------------ */
+
+/* Remembers p as sampled. False when there is no memory for it. */
+static bool track(void *p)
+{
+	uint32_t s = slot_of(p);
+	struct node *n = real.malloc(sizeof(*n));
+
+	if (!n)
+		return false;
+	n->ptr = p;
+	pthread_mutex_lock(&stripes[s % NR_STRIPES]);
+	n->next = slots[s];
+	slots[s] = n;
+	if (hint[s] != HINT_STICKY)
+		__atomic_store_n(&hint[s], hint[s] + 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&stripes[s % NR_STRIPES]);
+	__atomic_fetch_add(&autoprof_preload_v1.live, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Forgets p; true when it was sampled. */
+static __attribute__((noinline)) bool untrack(void *p)
+{
+	uint32_t s = slot_of(p);
+	struct node **pp, *n = NULL;
+
+	pthread_mutex_lock(&stripes[s % NR_STRIPES]);
+	for (pp = &slots[s]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->ptr == p) {
+			n = *pp;
+			*pp = n->next;
+			if (hint[s] != HINT_STICKY)
+				__atomic_store_n(&hint[s], hint[s] - 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&stripes[s % NR_STRIPES]);
+	if (!n)
+		return false;
+	real.free(n);
+	__atomic_fetch_sub(&autoprof_preload_v1.live, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Called before the real free (or realloc) of p when its slot holds a sampled pointer (or an
+ * arena block), so that its address cannot be handed out and sampled again before autoprof
+ * heard of this free. Out of line: free stays a leaf. */
+static __attribute__((noinline)) void free_sampled(void *p)
+{
+	if (untrack(p))
+		autoprof_preload_free(p);
+}
+
+static inline bool slot_busy(const void *p)
+{
+	return unlikely(__atomic_load_n(&hint[slot_of(p)], __ATOMIC_RELAXED));
+}
+
+/* ---- sampling ------------------------------------------------------------------------------- */
+
+struct thread_state {
+	int64_t left; /* bytes until the next sample; < 0: take the slow path */
+	uint64_t rng; /* 0: this thread has not drawn yet */
+};
+static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+
+static uint64_t next_random(struct thread_state *t)
+{
+	if (!t->rng) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		t->rng =
+		    ((uint64_t)now.tv_nsec << 20 ^ (uint64_t)syscall(SYS_gettid) ^ (uintptr_t)t) |
+		    1;
+	}
+	/* xorshift64* */
+	t->rng ^= t->rng >> 12;
+	t->rng ^= t->rng << 25;
+	t->rng ^= t->rng >> 27;
+	return t->rng * 0x2545f4914f6cdd1dULL;
+}
+
+/* An exponential interval with the configured mean, at least 1 byte. */
+static int64_t next_interval(struct thread_state *t, uint64_t mean)
+{
+	/* u in (0, 1]: 53 random bits, never 0 */
+	double u = ((double)(next_random(t) >> 11) + 1.0) / 9007199254740992.0;
+	double v = -log(u) * (double)mean;
+
+	return v < 1 ? 1 : v > 1e15 ? (int64_t)1e15 : (int64_t)v;
+}
+
+/*
+ * The allocation of size bytes that drove the countdown below 0: whether it is sampled (always,
+ * but for a thread's first allocation, which only starts its countdown), with a new interval
+ * drawn. Out of line so that the interposed functions stay small.
+ */
+static __attribute__((noinline)) bool sample_due(size_t size)
+{
+	struct thread_state *t = &ts;
+	uint64_t mean = __atomic_load_n(&autoprof_preload_v1.mean, __ATOMIC_RELAXED);
+
+	if (!mean)
+		mean = 1;
+	/* A thread's first allocation: its countdown starts at a draw, not at 0. */
+	if (!t->rng) {
+		t->left = next_interval(t, mean) - (int64_t)size;
+		if (t->left >= 0)
+			return false;
+	}
+	/* Sampled: the next countdown is a fresh draw, the overshoot not carried over (the
+	 * exponential forgets it anyway; Go and the BPF side do the same), so a huge block costs
+	 * one draw. */
+	t->left = next_interval(t, mean);
+	return true;
+}
+
+/* The countdown: true when this allocation is to be sampled. */
+static inline bool sample(size_t size)
+{
+	struct thread_state *t = &ts;
+
+	t->left -= (int64_t)size;
+	return unlikely(t->left < 0) && sample_due(size);
+}
+
+/* Reports a sampled allocation of p (NULL: failed, nothing to report). */
+/*
+ * Where the program called the interposed function: its return address, and that function's
+ * frame (built with frame pointers: the saved rbp at frame[0], the return address at frame[1]),
+ * so that autoprof starts the stack there instead of walking the shim's own frames.
+ */
+#define CALLER __builtin_return_address(0), __builtin_frame_address(0)
+
+static __attribute__((noinline)) void *sampled(void *p, size_t size, void *ret, void **frame)
+{
+	if (!p || in_boot_arena(p))
+		return p;
+	__atomic_fetch_add(&autoprof_preload_v1.sampled, 1, __ATOMIC_RELAXED);
+	if (!track(p)) {
+		__atomic_fetch_add(&autoprof_preload_v1.untracked, 1, __ATOMIC_RELAXED);
+		return p;
+	}
+	autoprof_preload_alloc(p, size, __atomic_load_n(&autoprof_preload_v1.mean, __ATOMIC_RELAXED),
+			       ret, frame + 2, frame[0]);
+	return p;
+}
+
+/* ---- the interposed functions --------------------------------------------------------------- */
+
+EXPORT void *malloc(size_t n)
+{
+	if (likely(!sample(n)))
+		return real.malloc(n);
+	return sampled(real.malloc(n), n, CALLER);
+}
+
+static __attribute__((noinline)) void free_slow(void *p)
+{
+	if (in_boot_arena(p))
+		return;
+	free_sampled(p);
+	real.free(p);
+}
+
+/* The fast path reads one byte: free(NULL) too (slot 0; the set never holds NULL). */
+EXPORT void free(void *p)
+{
+	if (slot_busy(p))
+		return free_slow(p);
+	real.free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total) || likely(!sample(total)))
+		return real.calloc(n, size);
+	return sampled(real.calloc(n, size), total, CALLER);
+}
+
+/*
+ * The old block is forgotten before the real call: once realloc freed it, another thread may
+ * be given the address and sample it. Should realloc fail, the old block (still live) stays
+ * unreported: a lost sample, not a wrong one.
+ */
+EXPORT void *realloc(void *p, size_t n)
+{
+	if (p && slot_busy(p)) {
+		if (in_boot_arena(p)) {
+			void *q = malloc(n);
+
+			if (q)
+				memcpy(q, p,
+				       (size_t)(boot_arena + BOOT_ARENA - (char *)p) < n
+					   ? (size_t)(boot_arena + BOOT_ARENA - (char *)p)
+					   : n);
+			return q;
+		}
+		free_sampled(p);
+	}
+	if (likely(!sample(n)) || (p && !n))
+		return real.realloc(p, n);
+	return sampled(real.realloc(p, n), n, CALLER);
+}
+
+/* Through our realloc: glibc's own reallocarray would call it again (sampling twice). */
+EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, total);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	int err;
+
+	if (likely(!sample(n)))
+		return real.posix_memalign(out, align, n);
+	err = real.posix_memalign(out, align, n);
+	if (!err)
+		sampled(*out, n, CALLER);
+	return err;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (likely(!sample(n)))
+		return real.aligned_alloc(align, n);
+	return sampled(real.aligned_alloc(align, n), n, CALLER);
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	if (likely(!sample(n)))
+		return real.memalign(align, n);
+	return sampled(real.memalign(align, n), n, CALLER);
+}
+
+EXPORT void *valloc(size_t n)
+{
+	if (likely(!sample(n)))
+		return real.valloc(n);
+	return sampled(real.valloc(n), n, CALLER);
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	if (likely(!sample(n)))
+		return real.pvalloc(n);
+	return sampled(real.pvalloc(n), n, CALLER);
+}
+
+/*
+ * Big anonymous mappings the program makes itself are allocations (as in attach mode, from
+ * 64 KiB): the same countdown, the same set. glibc's malloc maps through its internal mmap,
+ * which is not this one, so a big malloc still counts once.
+ */
+#define MMAP_MIN (64 * 1024)
+
+static void *mmap_common(void *addr, size_t len, int prot, int flags, int fd, off_t off,
+			 void *ret, void **frame)
+{
+	void *p = real.mmap(addr, len, prot, flags, fd, off);
+
+	if (p == MAP_FAILED || !(flags & MAP_ANONYMOUS) || len < MMAP_MIN || likely(!sample(len)))
+		return p;
+	return sampled(p, len, ret, frame);
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap_common(addr, len, prot, flags, fd, off, CALLER);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap_common(addr, len, prot, flags, fd, off, CALLER);
+}
+
+/* A sampled mapping unmapped from its start is gone (all of it, even when only a part was). */
+EXPORT int munmap(void *addr, size_t len)
+{
+	if (slot_busy(addr))
+		free_sampled(addr);
+	return real.munmap(addr, len);
+}
+
+/* A fork while another thread holds a stripe must not leave the child's locked for good. */
+static void fork_prepare(void)
+{
+	for (int i = 0; i < NR_STRIPES; i++)
+		pthread_mutex_lock(&stripes[i]);
+}
+
+static void fork_done(void)
+{
+	for (int i = NR_STRIPES - 1; i >= 0; i--)
+		pthread_mutex_unlock(&stripes[i]);
+}
+
+/* Before main: the real functions, and the interval from the environment. */
+__attribute__((constructor)) static void preload_init(void)
+{
+	const char *s = getenv("AUTOPROF_MEMORY_SAMPLE_INTERVAL");
+
+	resolve();
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+	if (s && *s) {
+		char *end;
+		unsigned long long v = strtoull(s, &end, 10);
+
+		if (!*end && v)
+			__atomic_store_n(&autoprof_preload_v1.mean, v, __ATOMIC_RELAXED);
+	}
+}
