@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "jvm: " fmt
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/hash.h"
+#include "../lib/log.h"
+#include "../store/frame.h"
+#include "../symbolize/dso.h"
+#include "../symbolize/perfmap.h"
+#include "../symbolize/symbolizer.h"
+#include "jvm.h"
+#include "jvmattach.h"
+
+#define BUCKETS 256
+#define NSEC 1000000000ULL
+/* The first request at once, then at most one per interval, doubling up to the cap: code a
+ * warming JVM compiled since the last map is named soon; a steady JVM costs nothing. */
+#define MIN_INTERVAL_NS (1 * NSEC)
+#define MAX_INTERVAL_NS (10 * NSEC)
+/* Compiler.perfmap of a big code cache takes a while; a stuck JVM must not hold the thread. */
+#define ATTACH_TIMEOUT_MS 10000
+
+enum jvm_fp { FP_UNKNOWN, FP_YES, FP_NO };
+
+/* One JVM. The ingest thread creates it and reads it under jvm.lock; the attach thread alone
+ * does the slow work and frees it (jobs run in order, its exit job last). */
+struct jvm_proc {
+	struct jvm_proc *next;
+	uint32_t pid;
+	struct dso *jit;	/* a reference, to hand the last map to */
+	bool busy;		/* a request is queued or running */
+	bool foreign;		/* a perf map we did not cause exists: not ours to rewrite */
+	bool ours;		/* the map in its /tmp exists because we asked */
+	enum jvm_fp fp;
+	uint64_t next_ns;	/* no request before */
+	uint64_t interval_ns;
+	struct perf_map *pm;	/* the map as last written at our request */
+	/* Attach thread only. */
+	int tmp_fd;		/* its /tmp (O_PATH), usable after it exited */
+	char map_name[32];	/* perf-NSPID.map */
+};
+
+struct jvm_job {
+	struct jvm_job *next;
+	struct jvm_proc *jp;
+	bool exit;
+};
+
+struct jvm {
+	struct symbolizer *sym;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool stopping;
+	struct jvm_job *head, **tail;
+	struct jvm_proc *buckets[BUCKETS];
+	struct jvm_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+}
+
+static struct jvm_proc **find(struct jvm *j, uint32_t pid)
+{
+	struct jvm_proc **pp = &j->buckets[hash__u64(pid) % BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Under j->lock. */
+static int queue(struct jvm *j, struct jvm_proc *jp, bool exit)
+{
+	struct jvm_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return -ENOMEM;
+	job->jp = jp;
+	job->exit = exit;
+	*j->tail = job;
+	j->tail = &job->next;
+	pthread_cond_signal(&j->cond);
+	return 0;
+}
+
+uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *frames, uint32_t n,
+		     bool *cut, uint64_t now)
+{
+	struct jvm *j = arg;
+	struct jvm_proc **slot, *jp;
+	int64_t first_jit = -1;
+	bool miss = false;
+
+	pthread_mutex_lock(&j->lock);
+	slot = find(j, pid);
+	jp = *slot;
+	if (!jp) {
+		jp = calloc(1, sizeof(*jp));
+		if (!jp) {
+			pthread_mutex_unlock(&j->lock);
+			return n;
+		}
+		jp->pid = pid;
+		jp->jit = dso__get(jit);
+		jp->tmp_fd = -1;
+		jp->interval_ns = MIN_INTERVAL_NS;
+		*slot = jp;
+		j->stats.processes++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (frames[i].dso != jit)
+			continue;
+		if (first_jit < 0)
+			first_jit = i;
+		if (!miss && !perf_map__lookup(jp->pm, frames[i].addr, NULL))
+			miss = true;
+	}
+	if (miss && !jp->busy && !jp->foreign && now >= jp->next_ns && !queue(j, jp, false))
+		jp->busy = true;
+	/* Without frame pointers a compiled frame's rbp is any value: what the walk found past
+	 * the first JIT frame may be a caller from long ago. Until the JVM said, assume so. */
+	if (jp->fp != FP_YES && first_jit >= 0 && (uint32_t)first_jit + 1 < n) {
+		*cut = true;
+		j->stats.stacks_cut++;
+		n = (uint32_t)first_jit + 1;
+	}
+	pthread_mutex_unlock(&j->lock);
+	return n;
+}
+
+void jvm__exit(struct jvm *j, uint32_t pid)
+{
+	struct jvm_proc **slot, *jp;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->lock);
+	slot = find(j, pid);
+	jp = *slot;
+	if (jp) {
+		*slot = jp->next;
+		j->stats.processes--;
+		/* Without memory for the job, the entry leaks rather than race the thread. */
+		queue(j, jp, true);
+	}
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Attach thread: its /tmp and the map's name, once; whether a map was there before us. */
+static int open_tmp(struct jvm *j, struct jvm_proc *jp)
+{
+	char path[64];
+	bool foreign;
+
+	snprintf(path, sizeof(path), "/proc/%u/root/tmp", jp->pid);
+	jp->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jp->tmp_fd < 0)
+		return -errno;
+	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map",
+		 jvmattach__nspid((int)jp->pid));
+	foreign = !faccessat(jp->tmp_fd, jp->map_name, F_OK, 0);
+	if (foreign) {
+		pthread_mutex_lock(&j->lock);
+		jp->foreign = true;
+		j->stats.requests_skipped++;
+		pthread_mutex_unlock(&j->lock);
+		pr_info("pid %u: %s exists already: left to whoever writes it\n", jp->pid,
+			jp->map_name);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static void ask_fp(struct jvm *j, struct jvm_proc *jp)
+{
+	char out[128];
+	enum jvm_fp fp = FP_UNKNOWN;
+
+	if (!jvmattach__run((int)jp->pid, "printflag", "PreserveFramePointer", out, sizeof(out),
+			    ATTACH_TIMEOUT_MS)) {
+		if (strstr(out, "+PreserveFramePointer"))
+			fp = FP_YES;
+		else if (strstr(out, "-PreserveFramePointer"))
+			fp = FP_NO;
+	}
+	pthread_mutex_lock(&j->lock);
+	jp->fp = fp;
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void request(struct jvm *j, struct jvm_proc *jp)
+{
+	struct perf_map *pm = NULL, *old;
+	char out[256];
+	int err = 0;
+
+	if (jp->tmp_fd < 0)
+		err = open_tmp(j, jp);
+	if (err == -EEXIST)
+		return;
+	if (!err && jp->fp == FP_UNKNOWN)
+		ask_fp(j, jp);
+	if (!err)
+		err = jvmattach__run((int)jp->pid, "jcmd", "Compiler.perfmap", out, sizeof(out),
+				     ATTACH_TIMEOUT_MS);
+	if (!err) {
+		jp->ours = true;
+		err = perf_map__load_at(jp->tmp_fd, jp->map_name, &pm);
+	}
+	pthread_mutex_lock(&j->lock);
+	if (err) {
+		j->stats.requests_failed++;
+	} else {
+		j->stats.requests_ok++;
+		old = jp->pm;
+		jp->pm = pm;
+		pm = old;
+	}
+	jp->busy = false;
+	jp->next_ns = now_ns() + jp->interval_ns;
+	jp->interval_ns = jp->interval_ns * 2 > MAX_INTERVAL_NS ? MAX_INTERVAL_NS : jp->interval_ns * 2;
+	pthread_mutex_unlock(&j->lock);
+	perf_map__free(pm);
+	if (err)
+		pr_debug("pid %u: no perf map: %s%s%.*s\n", jp->pid, strerror(-err),
+			 err == -EPROTO ? ": " : "", err == -EPROTO ? (int)strcspn(out, "\n") : 0,
+			 out);
+}
+
+/* The JVM is gone: its last map names its stored frames from now on, and the file goes. */
+static void release(struct jvm *j, struct jvm_proc *jp, bool preload)
+{
+	if (jp->ours && jp->tmp_fd >= 0) {
+		if (preload)
+			symbolizer__jit_preload(j->sym, jp->jit, jp->tmp_fd, jp->map_name);
+		if (!unlinkat(jp->tmp_fd, jp->map_name, 0)) {
+			pthread_mutex_lock(&j->lock);
+			j->stats.maps_removed++;
+			pthread_mutex_unlock(&j->lock);
+		}
+	}
+	if (jp->tmp_fd >= 0)
+		close(jp->tmp_fd);
+	perf_map__free(jp->pm);
+	dso__put(jp->jit);
+	free(jp);
+}
+
+static void *jvm__thread(void *arg)
+{
+	struct jvm *j = arg;
+
+	pthread_mutex_lock(&j->lock);
+	for (;;) {
+		struct jvm_job *job;
+
+		while (!j->head && !j->stopping)
+			pthread_cond_wait(&j->cond, &j->lock);
+		if (j->stopping)
+			break;
+		job = j->head;
+		j->head = job->next;
+		if (!j->head)
+			j->tail = &j->head;
+		pthread_mutex_unlock(&j->lock);
+		if (job->exit)
+			release(j, job->jp, true);
+		else
+			request(j, job->jp);
+		free(job);
+		pthread_mutex_lock(&j->lock);
+	}
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+struct jvm *jvm__new(struct symbolizer *sym, int *err)
+{
+	struct jvm *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	j->sym = sym;
+	j->tail = &j->head;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->cond, NULL);
+	*err = -pthread_create(&j->thread, NULL, jvm__thread, j);
+	if (*err) {
+		pthread_cond_destroy(&j->cond);
+		pthread_mutex_destroy(&j->lock);
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+void jvm__free(struct jvm *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->lock);
+	j->stopping = true;
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	pthread_join(j->thread, NULL);
+	/* Exits still queued first: their processes are no longer in the table. */
+	while (j->head) {
+		struct jvm_job *job = j->head;
+
+		j->head = job->next;
+		if (job->exit)
+			release(j, job->jp, false);
+		free(job);
+	}
+	for (int i = 0; i < BUCKETS; i++) {
+		while (j->buckets[i]) {
+			struct jvm_proc *jp = j->buckets[i];
+
+			j->buckets[i] = jp->next;
+			release(j, jp, false);
+		}
+	}
+	pthread_cond_destroy(&j->cond);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+void jvm__stats(struct jvm *j, struct jvm_stats *out)
+{
+	pthread_mutex_lock(&j->lock);
+	*out = j->stats;
+	pthread_mutex_unlock(&j->lock);
+}
