@@ -27,6 +27,7 @@
 #define MAX_INTERVAL_NS (10 * NSEC)
 /* Compiler.perfmap of a big code cache takes a while; a stuck JVM must not hold the thread. */
 #define ATTACH_TIMEOUT_MS 10000
+#define JITS_MAX 4
 
 enum jvm_fp { FP_UNKNOWN, FP_YES, FP_NO };
 
@@ -35,7 +36,11 @@ enum jvm_fp { FP_UNKNOWN, FP_YES, FP_NO };
 struct jvm_proc {
 	struct jvm_proc *next;
 	uint32_t pid;
-	struct dso *jit;	/* a reference, to hand the last map to */
+	/* References to the JIT dsos of its samples, to hand the last map to: more than one when
+	 * its exec event was drained after its first samples (the rings are drained in no
+	 * particular order), which made the proctab start a new one. The last is current. */
+	struct dso *jits[JITS_MAX];
+	uint32_t nr_jits;
 	bool busy;		/* a request is queued or running */
 	bool foreign;		/* a perf map we did not cause exists: not ours to rewrite */
 	bool ours;		/* the map in its /tmp exists because we asked */
@@ -115,11 +120,18 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 			return n;
 		}
 		jp->pid = pid;
-		jp->jit = dso__get(jit);
 		jp->tmp_fd = -1;
 		jp->interval_ns = MIN_INTERVAL_NS;
 		*slot = jp;
 		j->stats.processes++;
+	}
+	if (!jp->nr_jits || jp->jits[jp->nr_jits - 1] != jit) {
+		if (jp->nr_jits == JITS_MAX) {
+			dso__put(jp->jits[0]);
+			memmove(jp->jits, jp->jits + 1, (JITS_MAX - 1) * sizeof(*jp->jits));
+			jp->nr_jits--;
+		}
+		jp->jits[jp->nr_jits++] = dso__get(jit);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (frames[i].dso != jit)
@@ -132,11 +144,15 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 	if (miss && !jp->busy && !jp->foreign && now >= jp->next_ns && !queue(j, jp, false))
 		jp->busy = true;
 	/* Without frame pointers a compiled frame's rbp is any value: what the walk found past
-	 * the first JIT frame may be a caller from long ago. Until the JVM said, assume so. */
-	if (jp->fp != FP_YES && first_jit >= 0 && (uint32_t)first_jit + 1 < n) {
+	 * the first JIT frame may be a caller from long ago, or 0, which ends a walk as if it
+	 * were complete. Until the JVM said, assume so. */
+	if (jp->fp != FP_YES && first_jit >= 0) {
 		*cut = true;
 		j->stats.stacks_cut++;
 		n = (uint32_t)first_jit + 1;
+	} else if (n && frames[n - 1].dso == jit) {
+		/* A Java thread starts in native code: a walk that ended in JIT code stopped early. */
+		*cut = true;
 	}
 	pthread_mutex_unlock(&j->lock);
 	return n;
@@ -235,6 +251,8 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 	jp->interval_ns = jp->interval_ns * 2 > MAX_INTERVAL_NS ? MAX_INTERVAL_NS : jp->interval_ns * 2;
 	pthread_mutex_unlock(&j->lock);
 	perf_map__free(pm);
+	if (!err)
+		pr_debug("pid %u: perf map of %zu ranges\n", jp->pid, perf_map__nr_ranges(jp->pm));
 	if (err)
 		pr_debug("pid %u: no perf map: %s%s%.*s\n", jp->pid, strerror(-err),
 			 err == -EPROTO ? ": " : "", err == -EPROTO ? (int)strcspn(out, "\n") : 0,
@@ -245,8 +263,14 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 static void release(struct jvm *j, struct jvm_proc *jp, bool preload)
 {
 	if (jp->ours && jp->tmp_fd >= 0) {
-		if (preload)
-			symbolizer__jit_preload(j->sym, jp->jit, jp->tmp_fd, jp->map_name);
+		for (uint32_t i = 0; preload && i < jp->nr_jits; i++) {
+			int err = symbolizer__jit_preload(j->sym, jp->jits[i], jp->tmp_fd,
+							  jp->map_name);
+
+			if (err)
+				pr_debug("pid %u: cannot keep its perf map: %s\n", jp->pid,
+					 strerror(-err));
+		}
 		if (!unlinkat(jp->tmp_fd, jp->map_name, 0)) {
 			pthread_mutex_lock(&j->lock);
 			j->stats.maps_removed++;
@@ -256,7 +280,8 @@ static void release(struct jvm *j, struct jvm_proc *jp, bool preload)
 	if (jp->tmp_fd >= 0)
 		close(jp->tmp_fd);
 	perf_map__free(jp->pm);
-	dso__put(jp->jit);
+	for (uint32_t i = 0; i < jp->nr_jits; i++)
+		dso__put(jp->jits[i]);
 	free(jp);
 }
 

@@ -14,7 +14,8 @@
  * autoprof stops); a map it did not cause (an agent's) is left alone and never requested over.
  * A JVM that keeps no frame pointers (-XX:-PreserveFramePointer, the default; asked once with
  * printflag) cannot be walked past its compiled frames: its stacks are cut after the first JIT
- * frame and marked [truncated] instead of naming callers from a stale frame pointer.
+ * frame and marked [truncated] instead of naming callers from a stale frame pointer. Any JVM
+ * stack that ends in JIT code is marked [truncated]: a Java thread starts in native code.
  */
 struct jvm;
 struct dso;
