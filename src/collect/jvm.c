@@ -138,8 +138,14 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 			continue;
 		if (first_jit < 0)
 			first_jit = i;
-		if (!miss && !perf_map__lookup(jp->pm, frames[i].addr, NULL))
+		/* Past the first JIT frame of a JVM without frame pointers the "frames" are any
+		 * values: no reason to ask for a map. */
+		if (first_jit < (int64_t)i && jp->fp != FP_YES)
+			break;
+		if (!perf_map__lookup(jp->pm, frames[i].addr, NULL)) {
 			miss = true;
+			break;
+		}
 	}
 	if (miss && !jp->busy && !jp->foreign && now >= jp->next_ns && !queue(j, jp, false))
 		jp->busy = true;
