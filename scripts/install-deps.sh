@@ -13,6 +13,7 @@ PKGS=(
 	golang-go golang-github-google-pprof-dev
 	prometheus linux-perf libbpf-tools curl procps python3
 	liblzma-dev libiberty-dev libc6-dbg g++ xz-utils gdb binutils bpftrace
+	openjdk-17-jdk-headless nodejs
 )
 BACKPORTS_PKGS=(libbpf-dev bpftool)
 
