@@ -20,14 +20,14 @@
 #include "jvmattach.h"
 
 #define BUCKETS 256
-#define NSEC 1000000000ULL
+#define NSEC	1000000000ULL
 /* The first request at once, then at most one per interval, doubling up to the cap: code a
  * warming JVM compiled since the last map is named soon; a steady JVM costs nothing. */
 #define MIN_INTERVAL_NS (1 * NSEC)
 #define MAX_INTERVAL_NS (10 * NSEC)
 /* Compiler.perfmap of a big code cache takes a while; a stuck JVM must not hold the thread. */
 #define ATTACH_TIMEOUT_MS 10000
-#define JITS_MAX 4
+#define JITS_MAX	  4
 
 enum jvm_fp { FP_UNKNOWN, FP_YES, FP_NO };
 
@@ -41,16 +41,16 @@ struct jvm_proc {
 	 * particular order), which made the proctab start a new one. The last is current. */
 	struct dso *jits[JITS_MAX];
 	uint32_t nr_jits;
-	bool busy;		/* a request is queued or running */
-	bool foreign;		/* a perf map we did not cause exists: not ours to rewrite */
-	bool ours;		/* the map in its /tmp exists because we asked */
+	bool busy;    /* a request is queued or running */
+	bool foreign; /* a perf map we did not cause exists: not ours to rewrite */
+	bool ours;    /* the map in its /tmp exists because we asked */
 	enum jvm_fp fp;
-	uint64_t next_ns;	/* no request before */
+	uint64_t next_ns; /* no request before */
 	uint64_t interval_ns;
-	struct perf_map *pm;	/* the map as last written at our request */
+	struct perf_map *pm; /* the map as last written at our request */
 	/* Attach thread only. */
-	int tmp_fd;		/* its /tmp (O_PATH), usable after it exited */
-	char map_name[32];	/* perf-NSPID.map */
+	int tmp_fd;	   /* its /tmp (O_PATH), usable after it exited */
+	char map_name[32]; /* perf-NSPID.map */
 };
 
 struct jvm_job {
@@ -157,7 +157,7 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 		j->stats.stacks_cut++;
 		n = (uint32_t)first_jit + 1;
 	} else if (n && frames[n - 1].dso == jit) {
-		/* A Java thread starts in native code: a walk that ended in JIT code stopped early. */
+		/* Java threads start in native code: a walk that ended in JIT code stopped short. */
 		*cut = true;
 	}
 	pthread_mutex_unlock(&j->lock);
@@ -192,8 +192,7 @@ static int open_tmp(struct jvm *j, struct jvm_proc *jp)
 	jp->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (jp->tmp_fd < 0)
 		return -errno;
-	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map",
-		 jvmattach__nspid((int)jp->pid));
+	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map", jvmattach__nspid((int)jp->pid));
 	foreign = !faccessat(jp->tmp_fd, jp->map_name, F_OK, 0);
 	if (foreign) {
 		pthread_mutex_lock(&j->lock);
@@ -254,7 +253,8 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 	}
 	jp->busy = false;
 	jp->next_ns = now_ns() + jp->interval_ns;
-	jp->interval_ns = jp->interval_ns * 2 > MAX_INTERVAL_NS ? MAX_INTERVAL_NS : jp->interval_ns * 2;
+	jp->interval_ns =
+	    jp->interval_ns * 2 > MAX_INTERVAL_NS ? MAX_INTERVAL_NS : jp->interval_ns * 2;
 	pthread_mutex_unlock(&j->lock);
 	perf_map__free(pm);
 	if (!err)
@@ -270,8 +270,8 @@ static void release(struct jvm *j, struct jvm_proc *jp, bool preload)
 {
 	if (jp->ours && jp->tmp_fd >= 0) {
 		for (uint32_t i = 0; preload && i < jp->nr_jits; i++) {
-			int err = symbolizer__jit_preload(j->sym, jp->jits[i], jp->tmp_fd,
-							  jp->map_name);
+			int err =
+			    symbolizer__jit_preload(j->sym, jp->jits[i], jp->tmp_fd, jp->map_name);
 
 			if (err)
 				pr_debug("pid %u: cannot keep its perf map: %s\n", jp->pid,

@@ -38,12 +38,12 @@ uint32_t jvm__frames(void *j, uint32_t pid, struct dso *jit, struct frame *frame
 void jvm__exit(struct jvm *j, uint32_t pid);
 
 struct jvm_stats {
-	uint64_t processes;	  /* JVMs seen with JIT frames, alive */
-	uint64_t requests_ok;	  /* perf maps written at our request */
-	uint64_t requests_failed; /* attach or command failed (JVM without a listener, -Xrs...) */
+	uint64_t processes;	   /* JVMs seen with JIT frames, alive */
+	uint64_t requests_ok;	   /* perf maps written at our request */
+	uint64_t requests_failed;  /* attach or command failed (JVM without a listener, -Xrs...) */
 	uint64_t requests_skipped; /* a map we did not cause was there: left to its writer */
-	uint64_t maps_removed;	  /* maps we caused, removed at exit */
-	uint64_t stacks_cut;	  /* stacks cut after a JIT frame (no frame pointers) */
+	uint64_t maps_removed;	   /* maps we caused, removed at exit */
+	uint64_t stacks_cut;	   /* stacks cut after a JIT frame (no frame pointers) */
 };
 void jvm__stats(struct jvm *j, struct jvm_stats *out);
 

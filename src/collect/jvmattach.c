@@ -83,7 +83,7 @@ static int handles_sigquit(int pid)
 
 static int connect_to(const char *path)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	int fd, err;
 
 	if (strlen(path) >= sizeof(addr.sun_path))
@@ -160,7 +160,7 @@ static int send_all(int fd, const char *buf, size_t len)
 
 static int set_timeout(int fd, long long ms)
 {
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
 
 	if (ms <= 0)
 		return -ETIMEDOUT;
@@ -193,7 +193,7 @@ int jvmattach__run(int pid, const char *op, const char *arg, char *out, size_t o
 		return fd;
 
 	{
-		const char *parts[2 + ATTACH_ARGS] = { ATTACH_PROTOCOL, op, arg ? arg : "", "", "" };
+		const char *parts[2 + ATTACH_ARGS] = {ATTACH_PROTOCOL, op, arg ? arg : "", "", ""};
 
 		for (int i = 0; i < 2 + ATTACH_ARGS; i++) {
 			size_t len = strlen(parts[i]) + 1;

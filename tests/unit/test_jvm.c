@@ -1,4 +1,5 @@
-/* DEPS: src/collect/jvm.c src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c src/lib/log.c tests/unit/fake_symbolizer.c */
+/* DEPS: src/collect/jvm.c src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c
+ * src/lib/log.c tests/unit/fake_symbolizer.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The JVM collector's bookkeeping without a JVM: a process that is none (a child without a
@@ -53,7 +54,7 @@ TEST(cut_after_first_jit_frame_until_known)
 	unsigned long live = fake_dso__live();
 	struct dso *lib = fake_dso__new(DSO_ELF, "/usr/lib/libjvm.so", NULL);
 	struct dso *jit = fake_dso__new(DSO_ANON, "[jit]", NULL);
-	struct jvm_stats st = { 0 };
+	struct jvm_stats st = {0};
 	pid_t child = stand_in();
 	struct jvm *j;
 	bool cut = false;
@@ -64,8 +65,8 @@ TEST(cut_after_first_jit_frame_until_known)
 	j = jvm__new(NULL, &err);
 	CHECK(j);
 	{
-		struct frame f[4] = { { lib, 0x100 }, { jit, 0x7f0000001000 },
-				      { jit, 0x7f0000002000 }, { lib, 0x200 } };
+		struct frame f[4] = {
+		    {lib, 0x100}, {jit, 0x7f0000001000}, {jit, 0x7f0000002000}, {lib, 0x200}};
 
 		n = jvm__frames(j, (uint32_t)child, jit, f, 4, &cut, now_ns());
 		CHECK_EQ(n, 2);
@@ -85,7 +86,7 @@ TEST(cut_after_first_jit_frame_until_known)
 	CHECK_EQ(st.stacks_cut, 1);
 	{
 		/* Within the interval: no second request. */
-		struct frame f[2] = { { jit, 0x7f0000003000 }, { lib, 0x300 } };
+		struct frame f[2] = {{jit, 0x7f0000003000}, {lib, 0x300}};
 
 		n = jvm__frames(j, (uint32_t)child, jit, f, 2, &cut, now_ns());
 		CHECK_EQ(n, 1);
@@ -125,7 +126,7 @@ TEST(free_with_live_processes)
 	j = jvm__new(NULL, &err);
 	CHECK(j);
 	{
-		struct frame f[1] = { { jit1, 0x7f0000001000 } };
+		struct frame f[1] = {{jit1, 0x7f0000001000}};
 
 		jvm__frames(j, (uint32_t)child, jit1, f, 1, &cut, now_ns());
 		f[0].dso = jit2;

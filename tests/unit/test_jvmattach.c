@@ -50,7 +50,7 @@ static void *fake_jvm__serve(void *arg)
 
 static int fake_jvm__listen(struct fake_jvm *fj, char *path, size_t size)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 
 	snprintf(path, size, "/tmp/.java_pid%d", getpid());
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
@@ -68,7 +68,7 @@ static void run_fake(const char *reply, const char *op, const char *arg, int *re
 	char path[108];
 	pthread_t t;
 
-	*fj = (struct fake_jvm){ .listen_fd = -1, .reply = reply };
+	*fj = (struct fake_jvm){.listen_fd = -1, .reply = reply};
 	*ret = fake_jvm__listen(fj, path, sizeof(path));
 	if (*ret)
 		return;
@@ -184,8 +184,8 @@ TEST(real_jvm)
 		FAILF("the JVM did not start");
 		return;
 	}
-	ret_flag = jvmattach__run(pid, "printflag", "PreserveFramePointer", out, sizeof(out),
-				  10000);
+	ret_flag =
+	    jvmattach__run(pid, "printflag", "PreserveFramePointer", out, sizeof(out), 10000);
 	ret_map = jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 10000);
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, jvmattach__nspid(pid));
 	map_there = !stat(path, &st) && st.st_size > 0;
