@@ -28,6 +28,8 @@
 /* Compiler.perfmap of a big code cache takes a while; a stuck JVM must not hold the thread. */
 #define ATTACH_TIMEOUT_MS 10000
 #define JITS_MAX	  4
+/* Failed requests in a row after which a JVM is left alone (about 25 s with the intervals). */
+#define MAX_FAILURES 5
 
 enum jvm_fp { FP_UNKNOWN, FP_YES, FP_NO };
 
@@ -41,9 +43,11 @@ struct jvm_proc {
 	 * particular order), which made the proctab start a new one. The last is current. */
 	struct dso *jits[JITS_MAX];
 	uint32_t nr_jits;
-	bool busy;    /* a request is queued or running */
-	bool foreign; /* a perf map we did not cause exists: not ours to rewrite */
-	bool ours;    /* the map in its /tmp exists because we asked */
+	bool busy;	   /* a request is queued or running */
+	bool foreign;	   /* a perf map we did not cause exists: not ours to rewrite */
+	bool ours;	   /* the map in its /tmp exists because we asked */
+	bool given_up;	   /* it cannot be attached to: no more requests (nor signals) */
+	uint32_t failures; /* requests failed in a row */
 	enum jvm_fp fp;
 	uint64_t next_ns; /* no request before */
 	uint64_t interval_ns;
@@ -147,7 +151,8 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 			break;
 		}
 	}
-	if (miss && !jp->busy && !jp->foreign && now >= jp->next_ns && !queue(j, jp, false))
+	if (miss && !jp->busy && !jp->foreign && !jp->given_up && now >= jp->next_ns &&
+	    !queue(j, jp, false))
 		jp->busy = true;
 	/* Without frame pointers a compiled frame's rbp is any value: what the walk found past
 	 * the first JIT frame may be a caller from long ago, or 0, which ends a walk as if it
@@ -157,7 +162,7 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 		j->stats.stacks_cut++;
 		n = (uint32_t)first_jit + 1;
 	} else if (n && frames[n - 1].dso == jit) {
-		/* Java threads start in native code: a walk that ended in JIT code stopped short. */
+		/* Java threads start in native code: a walk ending in JIT code stopped short. */
 		*cut = true;
 	}
 	pthread_mutex_unlock(&j->lock);
@@ -245,7 +250,16 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 	pthread_mutex_lock(&j->lock);
 	if (err) {
 		j->stats.requests_failed++;
+		/* A JVM that got a SIGQUIT and started no listener printed a thread dump instead:
+		 * never again. One that keeps failing otherwise (-Xrs: no handler) is left too. */
+		jp->failures++;
+		if (err == -ECONNREFUSED || jp->failures == MAX_FAILURES) {
+			jp->given_up = true;
+			pr_info("pid %u: cannot attach (%s): its JIT frames stay unnamed\n",
+				jp->pid, strerror(-err));
+		}
 	} else {
+		jp->failures = 0;
 		j->stats.requests_ok++;
 		old = jp->pm;
 		jp->pm = pm;

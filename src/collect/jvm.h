@@ -10,6 +10,8 @@
  * its perf map does not name, the JVM is asked, through the attach API (jvmattach.c) on a thread
  * of its own, to write /tmp/perf-PID.map (jcmd Compiler.perfmap, JDK 17+: the whole code cache,
  * rewritten each time, so bounded by it), at most once per interval (1 s, doubling to 10 s).
+ * A JVM whose listener did not start at our SIGQUIT (-XX:+DisableAttachMechanism: it printed a
+ * thread dump instead) is never signalled again; one that fails 5 times in a row is left too.
  * The maps it caused are loaded into the process's JIT dso and removed when the JVM exits (or
  * autoprof stops); a map it did not cause (an agent's) is left alone and never requested over.
  * A JVM that keeps no frame pointers (-XX:-PreserveFramePointer, the default; asked once with

@@ -125,7 +125,8 @@ static int start_listener(int pid, int nspid, const char *sock, long long deadli
 		err = -errno;
 		goto out_unlink;
 	}
-	err = -ETIMEDOUT;
+	/* No socket in time after the signal: -XX:+DisableAttachMechanism, or a JVM too busy. */
+	err = -ECONNREFUSED;
 	while (now_ms() < deadline) {
 		fd = connect_to(sock);
 		if (fd >= 0) {

@@ -19,8 +19,10 @@ int jvmattach__nspid(int pid);
  * NULL) receives the reply's text after the status line, NUL-terminated, cut to out_size.
  * Returns 0 when the JVM reports success; -EPROTO when it reports a failure (out says why);
  * -EAGAIN when the JVM has no listener and does not handle SIGQUIT (starting up, or -Xrs: a
- * signal would kill it, so none is sent); -ETIMEDOUT; -ESRCH when it is gone; another negative
- * errno.
+ * signal would kill it, so none is sent); -ECONNREFUSED when SIGQUIT was sent but no listener
+ * came up in time (-XX:+DisableAttachMechanism: the JVM printed a thread dump instead);
+ * -ETIMEDOUT when the operation did not answer in time; -ESRCH when it is gone; another
+ * negative errno.
  */
 int jvmattach__run(int pid, const char *op, const char *arg, char *out, size_t out_size,
 		   int timeout_ms);

@@ -204,6 +204,44 @@ TEST(real_jvm)
 	CHECK(!trigger_left);
 }
 
+/* -XX:+DisableAttachMechanism: the signal brings a thread dump, no listener; said as such. */
+TEST(jvm_without_attach)
+{
+	static const char src[] = "public class Spin { public static void main(String[] a) "
+				  "throws Exception { System.out.println(ProcessHandle.current()"
+				  ".pid()); long x = 0; while (true) { x += System.nanoTime() % 7; "
+				  "if (x == 42) System.out.print(\"\"); } } }";
+	char dir[] = "/tmp/test_jvmattach.XXXXXX", path[256], cmd[512], line[512];
+	int pid = 0, ret, dumped = 0;
+	FILE *p, *f;
+
+	if (system("java -version >/dev/null 2>&1"))
+		SKIP("no java");
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/Spin.java", dir);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs(src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cd %s && exec java -XX:+DisableAttachMechanism Spin.java",
+		 dir);
+	p = popen(cmd, "r");
+	CHECK(p);
+	if (fgets(line, sizeof(line), p))
+		pid = atoi(line);
+	ret = pid > 0 ? jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 2000) : 0;
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	while (fgets(line, sizeof(line), p))
+		dumped |= !strncmp(line, "Full thread dump", 16);
+	pclose(p);
+	unlink(path);
+	rmdir(dir);
+	CHECK(pid > 0);
+	CHECK_EQ(ret, -ECONNREFUSED);
+	CHECK(dumped);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -213,5 +251,6 @@ int main(void)
 	RUN(no_sigquit_handler_no_signal);
 	RUN(gone_process_is_esrch);
 	RUN(real_jvm);
+	RUN(jvm_without_attach);
 	return test_summary();
 }
