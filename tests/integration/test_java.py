@@ -9,13 +9,16 @@ JIT code it cannot name, and removes the map when the JVM exits.
   (leaf to the thread's start, through the interpreter frame of Hot.main and the call stub).
 - Without it (HotSpot's default): compiled frames keep no frame pointer, so no stack may name a
   caller of a compiled frame: each ends right after its first JIT frame in [truncated].
-- After both exit: the maps autoprof caused are gone from /tmp, their names still resolve the
+- In its own pid and mount namespaces with a private /tmp (as in a container): the same names,
+  through /proc/PID/root and the pid the JVM knows itself by.
+- After they exit: the maps autoprof caused are gone from /tmp, their names still resolve the
   stored samples (the profile is read after the exit), no attach file was left in the JVM's
   working directory, and /metrics counts the requests, removals and cut stacks."""
 
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -40,6 +43,21 @@ def start_hot(fp):
     return p, int(p.stdout.readline())
 
 
+def start_hot_in_container():
+    """A JVM as in a container: its own pid namespace (it is pid 1 there, so its socket and
+    map are .java_pid1 and perf-1.map) and mount namespace with a private /tmp."""
+    script = "mount -t tmpfs none /tmp && exec java -XX:+PreserveFramePointer -cp %s Hot %d" % (
+        JAVA_DIR, RUN_S)
+    p = subprocess.Popen(["unshare", "-m", "-p", "-f", "--propagation", "private",
+                          "sh", "-c", script], stdout=subprocess.PIPE, text=True, cwd=TMP)
+    inner = int(p.stdout.readline())
+    if inner != 1:
+        raise AssertionError("the JVM is pid %d in its namespace, not 1" % inner)
+    # unshare's child (sh, then java by exec) is the JVM.
+    with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+        return p, int(f.read().split()[0])
+
+
 def run():
     if not shutil.which("java") or not os.path.exists(os.path.join(JAVA_DIR, "Hot.class")):
         raise Skip("no JDK (java, javac)")
@@ -48,11 +66,13 @@ def run():
     try:
         for fp in (True, False):
             jvms[fp] = start_hot(fp)
+        jvms["ns"] = start_hot_in_container()
         # Half-way: the map autoprof asked for is in the JVM's /tmp.
         time.sleep(RUN_S / 2)
         STATE["maps_while_running"] = {
-            fp: os.path.exists("/proc/%d/root/tmp/perf-%d.map" % (pid, pid))
+            fp: os.path.exists("/proc/%d/root/tmp/perf-%d.map" % (pid, 1 if fp == "ns" else pid))
             for fp, (_, pid) in jvms.items()}
+        STATE["ns_map_on_host"] = os.path.exists("/tmp/perf-1.map")
         for p, _ in jvms.values():
             p.wait(timeout=RUN_S * 3)
         # Exits are applied one drain late, then the attach thread removes the maps.
@@ -61,7 +81,7 @@ def run():
                 os.path.exists("/tmp/perf-%d.map" % pid) for _, pid in jvms.values()):
             time.sleep(0.2)
         STATE["maps_after_exit"] = {fp: os.path.exists("/tmp/perf-%d.map" % pid)
-                                    for fp, (_, pid) in jvms.items()}
+                                    for fp, (_, pid) in jvms.items() if fp != "ns"}
         STATE["attach_files"] = [f for f in os.listdir(TMP) if f.startswith(".attach_pid")]
         for fp, (_, pid) in jvms.items():
             code, _, body = d.get("/debug/pprof/profile?seconds=%d&pid=%d" % (RUN_S * 3, pid))
@@ -72,6 +92,11 @@ def run():
     finally:
         for p, pid in jvms.values():
             if p.poll() is None:
+                # The JVM itself first: the namespaced one is unshare's child.
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 p.kill()
                 p.wait()
             for f in ("/tmp/perf-%d.map" % pid, os.path.join(TMP, ".attach_pid%d" % pid)):
@@ -103,6 +128,14 @@ def ratio_ok(tr):
 
 def test_fp_names_and_ratio():
     ratio_ok(STATE[True])
+
+
+def test_container_names_and_ratio():
+    """Attach and map through /proc/PID/root and the JVM's own pid: names as on the host (read
+    after the JVM exited and its /tmp, a tmpfs of its mount namespace, went with it)."""
+    if STATE["ns_map_on_host"]:
+        raise AssertionError("the namespaced JVM's map is in the host's /tmp")
+    ratio_ok(STATE["ns"])
 
 
 def test_fp_stacks_whole():
@@ -158,7 +191,7 @@ def test_metrics():
     ok = metric(m, "autoprof_jvm_perf_map_requests_total", '{result="ok"}')
     removed = metric(m, "autoprof_jvm_perf_maps_removed_total")
     cut = metric(m, "autoprof_jvm_stacks_cut_total")
-    if not ok or ok < 2 or not removed or removed < 2 or not cut:
+    if not ok or ok < 3 or not removed or removed < 3 or not cut:
         raise AssertionError("requests ok %s, maps removed %s, stacks cut %s" % (ok, removed, cut))
 
 
@@ -182,6 +215,7 @@ def checked(fn):
 check("java_fp_names_and_ratio", checked(test_fp_names_and_ratio))
 check("java_fp_stacks_whole", checked(test_fp_stacks_whole))
 check("java_nofp_names_and_ratio", checked(test_nofp_names_and_ratio))
+check("java_container_names_and_ratio", checked(test_container_names_and_ratio))
 check("java_nofp_never_a_wrong_caller", checked(test_nofp_never_a_wrong_caller))
 check("java_maps_requested_and_removed", checked(test_maps_requested_and_removed))
 check("java_metrics", checked(test_metrics))
