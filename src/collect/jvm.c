@@ -53,8 +53,10 @@ struct jvm_proc {
 	uint64_t interval_ns;
 	struct perf_map *pm; /* the map as last written at our request */
 	/* Attach thread only. */
-	int tmp_fd;	   /* its /tmp (O_PATH), usable after it exited */
-	char map_name[32]; /* perf-NSPID.map */
+	int tmp_fd;	    /* its /tmp (O_PATH), usable after it exited */
+	char map_name[32];  /* perf-NSPID.map */
+	char sock_name[32]; /* .java_pidNSPID, its attach socket */
+	bool our_listener;  /* there was no socket before our first request */
 };
 
 struct jvm_job {
@@ -192,14 +194,19 @@ static int open_tmp(struct jvm *j, struct jvm_proc *jp)
 {
 	char path[64];
 	bool foreign;
+	int nspid;
 
 	snprintf(path, sizeof(path), "/proc/%u/root/tmp", jp->pid);
 	jp->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (jp->tmp_fd < 0)
 		return -errno;
-	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map", jvmattach__nspid((int)jp->pid));
+	nspid = jvmattach__nspid((int)jp->pid);
+	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map", nspid);
+	snprintf(jp->sock_name, sizeof(jp->sock_name), ".java_pid%d", nspid);
+	jp->our_listener = faccessat(jp->tmp_fd, jp->sock_name, F_OK, 0) && errno == ENOENT;
 	foreign = !faccessat(jp->tmp_fd, jp->map_name, F_OK, 0);
 	if (foreign) {
+		jp->our_listener = false;
 		pthread_mutex_lock(&j->lock);
 		jp->foreign = true;
 		j->stats.requests_skipped++;
@@ -297,6 +304,10 @@ static void release(struct jvm *j, struct jvm_proc *jp, bool preload)
 			pthread_mutex_unlock(&j->lock);
 		}
 	}
+	/* A JVM removes its socket when it exits, but not when it is killed: the listener we
+	 * started must not leave one file per killed JVM behind (once gone, nothing listens). */
+	if (preload && jp->our_listener && jp->tmp_fd >= 0)
+		unlinkat(jp->tmp_fd, jp->sock_name, 0);
 	if (jp->tmp_fd >= 0)
 		close(jp->tmp_fd);
 	perf_map__free(jp->pm);

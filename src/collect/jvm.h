@@ -13,7 +13,8 @@
  * A JVM whose listener did not start at our SIGQUIT (-XX:+DisableAttachMechanism: it printed a
  * thread dump instead) is never signalled again; one that fails 5 times in a row is left too.
  * The maps it caused are loaded into the process's JIT dso and removed when the JVM exits (or
- * autoprof stops); a map it did not cause (an agent's) is left alone and never requested over.
+ * autoprof stops), with the attach socket of a listener it started (a killed JVM leaves it); a
+ * map it did not cause (an agent's) is left alone and never requested over.
  * A JVM that keeps no frame pointers (-XX:-PreserveFramePointer, the default; asked once with
  * printflag) cannot be walked past its compiled frames: its stacks are cut after the first JIT
  * frame and marked [truncated] instead of naming callers from a stale frame pointer. Any JVM

@@ -11,7 +11,8 @@ JIT code it cannot name, and removes the map when the JVM exits.
   caller of a compiled frame: each ends right after its first JIT frame in [truncated].
 - In its own pid and mount namespaces with a private /tmp (as in a container): the same names,
   through /proc/PID/root and the pid the JVM knows itself by.
-- After they exit: the maps autoprof caused are gone from /tmp, their names still resolve the
+- After they exit (one killed with SIGKILL, which leaves the JVM no chance to clean up): the maps
+  and attach sockets autoprof caused are gone from /tmp, their names still resolve the
   stored samples (the profile is read after the exit), no attach file was left in the JVM's
   working directory, and /metrics counts the requests, removals and cut stacks."""
 
@@ -67,21 +68,29 @@ def run():
         for fp in (True, False):
             jvms[fp] = start_hot(fp)
         jvms["ns"] = start_hot_in_container()
+        jvms["killed"] = start_hot(True)
         # Half-way: the map autoprof asked for is in the JVM's /tmp.
         time.sleep(RUN_S / 2)
         STATE["maps_while_running"] = {
             fp: os.path.exists("/proc/%d/root/tmp/perf-%d.map" % (pid, 1 if fp == "ns" else pid))
             for fp, (_, pid) in jvms.items()}
         STATE["ns_map_on_host"] = os.path.exists("/tmp/perf-1.map")
+        # A JVM killed cannot remove its attach socket: autoprof, which started it, does.
+        killed = jvms["killed"][1]
+        STATE["killed_socket_before"] = os.path.exists("/tmp/.java_pid%d" % killed)
+        os.kill(killed, signal.SIGKILL)
         for p, _ in jvms.values():
             p.wait(timeout=RUN_S * 3)
         # Exits are applied one drain late, then the attach thread removes the maps.
         deadline = time.time() + 10
         while time.time() < deadline and any(
-                os.path.exists("/tmp/perf-%d.map" % pid) for _, pid in jvms.values()):
+                os.path.exists("/tmp/perf-%d.map" % pid) or os.path.exists("/tmp/.java_pid%d" % pid)
+                for fp, (_, pid) in jvms.items() if fp != "ns"):
             time.sleep(0.2)
         STATE["maps_after_exit"] = {fp: os.path.exists("/tmp/perf-%d.map" % pid)
                                     for fp, (_, pid) in jvms.items() if fp != "ns"}
+        STATE["sockets_after_exit"] = [f for f in os.listdir("/tmp") if f in [
+            ".java_pid%d" % pid for fp, (_, pid) in jvms.items() if fp != "ns"]]
         STATE["attach_files"] = [f for f in os.listdir(TMP) if f.startswith(".attach_pid")]
         for fp, (_, pid) in jvms.items():
             code, _, body = d.get("/debug/pprof/profile?seconds=%d&pid=%d" % (RUN_S * 3, pid))
@@ -184,6 +193,10 @@ def test_maps_requested_and_removed():
         raise AssertionError("perf map left in /tmp after exit: %s" % STATE["maps_after_exit"])
     if STATE["attach_files"]:
         raise AssertionError("attach files left: %s" % STATE["attach_files"])
+    if not STATE["killed_socket_before"]:
+        raise AssertionError("the JVM to kill had no attach socket")
+    if STATE["sockets_after_exit"]:
+        raise AssertionError("attach sockets left: %s" % STATE["sockets_after_exit"])
 
 
 def test_metrics():
@@ -191,7 +204,7 @@ def test_metrics():
     ok = metric(m, "autoprof_jvm_perf_map_requests_total", '{result="ok"}')
     removed = metric(m, "autoprof_jvm_perf_maps_removed_total")
     cut = metric(m, "autoprof_jvm_stacks_cut_total")
-    if not ok or ok < 3 or not removed or removed < 3 or not cut:
+    if not ok or ok < 4 or not removed or removed < 4 or not cut:
         raise AssertionError("requests ok %s, maps removed %s, stacks cut %s" % (ok, removed, cut))
 
 
