@@ -280,7 +280,7 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 	perf_map__free(pm);
 	if (!err)
 		pr_debug("pid %u: perf map of %zu ranges\n", jp->pid, perf_map__nr_ranges(jp->pm));
-	if (err)
+	else
 		pr_debug("pid %u: no perf map: %s%s%.*s\n", jp->pid, strerror(-err),
 			 err == -EPROTO ? ": " : "", err == -EPROTO ? (int)strcspn(out, "\n") : 0,
 			 out);
