@@ -194,6 +194,9 @@ TEST(real_jvm)
 	trigger_left = !access(path, F_OK);
 	kill(pid, SIGKILL);
 	pclose(p);
+	/* Killed, the JVM could not remove its socket. */
+	snprintf(path, sizeof(path), "/tmp/.java_pid%d", pid);
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/Spin.java", dir);
 	unlink(path);
 	rmdir(dir);
