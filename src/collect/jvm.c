@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +45,6 @@ struct jvm_proc {
 	struct dso *jits[JITS_MAX];
 	uint32_t nr_jits;
 	bool busy;	   /* a request is queued or running */
-	bool foreign;	   /* a perf map we did not cause exists: not ours to rewrite */
 	bool ours;	   /* the map in its /tmp exists because we asked */
 	bool given_up;	   /* it cannot be attached to: no more requests (nor signals) */
 	uint32_t failures; /* requests failed in a row */
@@ -153,8 +153,7 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 			break;
 		}
 	}
-	if (miss && !jp->busy && !jp->foreign && !jp->given_up && now >= jp->next_ns &&
-	    !queue(j, jp, false))
+	if (miss && !jp->busy && !jp->given_up && now >= jp->next_ns && !queue(j, jp, false))
 		jp->busy = true;
 	/* Without frame pointers a compiled frame's rbp is any value: what the walk found past
 	 * the first JIT frame may be a caller from long ago, or 0, which ends a walk as if it
@@ -189,33 +188,68 @@ void jvm__exit(struct jvm *j, uint32_t pid)
 	pthread_mutex_unlock(&j->lock);
 }
 
-/* Attach thread: its /tmp and the map's name, once; whether a map was there before us. */
-static int open_tmp(struct jvm *j, struct jvm_proc *jp)
+/* Attach thread: its /tmp and the names of its map and socket, once. */
+static int open_tmp(struct jvm_proc *jp)
 {
 	char path[64];
-	bool foreign;
 	int nspid;
 
 	snprintf(path, sizeof(path), "/proc/%u/root/tmp", jp->pid);
 	jp->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (jp->tmp_fd < 0)
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	nspid = jvmattach__nspid((int)jp->pid);
 	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map", nspid);
 	snprintf(jp->sock_name, sizeof(jp->sock_name), ".java_pid%d", nspid);
 	jp->our_listener = faccessat(jp->tmp_fd, jp->sock_name, F_OK, 0) && errno == ENOENT;
-	foreign = !faccessat(jp->tmp_fd, jp->map_name, F_OK, 0);
-	if (foreign) {
-		jp->our_listener = false;
-		pthread_mutex_lock(&j->lock);
-		jp->foreign = true;
-		j->stats.requests_skipped++;
-		pthread_mutex_unlock(&j->lock);
-		pr_info("pid %u: %s exists already: left to whoever writes it\n", jp->pid,
-			jp->map_name);
-		return -EEXIST;
-	}
 	return 0;
+}
+
+/* When the process started, in CLOCK_REALTIME seconds (0 if unknown). */
+static time_t start_time(uint32_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks = 0, btime = 0;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fgets(buf, sizeof(buf), f) ? 1 : 0;
+	fclose(f);
+	/* Field 22, counted after the command name (which may hold spaces and parentheses). */
+	p = n ? strrchr(buf, ')') : NULL;
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu",
+			 &ticks) != 1)
+		return 0;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	return btime ? (time_t)(btime + ticks / (unsigned long long)sysconf(_SC_CLK_TCK)) : 0;
+}
+
+/*
+ * A map we did not cause: another writer's (an agent, another profiler) while it is being
+ * written, which we must not rewrite under it; or one older than the process, left by an
+ * earlier one with its pid (pid 1 of a container over a kept /tmp), which we take over.
+ */
+static bool foreign_map(struct jvm_proc *jp)
+{
+	struct stat st;
+	time_t started;
+
+	if (jp->ours || fstatat(jp->tmp_fd, jp->map_name, &st, 0))
+		return false;
+	started = start_time(jp->pid);
+	return !started || st.st_mtime >= started;
 }
 
 static void ask_fp(struct jvm *j, struct jvm_proc *jp)
@@ -242,9 +276,17 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 	int err = 0;
 
 	if (jp->tmp_fd < 0)
-		err = open_tmp(j, jp);
-	if (err == -EEXIST)
+		err = open_tmp(jp);
+	if (!err && foreign_map(jp)) {
+		/* Looked at again at every later miss: the writer may stop and remove it. */
+		pthread_mutex_lock(&j->lock);
+		j->stats.requests_skipped++;
+		jp->busy = false;
+		jp->next_ns = now_ns() + MAX_INTERVAL_NS;
+		pthread_mutex_unlock(&j->lock);
+		pr_debug("pid %u: %s is another writer's: left alone\n", jp->pid, jp->map_name);
 		return;
+	}
 	if (!err && jp->fp == FP_UNKNOWN)
 		ask_fp(j, jp);
 	if (!err)

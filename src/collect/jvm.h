@@ -13,8 +13,10 @@
  * A JVM whose listener did not start at our SIGQUIT (-XX:+DisableAttachMechanism: it printed a
  * thread dump instead) is never signalled again; one that fails 5 times in a row is left too.
  * The maps it caused are loaded into the process's JIT dso and removed when the JVM exits (or
- * autoprof stops), with the attach socket of a listener it started (a killed JVM leaves it); a
- * map it did not cause (an agent's) is left alone and never requested over.
+ * autoprof stops), with the attach socket of a listener it started (a killed JVM leaves it). A
+ * map it did not cause, written since the JVM started (an agent's, another profiler's), is left
+ * to its writer (looked at again at later misses); an older one, left by an earlier process
+ * with the same pid, is taken over.
  * A JVM that keeps no frame pointers (-XX:-PreserveFramePointer, the default; asked once with
  * printflag) cannot be walked past its compiled frames: its stacks are cut after the first JIT
  * frame and marked [truncated] instead of naming callers from a stale frame pointer. Any JVM
@@ -44,7 +46,7 @@ struct jvm_stats {
 	uint64_t processes;	   /* JVMs seen with JIT frames, alive */
 	uint64_t requests_ok;	   /* perf maps written at our request */
 	uint64_t requests_failed;  /* attach or command failed (JVM without a listener, -Xrs...) */
-	uint64_t requests_skipped; /* a map we did not cause was there: left to its writer */
+	uint64_t requests_skipped; /* another writer's map was there: left to it */
 	uint64_t maps_removed;	   /* maps we caused, removed at exit */
 	uint64_t stacks_cut;	   /* stacks cut after a JIT frame (no frame pointers) */
 };

@@ -7,7 +7,9 @@
  * the request fails without a signal sent); exit and shutdown let go of every dso. A real JVM is
  * tests/integration/test_java.py's.
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -140,9 +142,74 @@ TEST(free_with_live_processes)
 	CHECK_EQ(fake_dso__live(), live);
 }
 
+/* Waits for the attach thread to finish one request; returns the stats then. */
+static struct jvm_stats settle(struct jvm *j, uint64_t done_before)
+{
+	struct jvm_stats st = {0};
+
+	for (int i = 0; i < 300; i++) {
+		jvm__stats(j, &st);
+		if (st.requests_ok + st.requests_failed + st.requests_skipped > done_before)
+			break;
+		usleep(10000);
+	}
+	return st;
+}
+
+/* Someone else's map (written since the process started) is left alone; one older than the
+ * process (an earlier process's with the same pid) is not someone else's. */
+TEST(foreign_and_stale_maps)
+{
+	struct dso *jit = fake_dso__new(DSO_ANON, "[jit]", NULL);
+	char path[64];
+	pid_t child[2] = {stand_in(), stand_in()};
+	struct frame f[1] = {{jit, 0x7f0000001000}};
+	struct jvm_stats st;
+	struct jvm *j;
+	bool cut;
+	int err;
+
+	CHECK(jit && child[0] > 0 && child[1] > 0);
+	usleep(1100000); /* a map written now is newer than both, to the second */
+	for (int i = 0; i < 2; i++) {
+		FILE *m;
+
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", child[i]);
+		m = fopen(path, "w");
+		CHECK(m);
+		fputs("7f0000000000 1000 void Other.agent()\n", m);
+		fclose(m);
+	}
+	/* The second one's map is from before it started. */
+	CHECK(!utimensat(AT_FDCWD, path,
+			 (struct timespec[2]){{.tv_sec = 1000000000}, {.tv_sec = 1000000000}}, 0));
+	j = jvm__new(NULL, &err);
+	CHECK(j);
+	jvm__frames(j, (uint32_t)child[0], jit, f, 1, &cut, now_ns());
+	st = settle(j, 0);
+	CHECK_EQ(st.requests_skipped, 1);
+	CHECK_EQ(st.requests_failed, 0);
+	jvm__frames(j, (uint32_t)child[1], jit, f, 1, &cut, now_ns());
+	st = settle(j, 1);
+	CHECK_EQ(st.requests_skipped, 1);
+	/* Taken over: asked for (and failed, this is no JVM). */
+	CHECK_EQ(st.requests_failed, 1);
+	jvm__free(j);
+	for (int i = 0; i < 2; i++) {
+		kill(child[i], SIGTERM);
+		waitpid(child[i], NULL, 0);
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", child[i]);
+		/* Neither was ours: both still there. */
+		CHECK(!access(path, F_OK));
+		unlink(path);
+	}
+	dso__put(jit);
+}
+
 int main(void)
 {
 	RUN(cut_after_first_jit_frame_until_known);
 	RUN(free_with_live_processes);
+	RUN(foreign_and_stale_maps);
 	return test_summary();
 }
