@@ -14,6 +14,7 @@ PKGS=(
 	prometheus linux-perf libbpf-tools curl procps python3
 	liblzma-dev libiberty-dev libc6-dbg g++ xz-utils gdb binutils bpftrace
 	chromium fonts-dejavu-core
+	openjdk-17-jdk-headless nodejs
 )
 # The web view is bundled with npm at build time (Makefile: web/). Any node >= 18 with npm will
 # do, Debian's or another vendor's (whose nodejs package carries npm): ask for Debian's only

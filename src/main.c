@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/offcpu.h"
+#include "collect/jvm.h"
 #include "collect/memory.h"
 #include "collect/oncpu.h"
 #include "collect/proc.h"
@@ -100,6 +101,16 @@ static int check_privileges(void)
 	return missing ? -EPERM : 0;
 }
 
+/* Process events for the collectors that keep per-process state. */
+static void proc_event(void *ctx, uint32_t pid, bool exit)
+{
+	struct daemon *d = ctx;
+
+	memory__proc_event(d->memory, pid, exit);
+	if (exit)
+		jvm__exit(d->jvm, pid);
+}
+
 static void ingest_loop(struct daemon *d)
 {
 	struct collect_ctx *ctx = &d->ctx;
@@ -181,6 +192,12 @@ int main(int argc, char **argv)
 			goto cleanup;
 		proctab__set_listener(d.ctx.proctab, unwinder__update, d.ctx.unwinder);
 	}
+	if (d.cfg.jvm_perf_map) {
+		d.jvm = jvm__new(d.ctx.sym, &err);
+		if (!d.jvm)
+			goto cleanup;
+		proctab__set_jvm_hook(d.ctx.proctab, jvm__frames, d.jvm);
+	}
 	err = selfmetrics__register(&d);
 	if (err)
 		goto cleanup;
@@ -202,8 +219,8 @@ int main(int argc, char **argv)
 			       &d.ctx, &err);
 	if (!d.memory)
 		goto cleanup;
-	d.ctx.proc_listener = memory__proc_event;
-	d.ctx.proc_listener_ctx = d.memory;
+	d.ctx.proc_listener = proc_event;
+	d.ctx.proc_listener_ctx = &d;
 	d.oncpu = oncpu__new(&(struct oncpu_opts){
 				     .frequency = d.cfg.profile_frequency,
 				     .ringbuf_size = d.cfg.bpf_ringbuf_size,
@@ -246,6 +263,8 @@ cleanup:
 	memory__free(d.memory);
 	proc_collector__free(d.procs);
 	metrics__unregister_all();
+	/* Before the symbolizer: its thread hands maps to JIT dsos. */
+	jvm__free(d.jvm);
 	proctab__free(d.ctx.proctab);
 	unwinder__free(d.ctx.unwinder);
 	proccpu__free(d.ctx.cpu);

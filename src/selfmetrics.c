@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/offcpu.h"
+#include "collect/jvm.h"
 #include "collect/memory.h"
 #include "collect/oncpu.h"
 #include "bpf/memory.h"
@@ -368,11 +369,38 @@ static void memory_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.probes_entry, "placement", "entry", NULL);
 }
 
+static void jvm_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct jvm_stats s;
+
+	if (!d->jvm)
+		return;
+	jvm__stats(d->jvm, &s);
+	metrics__family(w, "autoprof_jvm_processes", METRIC_GAUGE,
+			"Live HotSpot JVMs whose samples hit JIT code");
+	metrics__sample(w, s.processes, NULL);
+	metrics__family(w, "autoprof_jvm_perf_map_requests", METRIC_COUNTER,
+			"Perf maps asked of JVMs through the attach API (jcmd Compiler.perfmap), by "
+			"result: ok, failed (no listener, -Xrs, timeout), skipped (a map autoprof did "
+			"not cause was there)");
+	metrics__sample(w, s.requests_ok, "result", "ok", NULL);
+	metrics__sample(w, s.requests_failed, "result", "failed", NULL);
+	metrics__sample(w, s.requests_skipped, "result", "skipped", NULL);
+	metrics__family(w, "autoprof_jvm_perf_maps_removed", METRIC_COUNTER,
+			"Perf maps autoprof caused, removed when their JVM exited");
+	metrics__sample(w, s.maps_removed, NULL);
+	metrics__family(w, "autoprof_jvm_stacks_cut", METRIC_COUNTER,
+			"JVM stacks cut after the first JIT frame because the JVM keeps no frame "
+			"pointers (-XX:-PreserveFramePointer) or has not said yet");
+	metrics__sample(w, s.stacks_cut, NULL);
+}
+
 int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
-		symbolizer_metrics, unwind_metrics, memory_metrics,
+		symbolizer_metrics, unwind_metrics, memory_metrics, jvm_metrics,
 	};
 	int err;
 

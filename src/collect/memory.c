@@ -1094,6 +1094,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	struct sample smp;
 	struct proc *p;
 	uint32_t nu = e->nr_ustack;
+	bool cut = false;
 	struct live *l, **pp;
 	struct mproc *p_tracked;
 	uint64_t mean = e->mean;
@@ -1113,10 +1114,10 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		uaddrs[i] = e->stack[skip + i] - 1;
 	p = proctab__get(ctx->proctab, e->pid, 0, now);
 	if (p && nu)
-		proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->frames, now);
+		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->frames, now, &cut);
 	else
 		nu = 0;
-	if (nu && (e->flags & MEMORY_F_USTACK_TRUNCATED))
+	if (nu && (cut || (e->flags & MEMORY_F_USTACK_TRUNCATED)))
 		m->frames[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 	memcpy(comm, e->comm, MEMORY_COMM_LEN);
 	comm[MEMORY_COMM_LEN] = '\0';

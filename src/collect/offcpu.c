@@ -91,6 +91,7 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 	int64_t oldest = store__now_sec() - (int64_t)retention_s;
 	uint64_t uaddrs[OFFCPU_MAX_USTACK];
 	uint32_t nk = w->nr_kstack, nu = u->nr_ustack;
+	bool cut = false;
 	struct part_ctx pc;
 	struct sample smp;
 	struct proc *p;
@@ -107,9 +108,9 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 		return;
 	}
 	collect__locate_trace_context(ctx, p, w->pid);
-	proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now);
+	nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
 	/* Say where the walk stopped rather than let the stack pass for complete. */
-	if (nu && (u->flags & OFFCPU_F_USTACK_TRUNCATED))
+	if (nu && (cut || (u->flags & OFFCPU_F_USTACK_TRUNCATED)))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 
 	smp = (struct sample){

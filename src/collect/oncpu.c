@@ -48,6 +48,7 @@ static int handle_sample(void *arg, void *data, size_t size)
 	struct proc *p;
 	char comm[ONCPU_COMM_LEN + 1];
 	uint32_t nk, nu;
+	bool cut = false;
 
 	if (size < offsetof(struct oncpu_event, stack))
 		goto malformed;
@@ -67,11 +68,11 @@ static int handle_sample(void *arg, void *data, size_t size)
 	if (p && !(e->flags & ONCPU_F_KTHREAD))
 		collect__locate_trace_context(ctx, p, e->pid);
 	if (p && nu)
-		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now);
+		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
 	else
 		nu = 0;
 	/* Say where the walk stopped rather than let the stack pass for complete. */
-	if (nu && (e->flags & ONCPU_F_USTACK_TRUNCATED))
+	if (nu && (cut || (e->flags & ONCPU_F_USTACK_TRUNCATED)))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 
 	memcpy(comm, e->comm, ONCPU_COMM_LEN);

@@ -828,6 +828,15 @@ static const struct key keys[] = {
 		.help = "Live sampled allocations held at most; samples beyond it are counted "
 			"(autoprof_memory_dropped_total) and appear in allocs only.",
 	},
+	{
+		.name = "jvm.perf-map",
+		.type = &type_bool,
+		.def = "true",
+		FIELD(jvm_perf_map),
+		.help = "Name HotSpot JIT frames: ask JVMs (attach API, SIGQUIT to start its "
+			"listener) for /tmp/perf-PID.map (jcmd Compiler.perfmap, JDK 17+) when "
+			"their samples hit unnamed JIT code; removed when the JVM exits.",
+	},
 };
 
 #define NR_KEYS ARRAY_SIZE(keys)

@@ -26,11 +26,13 @@ struct dso {
 	uint64_t ino;
 	/* Loaded lazily by the symbolizer, under its lock; NULL until then or after eviction. */
 	struct objsym *syms;
-	/* DSO_ANON of one process: its JIT perf map, reloaded when the file grows. */
+	/* DSO_ANON of one process: its JIT perf map, reloaded when the file changes (size and
+	 * mtime: perf_map_version), unless final (loaded as its process exited). */
 	int pid;
 	char *perf_map_paths[2];
 	struct perf_map *perf_map;
-	int64_t perf_map_size;
+	int64_t perf_map_version;
+	bool perf_map_final;
 	int load_error;	/* negative errno of the last failed load, 0 otherwise */
 	uint64_t last_used; /* symbolizer's lookup clock, for LRU eviction of elf */
 	struct dso *next_ino;	/* symbolizer's (dev, ino) index chain */

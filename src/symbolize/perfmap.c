@@ -2,10 +2,12 @@
 #define pr_fmt(fmt) "perfmap: " fmt
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/log.h"
 #include "perfmap.h"
@@ -354,15 +356,26 @@ out_free:
 
 int perf_map__load(const char *path, struct perf_map **out)
 {
+	return perf_map__load_at(AT_FDCWD, path, out);
+}
+
+int perf_map__load_at(int dirfd, const char *path, struct perf_map **out)
+{
 	struct pm_builder b = {0};
 	struct perf_map *pm;
 	FILE *f;
-	int err;
+	int fd, err;
 
 	*out = NULL;
-	f = fopen(path, "re");
-	if (!f)
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	err = pm_builder__read(&b, f, path);
 	fclose(f);
 	if (err)
@@ -434,4 +447,84 @@ size_t perf_map__bytes(const struct perf_map *pm)
 	if (!pm)
 		return 0;
 	return sizeof(*pm) + pm->nr_ranges * sizeof(*pm->ranges) + pm->names_size;
+}
+
+/* V8's code kinds that name JavaScript functions with their source position. */
+static const char *const v8_js_kinds[] = { "JS:", "LazyCompile:", "Function:", "Script:", "Eval:" };
+
+static bool v8__split(const char *name, struct jit_name *out)
+{
+	const char *p = NULL, *loc, *colon, *end;
+	char *num_end;
+	unsigned long line;
+
+	for (size_t i = 0; i < sizeof(v8_js_kinds) / sizeof(v8_js_kinds[0]); i++) {
+		size_t len = strlen(v8_js_kinds[i]);
+
+		if (!strncmp(name, v8_js_kinds[i], len)) {
+			p = name + len;
+			break;
+		}
+	}
+	if (!p)
+		return false;
+	if (*p == '~' || *p == '^' || *p == '+' || *p == '*')
+		p++;
+	/* The position is the last word: "file:line:col", the file may hold colons (node:fs). */
+	loc = strrchr(p, ' ');
+	if (!loc)
+		return false;
+	end = loc + strlen(loc);
+	colon = end;
+	for (int i = 0; i < 2; i++) {
+		do
+			colon--;
+		while (colon > loc && *colon != ':');
+		if (colon == loc)
+			return false;
+	}
+	line = strtoul(colon + 1, &num_end, 10);
+	if (num_end == colon + 1 || *num_end != ':')
+		return false;
+	out->file = loc + 1;
+	out->file_len = (size_t)(colon - out->file);
+	out->line = line > UINT32_MAX ? 0 : (uint32_t)line;
+	out->function = p;
+	out->function_len = (size_t)(loc - p);
+	if (!out->function_len) {
+		out->function = "(anonymous)";
+		out->function_len = strlen(out->function);
+	}
+	return true;
+}
+
+static bool hotspot__split(const char *name, struct jit_name *out)
+{
+	const char *paren = strchr(name, '('), *sp, *dot;
+	size_t len = strlen(name);
+
+	if (!paren || name[len - 1] != ')')
+		return false;
+	/* The return type, one word (generics and arrays have no spaces here), then the name. */
+	for (sp = paren; sp > name && sp[-1] != ' '; sp--)
+		;
+	if (sp == name || memchr(name, ' ', (size_t)(sp - 1 - name)))
+		return false;
+	dot = memchr(sp, '.', (size_t)(paren - sp));
+	if (!dot || dot == sp || paren[-1] == '.')
+		return false;
+	out->function = sp;
+	out->function_len = (size_t)(paren - sp);
+	return true;
+}
+
+void jit_name__split(const char *name, struct jit_name *out)
+{
+	*out = (struct jit_name){ .function = name, .function_len = strlen(name) };
+	if (v8__split(name, out))
+		return;
+	*out = (struct jit_name){ .function = name, .function_len = strlen(name) };
+	if (hotspot__split(name, out))
+		return;
+	*out = (struct jit_name){ .function = name, .function_len = strlen(name) };
 }

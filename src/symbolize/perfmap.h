@@ -20,6 +20,8 @@ struct perf_map;
  * errno (-ENOENT when there is no file).
  */
 int perf_map__load(const char *path, struct perf_map **out);
+/* The same, for name under the directory dirfd (AT_FDCWD: as perf_map__load). */
+int perf_map__load_at(int dirfd, const char *name, struct perf_map **out);
 void perf_map__free(struct perf_map *pm);	/* accepts NULL */
 
 /* The symbol containing addr (name owned by pm) and its *start, or NULL. start may be NULL. */
@@ -28,5 +30,27 @@ const char *perf_map__lookup(const struct perf_map *pm, uint64_t addr, uint64_t 
 size_t perf_map__nr_ranges(const struct perf_map *pm);
 /* Heap bytes held, for the cache budget. */
 size_t perf_map__bytes(const struct perf_map *pm);
+
+/*
+ * What a JIT's symbol says, for users: the function, its source file and line where the name
+ * carries them. Pointers into the raw name (not NUL-terminated: use the lengths).
+ */
+struct jit_name {
+	const char *function;
+	size_t function_len;
+	const char *file; /* NULL when the name has none */
+	size_t file_len;
+	uint32_t line;	  /* 0 when unknown */
+};
+
+/*
+ * Splits the names the runtimes write:
+ *  - V8 (node --perf-basic-prof): "KIND:MARKname file:line:col" where KIND is JS, LazyCompile,
+ *    Function, Script or Eval and MARK the tier (~ interpreted, ^ baseline, + maglev,
+ *    * optimized; none): function "name" ("(anonymous)" when empty), file and line;
+ *  - HotSpot (jcmd Compiler.perfmap): "RETURN_TYPE pkg.Class.method(ARGS)": "pkg.Class.method";
+ *  - anything else (V8 builtins, HotSpot stubs such as "Interpreter", other JITs): the name whole.
+ */
+void jit_name__split(const char *name, struct jit_name *out);
 
 #endif

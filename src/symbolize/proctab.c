@@ -44,6 +44,7 @@ struct proc {
 	uint64_t maps_read_ns;
 	uint32_t fast_rereads;
 	struct dso *jit; /* this process's anonymous executable memory, made on first sight */
+	bool jvm;	 /* maps HotSpot's libjvm.so: its JIT frames go through the JVM hook */
 	unsigned int collector_flags;
 	uint32_t maps_gen; /* bumped at every successful read of the maps */
 };
@@ -52,6 +53,9 @@ struct proctab {
 	struct symbolizer *sym;
 	void (*listener)(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
 	void *listener_ctx;
+	uint32_t (*jvm_hook)(void *ctx, uint32_t pid, struct dso *jit, struct frame *frames,
+			     uint32_t n, bool *cut, uint64_t now_ns);
+	void *jvm_hook_ctx;
 	struct proc *buckets[BUCKETS];
 	struct proctab_stats stats;
 };
@@ -72,6 +76,16 @@ void proctab__set_listener(struct proctab *pt,
 {
 	pt->listener = fn;
 	pt->listener_ctx = ctx;
+}
+
+void proctab__set_jvm_hook(struct proctab *pt,
+			   uint32_t (*fn)(void *ctx, uint32_t pid, struct dso *jit,
+					  struct frame *frames, uint32_t n, bool *cut,
+					  uint64_t now_ns),
+			   void *ctx)
+{
+	pt->jvm_hook = fn;
+	pt->jvm_hook_ctx = ctx;
 }
 
 static void tell(struct proctab *pt, const struct proc *p)
@@ -155,6 +169,10 @@ static int add_map(const struct map_entry *e, void *arg)
 			p->jit = symbolizer__jit_dso(ctx->pt->sym, p->pid);
 		dso = dso__get(p->jit);
 	} else {
+		const char *base = strrchr(e->path, '/');
+
+		if (base && !strcmp(base, "/libjvm.so"))
+			p->jvm = true;
 		dso = symbolizer__dso_for_mapping(ctx->pt->sym, p->pid, e);
 	}
 	if (!dso)
@@ -361,6 +379,7 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	proc__drop_maps(p);
 	p->maps = fresh.maps;
 	p->nr_maps = fresh.nr_maps;
+	p->jvm = fresh.jvm;
 	p->maps_gen++;
 	read_service_ctx(pt, p, ctx.ctx_addr);
 	pick_service(p);
@@ -512,9 +531,10 @@ static const struct proc_map *lookup_map(const struct proc *p, uint64_t addr)
 	return NULL;
 }
 
-void proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs, uint32_t n,
-			  struct frame *out, uint64_t now_ns)
+uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs,
+			      uint32_t n, struct frame *out, uint64_t now_ns, bool *cut)
 {
+	bool jit = false;
 	struct dso *unknown = symbolizer__unknown_dso(pt->sym);
 	uint32_t i;
 
@@ -546,7 +566,12 @@ void proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *ad
 		} else {
 			out[i] = (struct frame){ m->dso, addrs[i] };
 		}
+		jit |= out[i].dso == p->jit;
 	}
+	*cut = false;
+	if (jit && p->jvm && p->jit && pt->jvm_hook)
+		n = pt->jvm_hook(pt->jvm_hook_ctx, p->pid, p->jit, out, n, cut, now_ns);
+	return n;
 }
 
 void proctab__stats(struct proctab *pt, struct proctab_stats *out)

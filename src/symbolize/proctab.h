@@ -2,6 +2,7 @@
 #ifndef AUTOPROF_PROCTAB_H
 #define AUTOPROF_PROCTAB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../store/frame.h"
@@ -66,12 +67,24 @@ const char *proc__container_id(const struct proc *p);
  */
 const char *proc__service(const struct proc *p);
 /*
+ * Told of each stack of a JVM (libjvm.so mapped) with frames in its JIT dso: may ask for names
+ * and cut the stack where it cannot be trusted; returns the frames to keep (<= n), *cut set when
+ * it cut. One hook (src/collect/jvm.c); NULL removes it.
+ */
+void proctab__set_jvm_hook(struct proctab *pt,
+			   uint32_t (*fn)(void *ctx, uint32_t pid, struct dso *jit,
+					  struct frame *frames, uint32_t n, bool *cut,
+					  uint64_t now_ns),
+			   void *ctx);
+/*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
  * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a
- * process with JIT code, frames of its JIT dso (named through its perf map).
+ * process with JIT code, frames of its JIT dso (named through its perf map). Returns the frames
+ * written, fewer than n when the JVM hook cut the stack: *cut is then set and the caller adds the
+ * [truncated] frame (out has room for n + 1).
  */
-void proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs, uint32_t n,
-			  struct frame *out, uint64_t now_ns);
+uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs,
+			      uint32_t n, struct frame *out, uint64_t now_ns, bool *cut);
 
 struct proctab_stats {
 	uint64_t processes;	/* tracked now */

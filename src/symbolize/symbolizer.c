@@ -199,7 +199,7 @@ struct dso *symbolizer__jit_dso(struct symbolizer *sym, int pid)
 	dso->perf_map_paths[0] = strdup(path);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
 	dso->perf_map_paths[1] = strdup(path);
-	dso->perf_map_size = -1;
+	dso->perf_map_version = -1;
 	return dso;
 }
 
@@ -491,14 +491,42 @@ static int lookup_object(struct symbolizer *sym, const struct frame *f, struct s
 	return emit(fr, st, out);
 }
 
-static int64_t file_size(const char *path)
+/* A perf map's identity for reloading: JITs append (it grows), HotSpot's Compiler.perfmap
+ * rewrites it whole (it may keep its size), so both size and modification time count. */
+static int64_t file_version(const char *path)
 {
 	struct stat stbuf;
 
-	return stat(path, &stbuf) ? -1 : (int64_t)stbuf.st_size;
+	if (stat(path, &stbuf))
+		return -1;
+	return (int64_t)((uint64_t)stbuf.st_size ^ (uint64_t)stbuf.st_mtim.tv_sec << 32 ^
+			 (uint64_t)stbuf.st_mtim.tv_nsec << 12) & INT64_MAX;
 }
 
-/* JIT code: the process's perf map, (re)loaded when it has grown since we last read it. */
+/* A JIT symbol, split for users (jit_name__split); system_name keeps the raw name. */
+static int named_jit(const char *raw, uint64_t start, struct strtab *st, struct sym_frame *out)
+{
+	struct jit_name jn;
+	char fn[512], file[512];
+	int64_t n, sn, f;
+
+	jit_name__split(raw, &jn);
+	snprintf(fn, sizeof(fn), "%.*s", (int)jn.function_len, jn.function);
+	snprintf(file, sizeof(file), "%.*s", jn.file ? (int)jn.file_len : 0, jn.file ? jn.file : "");
+	n = strtab__intern(st, fn);
+	sn = strtab__intern(st, raw);
+	f = strtab__intern(st, file);
+	if (n < 0 || sn < 0 || f < 0)
+		return -ENOMEM;
+	out->nr_lines = 1;
+	out->resolved = 1;
+	out->lines[0] = (struct sym_line){
+		.function = n, .system_name = sn, .file = f, .line = jn.line, .sym_start = start
+	};
+	return 0;
+}
+
+/* JIT code: the process's perf map, (re)loaded when it changed since we last read it. */
 static int lookup_jit(struct symbolizer *sym, const struct frame *f, struct strtab *st,
 		      struct sym_frame *out)
 {
@@ -508,17 +536,17 @@ static int lookup_jit(struct symbolizer *sym, const struct frame *f, struct strt
 
 	if (dso->perf_map)
 		name = perf_map__lookup(dso->perf_map, f->addr, &start);
-	for (int i = 0; !name && i < 2 && dso->perf_map_paths[i]; i++) {
-		int64_t size = file_size(dso->perf_map_paths[i]);
+	for (int i = 0; !name && !dso->perf_map_final && i < 2 && dso->perf_map_paths[i]; i++) {
+		int64_t version = file_version(dso->perf_map_paths[i]);
 		struct perf_map *pm;
 
-		if (size < 0 || (size == dso->perf_map_size && dso->perf_map))
+		if (version < 0 || (version == dso->perf_map_version && dso->perf_map))
 			continue;
 		if (perf_map__load(dso->perf_map_paths[i], &pm))
 			continue;
 		perf_map__free(dso->perf_map);
 		dso->perf_map = pm;
-		dso->perf_map_size = size;
+		dso->perf_map_version = version;
 		sym->stats.loads++;
 		name = perf_map__lookup(pm, f->addr, &start);
 	}
@@ -527,7 +555,28 @@ static int lookup_jit(struct symbolizer *sym, const struct frame *f, struct strt
 		return fallback(dso, f->addr, st, out);
 	}
 	sym->stats.lookups_hit++;
-	return named(name, "", start, st, out);
+	return named_jit(name, start, st, out);
+}
+
+int symbolizer__jit_preload(struct symbolizer *sym, struct dso *dso, int dirfd, const char *name)
+{
+	struct perf_map *pm;
+	int err;
+
+	if (dso->kind != DSO_ANON || !dso->pid)
+		return -EINVAL;
+	/* Read outside the lock: queries go on meanwhile. */
+	err = perf_map__load_at(dirfd, name, &pm);
+	if (err)
+		return err;
+	pthread_mutex_lock(&sym->lock);
+	perf_map__free(dso->perf_map);
+	dso->perf_map = pm;
+	/* Its files are gone or going (a new process with its pid may write them again). */
+	dso->perf_map_final = true;
+	sym->stats.loads++;
+	pthread_mutex_unlock(&sym->lock);
+	return 0;
 }
 
 int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strtab *st,

@@ -59,6 +59,12 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid,
  * /tmp/perf-PID.map. The caller owns the reference.
  */
 struct dso *symbolizer__jit_dso(struct symbolizer *sym, int pid);
+/*
+ * Loads the perf map name under dirfd into the JIT dso now, for good: its process is exiting and
+ * the file is about to be removed, but stored frames still need its names. Takes the lookup lock
+ * briefly (not for the read); for threads other than ingest. Returns 0 or a negative errno.
+ */
+int symbolizer__jit_preload(struct symbolizer *sym, struct dso *dso, int dirfd, const char *name);
 /* Singletons, borrowed (the symbolizer keeps them alive): kernel, and addresses in no mapping. */
 struct dso *symbolizer__kernel_dso(struct symbolizer *sym);
 struct dso *symbolizer__unknown_dso(struct symbolizer *sym);

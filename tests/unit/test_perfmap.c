@@ -5,6 +5,7 @@
  * overlapping code, names with spaces, junk), the size bounds, and a real map written by node.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -260,6 +261,64 @@ out:
 	unlink(path);
 }
 
+/* Names from the runtimes, split into what users see; anything else passes whole. */
+#define CHECK_SPLIT(raw, want_fn, want_file, want_line)                                                 \
+	do {                                                                             \
+		struct jit_name _j;                                                      \
+		char _fn[256], _file[256];                                               \
+                                                                                         \
+		jit_name__split(raw, &_j);                                               \
+		snprintf(_fn, sizeof(_fn), "%.*s", (int)_j.function_len, _j.function);   \
+		snprintf(_file, sizeof(_file), "%.*s", _j.file ? (int)_j.file_len : 0,   \
+			 _j.file ? _j.file : "");                                        \
+		CHECK_STR(_fn, want_fn);                                                 \
+		CHECK_STR(_file, want_file);                                             \
+		CHECK_EQ(_j.line, want_line);                                            \
+	} while (0)
+
+TEST(jit_names)
+{
+	CHECK_SPLIT("JS:*hotFn /tmp/jv/hot.js:1:15", "hotFn", "/tmp/jv/hot.js", 1);
+	CHECK_SPLIT("JS:~hotFn /tmp/jv/hot.js:12:3", "hotFn", "/tmp/jv/hot.js", 12);
+	CHECK_SPLIT("LazyCompile:*a.b /srv/app.js:7:1", "a.b", "/srv/app.js", 7);
+	CHECK_SPLIT("JS:^run node:internal/main/run_main_module:23:48", "run",
+		    "node:internal/main/run_main_module", 23);
+	CHECK_SPLIT("JS:~ /srv/app.js:3:10", "(anonymous)", "/srv/app.js", 3);
+	/* A space in the file would be ambiguous: V8 does not quote, so the last word is taken. */
+	CHECK_SPLIT("Function:+get x /a/c.js:4:2", "get x", "/a/c.js", 4);
+	CHECK_SPLIT("Builtin:InterpreterEntryTrampoline", "Builtin:InterpreterEntryTrampoline", "", 0);
+	CHECK_SPLIT("JS:~f /no/position", "JS:~f /no/position", "", 0);
+	CHECK_SPLIT("void Hot.spinHot(long)", "Hot.spinHot", "", 0);
+	CHECK_SPLIT("java.lang.Object java.lang.invoke.MethodHandle.linkToStatic(java.lang.Object, "
+		    "java.lang.invoke.MemberName)",
+		    "java.lang.invoke.MethodHandle.linkToStatic", "", 0);
+	CHECK_SPLIT("int[] a.B$C.<init>(int)", "a.B$C.<init>", "", 0);
+	CHECK_SPLIT("Interpreter", "Interpreter", "", 0);
+	CHECK_SPLIT("I2C/C2I adapters", "I2C/C2I adapters", "", 0);
+	CHECK_SPLIT("throw_div0_exception Runtime1 stub", "throw_div0_exception Runtime1 stub", "",
+		    0);
+	CHECK_SPLIT("not java(x)", "not java(x)", "", 0);
+	CHECK_SPLIT("", "", "", 0);
+}
+
+/* Loading relative to a directory descriptor, as autoprof does for another mount namespace. */
+TEST(load_at)
+{
+	struct perf_map *pm = NULL;
+	int dirfd;
+
+	CHECK(!write_file(tmp_path("perf-4.map"), "1000 10 void Hot.spinHot(long)\n"));
+	dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(dirfd >= 0);
+	CHECK_EQ(perf_map__load_at(dirfd, "perf-4.map", &pm), 0);
+	CHECK(lookup_is(pm, 0x100f, "void Hot.spinHot(long)", 0x1000));
+	perf_map__free(pm);
+	CHECK_EQ(perf_map__load_at(dirfd, "perf-5.map", &pm), -ENOENT);
+	close(dirfd);
+	CHECK(!pm);
+	unlink(tmp_path("perf-4.map"));
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -270,6 +329,8 @@ int main(void)
 	RUN(missing_and_empty);
 	RUN(entry_bound);
 	RUN(node_perf_basic_prof);
+	RUN(jit_names);
+	RUN(load_at);
 	rmdir(tmpdir);
 	return test_summary();
 }

@@ -26,6 +26,9 @@
 #include "symbolize/symbolizer.h"
 #include "testlib.h"
 
+/* Whether a JVM hook cut a stack: no hook is set here, so never. */
+static bool cut;
+
 /* The test's own frames: a function of this binary, under its own name. */
 static volatile int target_sink;
 
@@ -236,7 +239,7 @@ static struct frame user_frame(struct env *e, pid_t pid, uint64_t addr)
 	struct proc *p = proctab__get(e->pt, (uint32_t)pid, 0, now_ns());
 
 	if (p)
-		proctab__user_frames(e->pt, p, &addr, 1, &f, now_ns());
+		proctab__user_frames(e->pt, p, &addr, 1, &f, now_ns(), &cut);
 	return f;
 }
 
@@ -291,7 +294,7 @@ TEST(own_process_names_own_function_and_libc)
 	CHECK_EQ(ps.maps_reads, 1);
 	addrs[0] = (uint64_t)(uintptr_t)&symtest_target_function;
 	addrs[1] = (uint64_t)(uintptr_t)libc_fn;
-	proctab__user_frames(e.pt, p, addrs, 2, f, now_ns());
+	proctab__user_frames(e.pt, p, addrs, 2, f, now_ns(), &cut);
 	/* Every address was mapped: no second read of the maps. */
 	proctab__stats(e.pt, &ps);
 	CHECK_EQ(ps.maps_reads, 1);
@@ -354,7 +357,7 @@ TEST(exited_child_still_symbolizes)
 	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
 	CHECK(p);
 	CHECK_STR(proc__exe(p), "waiter");
-	proctab__user_frames(e.pt, p, &addr, 1, &f, now_ns());
+	proctab__user_frames(e.pt, p, &addr, 1, &f, now_ns(), &cut);
 	CHECK(f.dso);
 	CHECK_EQ(dso__kind(f.dso), DSO_ELF);
 	CHECK_STR(dso__path(f.dso), tmp_waiter);
@@ -403,7 +406,7 @@ TEST(deleted_binary_symbolizes_through_map_files)
 	CHECK(p);
 	/* Without " (deleted)". */
 	CHECK_STR(proc__exe(p), "waiter");
-	proctab__user_frames(e.pt, p, &addr, 1, &f, now_ns());
+	proctab__user_frames(e.pt, p, &addr, 1, &f, now_ns(), &cut);
 	CHECK(f.dso);
 	CHECK_EQ(dso__kind(f.dso), DSO_ELF);
 	CHECK_STR(dso__path(f.dso), tmp_waiter);

@@ -1,0 +1,215 @@
+/* DEPS: src/collect/jvm.c src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c src/lib/log.c tests/unit/fake_symbolizer.c */
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The JVM collector's bookkeeping without a JVM: a process that is none (a child without a
+ * SIGQUIT handler) stands in. Its stacks are cut after the first JIT frame until the JVM says it
+ * keeps frame pointers (it never does here); its first unknown JIT frame asks for a map once (and
+ * the request fails without a signal sent); exit and shutdown let go of every dso. A real JVM is
+ * tests/integration/test_java.py's.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/jvm.h"
+#include "fake_symbolizer.h"
+#include "store/frame.h"
+#include "testlib.h"
+
+static int preloads;
+
+/* The symbolizer's part, counted: only maps autoprof caused are handed over, none here. */
+int symbolizer__jit_preload(struct symbolizer *sym, struct dso *dso, int dirfd, const char *name)
+{
+	(void)sym, (void)dso, (void)dirfd, (void)name;
+	preloads++;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t stand_in(void)
+{
+	pid_t child = fork();
+
+	if (!child) {
+		signal(SIGQUIT, SIG_DFL);
+		pause();
+		_exit(0);
+	}
+	return child;
+}
+
+TEST(cut_after_first_jit_frame_until_known)
+{
+	unsigned long live = fake_dso__live();
+	struct dso *lib = fake_dso__new(DSO_ELF, "/usr/lib/libjvm.so", NULL);
+	struct dso *jit = fake_dso__new(DSO_ANON, "[jit]", NULL);
+	struct jvm_stats st = {0};
+	pid_t child = stand_in();
+	struct jvm *j;
+	bool cut = false;
+	uint32_t n;
+	int err, status = 0;
+
+	CHECK(lib && jit && child > 0);
+	j = jvm__new(NULL, &err);
+	CHECK(j);
+	{
+		struct frame f[4] = {
+		    {lib, 0x100}, {jit, 0x7f0000001000}, {jit, 0x7f0000002000}, {lib, 0x200}};
+
+		n = jvm__frames(j, (uint32_t)child, jit, f, 4, &cut, now_ns());
+		CHECK_EQ(n, 2);
+		CHECK(cut);
+		CHECK(f[1].dso == jit && f[1].addr == 0x7f0000001000);
+	}
+	/* The request runs on the attach thread and fails: no handler, so no signal. */
+	for (int i = 0; i < 200; i++) {
+		jvm__stats(j, &st);
+		if (st.requests_failed)
+			break;
+		usleep(10000);
+	}
+	CHECK_EQ(st.requests_failed, 1);
+	CHECK_EQ(st.requests_ok, 0);
+	CHECK_EQ(st.processes, 1);
+	CHECK_EQ(st.stacks_cut, 1);
+	{
+		/* Within the interval: no second request. */
+		struct frame f[2] = {{jit, 0x7f0000003000}, {lib, 0x300}};
+
+		n = jvm__frames(j, (uint32_t)child, jit, f, 2, &cut, now_ns());
+		CHECK_EQ(n, 1);
+		CHECK(cut);
+	}
+	usleep(100000);
+	jvm__stats(j, &st);
+	CHECK_EQ(st.requests_failed, 1);
+	CHECK_EQ(st.stacks_cut, 2);
+
+	kill(child, SIGTERM);
+	waitpid(child, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	jvm__exit(j, (uint32_t)child);
+	jvm__stats(j, &st);
+	CHECK_EQ(st.processes, 0);
+	jvm__free(j);
+	/* Nothing was ours: nothing handed over or removed. */
+	CHECK_EQ(preloads, 0);
+	dso__put(lib);
+	dso__put(jit);
+	CHECK_EQ(fake_dso__live(), live);
+}
+
+/* A process alive at shutdown lets go of its dsos too; a second JIT dso of one pid is kept. */
+TEST(free_with_live_processes)
+{
+	unsigned long live = fake_dso__live();
+	struct dso *jit1 = fake_dso__new(DSO_ANON, "[jit]", NULL);
+	struct dso *jit2 = fake_dso__new(DSO_ANON, "[jit]", NULL);
+	pid_t child = stand_in();
+	struct jvm *j;
+	bool cut;
+	int err;
+
+	CHECK(jit1 && jit2 && child > 0);
+	j = jvm__new(NULL, &err);
+	CHECK(j);
+	{
+		struct frame f[1] = {{jit1, 0x7f0000001000}};
+
+		jvm__frames(j, (uint32_t)child, jit1, f, 1, &cut, now_ns());
+		f[0].dso = jit2;
+		jvm__frames(j, (uint32_t)child, jit2, f, 1, &cut, now_ns());
+	}
+	dso__put(jit1);
+	dso__put(jit2);
+	CHECK_EQ(fake_dso__live(), live + 2);
+	jvm__free(j);
+	kill(child, SIGTERM);
+	waitpid(child, NULL, 0);
+	CHECK_EQ(fake_dso__live(), live);
+}
+
+/* Waits for the attach thread to finish one request; returns the stats then. */
+static struct jvm_stats settle(struct jvm *j, uint64_t done_before)
+{
+	struct jvm_stats st = {0};
+
+	for (int i = 0; i < 300; i++) {
+		jvm__stats(j, &st);
+		if (st.requests_ok + st.requests_failed + st.requests_skipped > done_before)
+			break;
+		usleep(10000);
+	}
+	return st;
+}
+
+/* Someone else's map (written since the process started) is left alone; one older than the
+ * process (an earlier process's with the same pid) is not someone else's. */
+TEST(foreign_and_stale_maps)
+{
+	struct dso *jit = fake_dso__new(DSO_ANON, "[jit]", NULL);
+	char path[64];
+	pid_t child[2] = {stand_in(), stand_in()};
+	struct frame f[1] = {{jit, 0x7f0000001000}};
+	struct jvm_stats st;
+	struct jvm *j;
+	bool cut;
+	int err;
+
+	CHECK(jit && child[0] > 0 && child[1] > 0);
+	usleep(1100000); /* a map written now is newer than both, to the second */
+	for (int i = 0; i < 2; i++) {
+		FILE *m;
+
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", child[i]);
+		m = fopen(path, "w");
+		CHECK(m);
+		fputs("7f0000000000 1000 void Other.agent()\n", m);
+		fclose(m);
+	}
+	/* The second one's map is from before it started. */
+	CHECK(!utimensat(AT_FDCWD, path,
+			 (struct timespec[2]){{.tv_sec = 1000000000}, {.tv_sec = 1000000000}}, 0));
+	j = jvm__new(NULL, &err);
+	CHECK(j);
+	jvm__frames(j, (uint32_t)child[0], jit, f, 1, &cut, now_ns());
+	st = settle(j, 0);
+	CHECK_EQ(st.requests_skipped, 1);
+	CHECK_EQ(st.requests_failed, 0);
+	jvm__frames(j, (uint32_t)child[1], jit, f, 1, &cut, now_ns());
+	st = settle(j, 1);
+	CHECK_EQ(st.requests_skipped, 1);
+	/* Taken over: asked for (and failed, this is no JVM). */
+	CHECK_EQ(st.requests_failed, 1);
+	jvm__free(j);
+	for (int i = 0; i < 2; i++) {
+		kill(child[i], SIGTERM);
+		waitpid(child[i], NULL, 0);
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", child[i]);
+		/* Neither was ours: both still there. */
+		CHECK(!access(path, F_OK));
+		unlink(path);
+	}
+	dso__put(jit);
+}
+
+int main(void)
+{
+	RUN(cut_after_first_jit_frame_until_known);
+	RUN(free_with_live_processes);
+	RUN(foreign_and_stale_maps);
+	return test_summary();
+}
