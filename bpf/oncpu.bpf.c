@@ -27,6 +27,7 @@ struct {
 } events SEC(".maps");
 
 #include "known_pids.bpf.h"
+#include "probes.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind.bpf.h"
 
@@ -115,6 +116,29 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 	return n;
 }
 
+/*
+ * The probed calls the thread is inside, each flagged as sampled so that its end is matched with
+ * this sample. A thread that never entered one has no storage: one pointer test.
+ */
+static __always_inline void probed_calls(struct task_struct *task, struct oncpu_event *e)
+{
+	struct probes_thread *t = bpf_task_storage_get(&probe_threads, task, 0, 0);
+	__u32 n;
+
+	e->nr_calls = 0;
+	if (!t)
+		return;
+	n = t->depth;
+	for (int i = 0; i < ONCPU_MAX_CALLS && i < PROBES_MAX_NEST; i++) {
+		if ((__u32)i >= n)
+			break;
+		t->calls[i].flags |= PROBES_CALL_SAMPLED;
+		e->call_probe[i] = t->calls[i].probe;
+		e->call_start[i] = t->calls[i].start_ns;
+		e->nr_calls = i + 1;
+	}
+}
+
 SEC("perf_event")
 int oncpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -145,6 +169,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= ONCPU_F_KTHREAD;
+	e->pad2 = 0;
+	probed_calls(task, e);
 
 	/* A sample that struck user code has no kernel stack: don't pay for finding that out. */
 	kn = in_user_mode(ctx) ? 0 :

@@ -11,6 +11,7 @@ struct otlp_pusher;
 struct oncpu;
 struct offcpu;
 struct memory;
+struct probes;
 struct proc_collector;
 
 struct otlp_state {
@@ -30,6 +31,7 @@ struct daemon {
 	struct oncpu *oncpu;
 	struct offcpu *offcpu; /* NULL when the kernel cannot run it and it is off */
 	struct memory *memory;
+	struct probes *probes;
 	struct http_server *http;
 	struct otlp_state otlp;
 };

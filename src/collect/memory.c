@@ -27,6 +27,7 @@
 #include "../lib/log.h"
 #include "../store/store.h"
 #include "../symbolize/dso.h"
+#include "../symbolize/elf.h"
 #include "../symbolize/maps.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
@@ -209,26 +210,6 @@ struct site {
 	bool ret;
 };
 
-/* The file offset of an ELF virtual address, through the PT_LOAD holding it. */
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /*
  * The allocator functions fd defines (.dynsym, and .symtab for a static executable), each with
  * its probe offset. Returns how many, 0 when it does not define both malloc and free.
@@ -272,7 +253,7 @@ static int find_sites(struct memory *m, int fd, struct site *sites)
 		ssize_t len;
 		bool dup = false;
 
-		if (!vaddr[k] || vaddr_to_offset(elf, vaddr[k], &off)) {
+		if (!vaddr[k] || elf__vaddr_to_offset(elf, vaddr[k], &off)) {
 			if (alloc_fns[k].required) {
 				nr = 0;
 				break;

@@ -20,6 +20,7 @@
 #include "bpf/oncpu.h"
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
+#include "probes.h"
 #include "proccpu.h"
 
 struct oncpu {
@@ -96,6 +97,11 @@ static int handle_sample(void *arg, void *data, size_t size)
 		oc->drop_store++;
 	} else {
 		oc->ingested++;
+		/* Again, labelled, once the probed calls it was taken in have ended. */
+		if (e->nr_calls && ctx->probes)
+			probes__sample(ctx->probes, &smp,
+				       e->nr_calls < ONCPU_MAX_CALLS ? e->nr_calls : ONCPU_MAX_CALLS,
+				       e->call_probe, (const uint64_t *)e->call_start);
 		proccpu__add(ctx->cpu, e->pid, smp.exe, oc->period_ns, smp.trace_id, smp.span_id,
 			     e->time_ns + oc->mono_to_real_ns);
 	}

@@ -34,6 +34,7 @@ struct config {
 	char memory_targets[1024];	/* memory.targets, PATTERN[,PATTERN...], "" = none */
 	uint64_t memory_sample_interval; /* memory.sample-interval, bytes, default 512KiB, 1B..1GiB */
 	uint32_t memory_max_live;	/* memory.max-live, default 65536, 1024..16M */
+	char probes[4096];		/* probes.attach, /BINARY:FUNCTION[,...], "" = none */
 };
 
 enum config_unwind_mode {
