@@ -91,6 +91,26 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ta
 	return *ip != 0;
 }
 
+/*
+ * Whether the task entered the kernel by a system call: its user pc follows a `syscall`
+ * instruction (0f 05). Otherwise (an exception: a uprobe's breakpoint, a page fault) the pc is
+ * that of the instruction itself, often a function's first one, and stepping it back a byte
+ * would name the function before it.
+ */
+static __always_inline bool entered_by_syscall(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u8 insn[2];
+	__u64 ip;
+
+	if (!regs)
+		return true;
+	ip = BPF_CORE_READ(regs, ip);
+	if (ip < 2 || bpf_probe_read_user(insn, sizeof(insn), (void *)(ip - 2)))
+		return true;
+	return insn[0] == 0x0f && insn[1] == 0x05;
+}
+
 /* The user stack by unwind tables into stack[], or -1 to fall back to frame pointers. */
 static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 					     struct task_struct *task, struct oncpu_event *e,
@@ -182,6 +202,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	kn /= sizeof(__u64);
 	if (kn > ONCPU_MAX_KSTACK)
 		kn = ONCPU_MAX_KSTACK;
+	if (kn && !(e->flags & ONCPU_F_KTHREAD) && !entered_by_syscall(task))
+		e->flags |= ONCPU_F_USER_PC_EXACT;
 
 	un = 0;
 	if (!(e->flags & ONCPU_F_KTHREAD))

@@ -18,6 +18,10 @@ enum oncpu_flags {
 	ONCPU_F_TRACE_CTX = 1 << 3,	  /* trace_id/span_id hold the thread's active span */
 	ONCPU_F_USTACK_FP = 1 << 4,	  /* user stack walked by frame pointers alone */
 	ONCPU_F_UNWIND_MISS = 1 << 5,	  /* a user pc outside the process's known mappings */
+	/* In the kernel from an exception (a uprobe's int3, a page fault), not a system call:
+	 * the user pc is the instruction itself, not the one after a syscall, so it is not
+	 * stepped back. */
+	ONCPU_F_USER_PC_EXACT = 1 << 6,
 };
 
 /*

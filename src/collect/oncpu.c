@@ -61,8 +61,10 @@ static int handle_sample(void *arg, void *data, size_t size)
 	/* Past the leaf, stack entries are return addresses: step back into the call. */
 	for (uint32_t i = 0; i < nk; i++)
 		oc->frames[i] = (struct frame){ kernel, e->stack[i] - (i > 0) };
+	/* The user leaf is a return address too after a system call, not after an exception. */
 	for (uint32_t i = 0; i < nu; i++)
-		uaddrs[i] = e->stack[nk + i] - (i > 0 || nk > 0);
+		uaddrs[i] = e->stack[nk + i] -
+			    (i > 0 || (nk > 0 && !(e->flags & ONCPU_F_USER_PC_EXACT)));
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
 	if (p && !(e->flags & ONCPU_F_KTHREAD))

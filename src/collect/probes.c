@@ -77,6 +77,7 @@ struct probe {
 	double ewma[LATENCY_BUCKETS];
 	int64_t ewma_sec; /* the last second folded into ewma */
 	uint64_t threshold_ns, threshold_at;
+	unsigned long long threshold_calls; /* calls when it was computed */
 };
 
 struct wait_key {
@@ -199,7 +200,7 @@ static void ewma_update(struct probe *p, int64_t now_sec)
 		p->ewma_sec = now_sec - 1;
 }
 
-/* The threshold in effect: the user's, else the p95 of the last minute (recomputed each second). */
+/* The threshold in effect: the user's, else the p95 of the last minute. */
 static uint64_t threshold(struct probe *p, uint64_t now)
 {
 	double counts[LATENCY_BUCKETS];
@@ -207,13 +208,15 @@ static uint64_t threshold(struct probe *p, uint64_t now)
 
 	if (p->spec.threshold_ns)
 		return p->spec.threshold_ns;
-	if (now - p->threshold_at < NSEC && p->threshold_at)
+	/* Once a second, and whenever the calls doubled: the first calls' p95 says little. */
+	if (p->threshold_ns && now - p->threshold_at < NSEC && p->calls < 2 * p->threshold_calls)
 		return p->threshold_ns;
 	if (window(p, THRESHOLD_WINDOW, counts, &sum))
 		p->threshold_ns = latency__quantile(counts, 0.95);
 	else
 		p->threshold_ns = latency__quantile(p->ewma, 0.95);
 	p->threshold_at = now;
+	p->threshold_calls = p->calls;
 	return p->threshold_ns;
 }
 
@@ -419,6 +422,9 @@ static int handle_event(void *arg, void *data, size_t size)
 	p = find(pr, e->probe);
 	if (!p)
 		goto out;
+	/* Observed first: the first call of a probe then has a p95 to be compared with. */
+	if (!p->spec.inside)
+		observe(p, dur, e->end_ns);
 	if (p->kind == PROBES_KIND_CALL)
 		latency = classify(p, dur, e->end_ns);
 	if (p->spec.inside) {
@@ -434,8 +440,6 @@ static int handle_event(void *arg, void *data, size_t size)
 			it->tid = e->tid;
 			deliver(pr, it, &k);
 		}
-	} else {
-		observe(p, dur, e->end_ns);
 	}
 	if (e->flags & (PROBES_CALL_SAMPLED | PROBES_CALL_INNER)) {
 		struct wait_key k = {e->tid, e->probe, e->start_ns};
@@ -953,11 +957,15 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 		return -ENOENT;
 	}
 	ewma_update(p, (int64_t)(now_ns() / NSEC));
+	/* The decayed completed seconds and the current one so far: all time, recent first. */
+	window(p, 1, counts, &sum);
+	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
+		counts[b] += p->ewma[b] * exp(-1.0 / EWMA_TAU);
+	for (int i = 0; i < 4; i++)
+		eq[i] = latency__quantile(counts, qs[i]);
 	n = window(p, seconds, counts, &sum);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 4; i++)
 		q[i] = latency__quantile(counts, qs[i]);
-		eq[i] = latency__quantile(p->ewma, qs[i]);
-	}
 	err = buf__printf(out, "{\"id\": %u, \"name\": ", p->id) ?: json_str(out, p->spec.name) ?:
 	      buf__printf(out,
 			  ", \"seconds\": %u, \"count\": %llu, \"sum_ns\": %" PRIu64
