@@ -27,6 +27,7 @@ struct {
 } events SEC(".maps");
 
 #include "known_pids.bpf.h"
+#include "probes.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind.bpf.h"
 
@@ -90,6 +91,26 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ta
 	return *ip != 0;
 }
 
+/*
+ * Whether the task entered the kernel by a system call: its user pc follows a `syscall`
+ * instruction (0f 05). Otherwise (an exception: a uprobe's breakpoint, a page fault) the pc is
+ * that of the instruction itself, often a function's first one, and stepping it back a byte
+ * would name the function before it.
+ */
+static __always_inline bool entered_by_syscall(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u8 insn[2];
+	__u64 ip;
+
+	if (!regs)
+		return true;
+	ip = BPF_CORE_READ(regs, ip);
+	if (ip < 2 || bpf_probe_read_user(insn, sizeof(insn), (void *)(ip - 2)))
+		return true;
+	return insn[0] == 0x0f && insn[1] == 0x05;
+}
+
 /* The user stack by unwind tables into stack[], or -1 to fall back to frame pointers. */
 static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 					     struct task_struct *task, struct oncpu_event *e,
@@ -113,6 +134,29 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 		e->flags |= ONCPU_F_UNWIND_MISS;
 	*proc_flags = out.proc_flags;
 	return n;
+}
+
+/*
+ * The probed calls the thread is inside, each flagged as sampled so that its end is matched with
+ * this sample. A thread that never entered one has no storage: one pointer test.
+ */
+static __always_inline void probed_calls(struct task_struct *task, struct oncpu_event *e)
+{
+	struct probes_thread *t = bpf_task_storage_get(&probe_threads, task, 0, 0);
+	__u32 n;
+
+	e->nr_calls = 0;
+	if (!t)
+		return;
+	n = t->depth;
+	for (int i = 0; i < ONCPU_MAX_CALLS && i < PROBES_MAX_NEST; i++) {
+		if ((__u32)i >= n)
+			break;
+		t->calls[i].flags |= PROBES_CALL_SAMPLED;
+		e->call_probe[i] = t->calls[i].probe;
+		e->call_start[i] = t->calls[i].start_ns;
+		e->nr_calls = i + 1;
+	}
 }
 
 SEC("perf_event")
@@ -145,6 +189,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= ONCPU_F_KTHREAD;
+	e->pad2 = 0;
+	probed_calls(task, e);
 
 	/* A sample that struck user code has no kernel stack: don't pay for finding that out. */
 	kn = in_user_mode(ctx) ? 0 :
@@ -156,6 +202,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	kn /= sizeof(__u64);
 	if (kn > ONCPU_MAX_KSTACK)
 		kn = ONCPU_MAX_KSTACK;
+	if (kn && !(e->flags & ONCPU_F_KTHREAD) && !entered_by_syscall(task))
+		e->flags |= ONCPU_F_USER_PC_EXACT;
 
 	un = 0;
 	if (!(e->flags & ONCPU_F_KTHREAD))

@@ -8,6 +8,8 @@
 #define ONCPU_MAX_KSTACK 127
 #define ONCPU_MAX_USTACK 127
 #define ONCPU_COMM_LEN 16
+/* Probed calls a sample can be inside (PROBES_MAX_NEST, bpf/probes.h). */
+#define ONCPU_MAX_CALLS 4
 
 enum oncpu_flags {
 	ONCPU_F_KTHREAD = 1 << 0,	  /* kernel thread: no user stack by design */
@@ -16,6 +18,10 @@ enum oncpu_flags {
 	ONCPU_F_TRACE_CTX = 1 << 3,	  /* trace_id/span_id hold the thread's active span */
 	ONCPU_F_USTACK_FP = 1 << 4,	  /* user stack walked by frame pointers alone */
 	ONCPU_F_UNWIND_MISS = 1 << 5,	  /* a user pc outside the process's known mappings */
+	/* In the kernel from an exception (a uprobe's int3, a page fault), not a system call:
+	 * the user pc is the instruction itself, not the one after a syscall, so it is not
+	 * stepped back. */
+	ONCPU_F_USER_PC_EXACT = 1 << 6,
 };
 
 /*
@@ -34,6 +40,11 @@ struct oncpu_event {
 	char comm[ONCPU_COMM_LEN];
 	__u8 trace_id[16]; /* with ONCPU_F_TRACE_CTX: OTEP 4947 thread context */
 	__u8 span_id[8];
+	/* The probed calls (bpf/probes.h) the thread is inside, outermost first. */
+	__u32 nr_calls;
+	__u32 call_probe[ONCPU_MAX_CALLS];
+	__u32 pad2;
+	__u64 call_start[ONCPU_MAX_CALLS];
 	__u64 stack[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
 };
 

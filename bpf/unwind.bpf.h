@@ -13,6 +13,8 @@
  * frame pointer; a stack that cannot be followed to its outermost frame is reported truncated
  * rather than continued with guesses.
  */
+#include <bpf/bpf_core_read.h>
+
 #include "unwind.h"
 
 struct {
@@ -92,7 +94,40 @@ struct unwind_walk {
 	__u32 interrupted; /* pc was interrupted, not a return address (leaf, after a signal) */
 	__u32 miss;
 	__u32 table_frames, fp_frames;
+	/* Pending uretprobes replaced return addresses on the stack with their trampoline: the
+	 * kernel's list of them (innermost first) gives the real ones back, in walk order. */
+	__u64 tramp; /* the trampoline's address, 0: no uretprobe pending in this thread */
+	__u64 ri;    /* struct return_instance * of the next one the walk will meet */
 };
+
+/* The return address a pending uretprobe hijacked, given back (ra otherwise). */
+static __always_inline __u64 unwind__ret_addr(struct unwind_walk *w, __u64 ra)
+{
+	for (int k = 0; k < 2 && w->tramp && ra == w->tramp && w->ri; k++) {
+		struct return_instance *ri = (struct return_instance *)w->ri;
+
+		/* A chained instance's own return address is the trampoline again: the next. */
+		ra = BPF_CORE_READ(ri, orig_ret_vaddr);
+		w->ri = (__u64)BPF_CORE_READ(ri, next);
+	}
+	return ra;
+}
+
+/* Where a thread with pending uretprobes has them (w->tramp stays 0 for the others). */
+static __always_inline void unwind__uretprobes(struct unwind_walk *w)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	struct xol_area *area;
+
+	if (!ut)
+		return;
+	w->ri = (__u64)BPF_CORE_READ(ut, return_instances);
+	if (!w->ri)
+		return;
+	area = BPF_CORE_READ(task, mm, uprobes_state.xol_area);
+	w->tramp = area ? BPF_CORE_READ(area, vaddr) : 0;
+}
 
 static __always_inline void unwind__count(__u32 idx, __u64 n)
 {
@@ -215,7 +250,7 @@ static __always_inline void unwind__fp_step(struct unwind_walk *w)
 	}
 	w->sp = w->bp + 16;
 	w->bp = bp;
-	w->pc = ra;
+	w->pc = unwind__ret_addr(w, ra);
 	w->interrupted = 0;
 	w->fp_frames++;
 }
@@ -324,7 +359,7 @@ static long unwind__step(__u64 i, void *arg)
 		w->bp = 0;
 	}
 	w->sp = cfa;
-	w->pc = ra;
+	w->pc = unwind__ret_addr(w, ra);
 	w->interrupted = 0;
 	w->table_frames++;
 	return 0;
@@ -363,6 +398,7 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		unwind__count(UNWIND_CNT_NO_PROC, 1);
 		return -1;
 	}
+	unwind__uretprobes(&w);
 	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, &w, 0);
 	switch (w.stop) {
 	case UNWIND_STOP_COMPLETE:

@@ -12,6 +12,7 @@ struct oncpu;
 struct offcpu;
 struct memory;
 struct jvm;
+struct probes;
 struct proc_collector;
 
 struct otlp_state {
@@ -32,6 +33,7 @@ struct daemon {
 	struct offcpu *offcpu; /* NULL when the kernel cannot run it and it is off */
 	struct memory *memory;
 	struct jvm *jvm; /* NULL when jvm.perf-map is off */
+	struct probes *probes;
 	struct http_server *http;
 	struct otlp_state otlp;
 };

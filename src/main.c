@@ -20,6 +20,7 @@
 #include "collect/jvm.h"
 #include "collect/memory.h"
 #include "collect/oncpu.h"
+#include "collect/probes.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
 #include "daemon.h"
@@ -129,6 +130,7 @@ static void ingest_loop(struct daemon *d)
 		ring_buffer__consume(ctx->rb);
 		proc_collector__reap(d->procs);
 		memory__tick(d->memory);
+		probes__tick(d->probes);
 
 		now = collect__now_ns();
 		if (now >= next_expire) {
@@ -147,8 +149,10 @@ static void ingest_loop(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1 };
+	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1,
+			    .ctx.probe_threads_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
+	char why[512];
 	int err, ret = 1;
 
 	switch (config__load(&d.cfg, argc, argv)) {
@@ -161,6 +165,12 @@ int main(int argc, char **argv)
 	}
 	log__set_level(d.cfg.log_level);
 	libbpf_set_print(libbpf_print);
+	/* A probe that names no function of its binary is a configuration error, found before
+	 * anything is attached. */
+	if (probes__check_configured(d.cfg.probes, why, sizeof(why))) {
+		fprintf(stderr, "autoprof: --probes: %s\n", why);
+		return 2;
+	}
 	if (check_privileges())
 		return 1;
 
@@ -221,6 +231,19 @@ int main(int argc, char **argv)
 		goto cleanup;
 	d.ctx.proc_listener = proc_event;
 	d.ctx.proc_listener_ctx = &d;
+	/* Before the sampler, which shares its map of the calls each thread is in. */
+	d.probes = probes__new(&(struct probes_opts){ .ringbuf_size = d.cfg.bpf_ringbuf_size },
+			       &d.ctx, &err);
+	/* Asked for at start, they must work; otherwise a kernel without them is no error. */
+	if (!d.probes && d.cfg.probes[0])
+		goto cleanup;
+	if (!d.probes)
+		pr_warn("latency probes unavailable on this kernel\n");
+	err = d.probes ? probes__add_configured(d.probes, d.cfg.probes, why, sizeof(why)) : 0;
+	if (err) {
+		fprintf(stderr, "autoprof: --probes: %s\n", why);
+		goto cleanup;
+	}
 	d.oncpu = oncpu__new(&(struct oncpu_opts){
 				     .frequency = d.cfg.profile_frequency,
 				     .ringbuf_size = d.cfg.bpf_ringbuf_size,
@@ -261,6 +284,7 @@ cleanup:
 	oncpu__free(d.oncpu);
 	offcpu__free(d.offcpu);
 	memory__free(d.memory);
+	probes__free(d.probes);
 	proc_collector__free(d.procs);
 	metrics__unregister_all();
 	/* Before the symbolizer: its thread hands maps to JIT dsos. */

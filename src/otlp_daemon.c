@@ -44,6 +44,9 @@ static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 	if (first > last)
 		return -EAGAIN;
 	for (unsigned int t = 0; t < PROFILE__MAX; t++) {
+		/* A view of cpu samples at query time, never stored. */
+		if (t == PROFILE_LATENCY)
+			continue;
 		err = store__query_secs(d->ctx.store, t, first, last, NULL, &res);
 		if (err)
 			goto out_free;

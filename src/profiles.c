@@ -50,6 +50,18 @@ static const struct profile_desc profile_table[PROFILE__MAX] = {
 		.period_type = { "space", "bytes" },
 		.default_value = 3,
 	},
+	/* Not a path of its own: /debug/pprof/profile?probe=ID&format=diff answers it. */
+	[PROFILE_LATENCY] = {
+		.type = PROFILE_LATENCY,
+		.name = "latency",
+		.path = "/debug/pprof/profile?format=diff",
+		.help = "on-CPU samples inside a probe's slow calls and inside its fast calls",
+		.nr_values = 4,
+		.values = { { "slow_samples", "count" }, { "slow_cpu", "nanoseconds" },
+			    { "fast_samples", "count" }, { "fast_cpu", "nanoseconds" } },
+		.period_type = { "cpu", "nanoseconds" },
+		.default_value = 1,
+	},
 };
 
 const struct profile_desc *profile__desc(enum profile_type type)

@@ -13,6 +13,7 @@ enum profile_type {
 	PROFILE_OFFCPU,
 	PROFILE_ALLOCS, /* sampled allocations (memory attach mode) */
 	PROFILE_HEAP,	/* live sampled allocations, answered from the collector */
+	PROFILE_LATENCY, /* a probe's slow and fast calls side by side (format=diff), never stored */
 	PROFILE__MAX,
 };
 

@@ -20,3 +20,8 @@ $(BUILD)/bench/symbolize_templates: bench/symbolize_templates.cc
 $(BUILD)/bench/malloc_loop: bench/malloc_loop.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $< -o $@
+
+# bench/call_loop: the loop of calls bench/probes.sh times bare, under funclatency and autoprof.
+$(BUILD)/bench/call_loop: bench/call_loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $< -o $@

@@ -104,16 +104,18 @@ int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)
 	const struct {
 		const char *name;
 		int fd;
+		bool optional; /* -1: the object keeps its own (then unused) map */
 	} shared[] = {
-		{ "known_pids", ctx->known_pids_fd },
-		{ "tracectx_offsets", ctx->tracectx_fd },
+		{ "known_pids", ctx->known_pids_fd, false },
+		{ "tracectx_offsets", ctx->tracectx_fd, false },
+		{ "probe_threads", ctx->probe_threads_fd, true },
 	};
 	int err;
 
 	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(obj, shared[i].name);
 
-		if (!map)
+		if (!map || (shared[i].optional && shared[i].fd < 0))
 			continue;
 		if (shared[i].fd < 0)
 			return -EBADF;

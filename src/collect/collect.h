@@ -17,6 +17,7 @@ struct symbolizer;
 struct ring_buffer;
 struct proccpu;
 struct unwinder;
+struct probes;
 
 struct collect_ctx {
 	struct store *store;
@@ -33,6 +34,10 @@ struct collect_ctx {
 	int tracectx_fd;
 	/* Unwind tables shared by every sampler's BPF object; NULL: frame pointers only. */
 	struct unwinder *unwinder;
+	/* The probe collector's thread -> probed calls map (bpf/probes.bpf.h), -1 without it. */
+	int probe_threads_fd;
+	/* Latency probes, told of samples taken inside probed calls; NULL without them. */
+	struct probes *probes;
 	/* Told of each exec (at once) and exit (one drain late) the process collector sees. */
 	void (*proc_listener)(void *ctx, uint32_t pid, bool exit);
 	void *proc_listener_ctx;

@@ -29,6 +29,7 @@
 #include "../lib/log.h"
 #include "../store/store.h"
 #include "../symbolize/dso.h"
+#include "../symbolize/elf.h"
 #include "../symbolize/maps.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
@@ -276,26 +277,6 @@ struct site {
 	bool ret;
 };
 
-/* The file offset of an ELF virtual address, through the PT_LOAD holding it. */
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /* The addresses of names[0, n) in elf's .dynsym and .symtab (functions and objects defined
  * here, not local); 0 for those it lacks. */
 static void lookup_syms(Elf *elf, const char *const *names, size_t n, uint64_t *vaddr)
@@ -336,7 +317,7 @@ static int probe_offset(struct memory *m, Elf *elf, int fd, uint64_t vaddr, uint
 	enum memprobe_kind kind;
 	ssize_t len;
 
-	if (!vaddr || vaddr_to_offset(elf, vaddr, off))
+	if (!vaddr || elf__vaddr_to_offset(elf, vaddr, off))
 		return -ENOENT;
 	len = pread(fd, code, sizeof(code), (off_t)*off);
 	*off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
@@ -530,7 +511,7 @@ static int find_sites(struct memory *m, int fd, struct site *sites, enum mode *m
 		uint64_t off;
 		bool dup = false;
 
-		if (!vaddr[k] || vaddr_to_offset(elf, vaddr[k], &off)) {
+		if (!vaddr[k] || elf__vaddr_to_offset(elf, vaddr[k], &off)) {
 			if (alloc_fns[k].required) {
 				nr = 0;
 				break;

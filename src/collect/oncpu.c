@@ -20,6 +20,7 @@
 #include "bpf/oncpu.h"
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
+#include "probes.h"
 #include "proccpu.h"
 
 struct oncpu {
@@ -61,8 +62,10 @@ static int handle_sample(void *arg, void *data, size_t size)
 	/* Past the leaf, stack entries are return addresses: step back into the call. */
 	for (uint32_t i = 0; i < nk; i++)
 		oc->frames[i] = (struct frame){ kernel, e->stack[i] - (i > 0) };
+	/* The user leaf is a return address too after a system call, not after an exception. */
 	for (uint32_t i = 0; i < nu; i++)
-		uaddrs[i] = e->stack[nk + i] - (i > 0 || nk > 0);
+		uaddrs[i] = e->stack[nk + i] -
+			    (i > 0 || (nk > 0 && !(e->flags & ONCPU_F_USER_PC_EXACT)));
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
 	if (p && !(e->flags & ONCPU_F_KTHREAD))
@@ -97,6 +100,11 @@ static int handle_sample(void *arg, void *data, size_t size)
 		oc->drop_store++;
 	} else {
 		oc->ingested++;
+		/* Again, labelled, once the probed calls it was taken in have ended. */
+		if (e->nr_calls && ctx->probes)
+			probes__sample(ctx->probes, &smp,
+				       e->nr_calls < ONCPU_MAX_CALLS ? e->nr_calls : ONCPU_MAX_CALLS,
+				       e->call_probe, (const uint64_t *)e->call_start);
 		proccpu__add(ctx->cpu, e->pid, smp.exe, oc->period_ns, smp.trace_id, smp.span_id,
 			     e->time_ns + oc->mono_to_real_ns);
 	}

@@ -598,6 +598,26 @@ static int memory_targets__check(const char *s, uint64_t unused, char *why, size
 	return err;
 }
 
+/* Syntax only: main resolves each probe in its binary (and exits 2) before attaching anything. */
+static int probes__check_list(const char *s, uint64_t unused, char *why, size_t n)
+{
+	const char *p = s;
+
+	(void)unused;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const char *colon = memchr(p, ':', len);
+
+		if (len && (*p != '/' || !colon || colon == p + len - 1)) {
+			snprintf(why, n, "want /BINARY:FUNCTION or /BINARY:FILE:LINE[,...], got \"%.*s\"",
+				 (int)len, p);
+			return -EINVAL;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 static int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -836,6 +856,15 @@ static const struct key keys[] = {
 		.help = "Name HotSpot JIT frames: ask JVMs (attach API, SIGQUIT to start its "
 			"listener) for /tmp/perf-PID.map (jcmd Compiler.perfmap, JDK 17+) when "
 			"their samples hit unnamed JIT code; removed when the JVM exits.",
+	},
+	{
+		.name = "probes.attach",
+		.type = &type_string,
+		.def = "",
+		.check = probes__check_list,
+		FIELD(probes),
+		.help = "Latency probes attached at start: /BINARY:FUNCTION or /BINARY:FILE:LINE, "
+			"comma-separated; more through POST /api/v1/probes.",
 	},
 };
 

@@ -35,6 +35,7 @@ struct config {
 	uint64_t memory_sample_interval; /* memory.sample-interval, bytes, default 512KiB, 1B..1GiB */
 	uint32_t memory_max_live;	/* memory.max-live, default 65536, 1024..16M */
 	uint32_t jvm_perf_map;		/* jvm.perf-map, default true */
+	char probes[4096];		/* probes.attach, /BINARY:FUNCTION[,...], "" = none */
 };
 
 enum config_unwind_mode {

@@ -23,7 +23,7 @@ typedef void (*http_handler)(const struct http_request *req, struct http_respons
 
 struct http_route {
 	const char *method;	/* "GET", "POST", ... */
-	const char *path;	/* exact path */
+	const char *path;	/* exact path; a "*" segment matches any one segment */
 	const char *name;	/* the "handler" label in autoprof_http_requests_total */
 	const char *help;	/* one line for the index page; NULL: not listed */
 	http_handler fn;

@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../collect/offcpu.h"
 #include "../collect/memory.h"
+#include "../collect/probes.h"
 #include "../daemon.h"
 #include "../export/pprof.h"
 #include "../lib/log.h"
@@ -37,6 +39,14 @@ static void handle_targets_add(const struct http_request *req, struct http_respo
 			       void *ctx);
 static void handle_targets_delete(const struct http_request *req, struct http_response *resp,
 				  void *ctx);
+static void handle_probes_list(const struct http_request *req, struct http_response *resp,
+			       void *ctx);
+static void handle_probes_add(const struct http_request *req, struct http_response *resp,
+			      void *ctx);
+static void handle_probes_delete(const struct http_request *req, struct http_response *resp,
+				 void *ctx);
+static void handle_probes_latency(const struct http_request *req, struct http_response *resp,
+				  void *ctx);
 
 static const struct http_route routes[] = {
 	{ "GET", "/", "index",
@@ -53,7 +63,9 @@ static const struct http_route routes[] = {
 	{ "GET", "/debug/pprof/profile", "profile",
 	  "On-CPU profile of the last N seconds, answered at once: ?seconds=N (default 30), "
 	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "
-	  "format=folded",
+	  "format=folded; probe=ID: only samples inside that probe's calls, latency=slow|fast "
+	  "(above or at most its threshold), format=diff: both as sample types slow_samples/count, "
+	  "slow_cpu/nanoseconds, fast_samples/count, fast_cpu/nanoseconds",
 	  handle_profile },
 	{ "GET", "/debug/pprof/offcpu", "offcpu",
 	  "Off-CPU profile of the last N seconds: where threads blocked and for how long "
@@ -79,6 +91,17 @@ static const struct http_route routes[] = {
 	  handle_targets_list },
 	{ "POST", "/api/v1/targets/memory", "memory_targets", NULL, handle_targets_add },
 	{ "DELETE", "/api/v1/targets/memory/*", "memory_targets", NULL, handle_targets_delete },
+	{ "GET", "/api/v1/probes", "probes",
+	  "Latency probes (JSON); POST {\"binary\": PATH, \"function\": SYM} or {\"binary\": "
+	  "PATH, \"location\": \"file.c:LINE\"} (optional pid, name, threshold, inside: "
+	  "{probe, latency}) adds one, DELETE /api/v1/probes/ID removes it",
+	  handle_probes_list },
+	{ "POST", "/api/v1/probes", "probes", NULL, handle_probes_add },
+	{ "DELETE", "/api/v1/probes/*", "probes", NULL, handle_probes_delete },
+	{ "GET", "/api/v1/probes/*/latency", "probe_latency",
+	  "A probe's call durations (JSON): ?seconds=N (default 60): count, p50/p90/p95/p99, "
+	  "their moving average over all time, threshold, histogram buckets",
+	  handle_probes_latency },
 	{ "GET", "/metrics", "metrics",
 	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", http__metrics },
 };
@@ -163,6 +186,72 @@ static int parse_hex(const char *s, uint8_t *out, size_t n)
 	return 0;
 }
 
+/* probe=ID and latency=slow|fast of a CPU profile into the filter. 0, or -EINVAL answered. */
+static int parse_probe_filter(struct daemon *d, const struct profile_desc *desc, const char *probe,
+			      const char *latency, bool diff, struct store_filter *filter,
+			      struct http_response *resp)
+{
+	long long id;
+
+	if (!probe) {
+		if (latency || diff) {
+			http__error(resp, 400, "%s: needs probe=ID", latency ? "latency" : "format=diff");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (desc->type != PROFILE_CPU) {
+		http__error(resp, 400, "probe: on-CPU profiles only (/debug/pprof/profile)");
+		return -EINVAL;
+	}
+	id = parse_uint(probe);
+	if (id <= 0 || id > UINT32_MAX || !d->probes || !probes__exists(d->probes, (uint32_t)id)) {
+		http__error(resp, 400, "probe: \"%s\" is not a probe id (GET /api/v1/probes)", probe);
+		return -EINVAL;
+	}
+	filter->probe = (uint32_t)id;
+	if (!latency || diff) {
+		if (latency) {
+			http__error(resp, 400, "latency: format=diff holds both");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(latency, "slow")) {
+		filter->latency = STORE_LATENCY_SLOW;
+	} else if (!strcmp(latency, "fast")) {
+		filter->latency = STORE_LATENCY_FAST;
+	} else {
+		http__error(resp, 400, "latency: \"%s\" is not slow or fast", latency);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The slow and the fast calls' samples of one probe as two pairs of sample types. */
+static int encode_diff(const struct store_result *res, struct symbolizer *sym, struct buf *out)
+{
+	struct store_result both = *res;
+	int err;
+
+	both.type = PROFILE_LATENCY;
+	both.rows = calloc(res->nr_rows + 1, sizeof(*both.rows));
+	if (!both.rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < res->nr_rows; i++) {
+		const struct store_row *r = &res->rows[i];
+		size_t at = r->latency == STORE_LATENCY_SLOW ? 0 : 2;
+
+		both.rows[i] = *r;
+		memset(both.rows[i].values, 0, sizeof(both.rows[i].values));
+		both.rows[i].values[at] = r->values[0];
+		both.rows[i].values[at + 1] = r->values[1];
+	}
+	err = pprof__encode(&both, sym, out);
+	free(both.rows);
+	return err;
+}
+
 static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -174,12 +263,14 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	const char *format = http__query(req, "format");
 	const char *trace_id = http__query(req, "trace_id");
 	const char *span_id = http__query(req, "span_id");
+	const char *probe = http__query(req, "probe");
+	const char *latency = http__query(req, "latency");
 	uint8_t trace_bytes[16], span_bytes[8];
 	struct store_filter filter = { 0 };
 	struct store_result *res = NULL;
 	uint32_t pids[MAX_PIDS];
 	long long n = DEFAULT_SECONDS;
-	bool folded = false;
+	bool folded = false, diff = false;
 	int err;
 
 	if (!desc) {
@@ -232,22 +323,31 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	if (format) {
 		if (!strcmp(format, "folded")) {
 			folded = true;
+		} else if (!strcmp(format, "diff")) {
+			diff = true;
 		} else if (strcmp(format, "pprof") && strcmp(format, "proto")) {
-			http__error(resp, 400, "format: \"%s\" is not one of pprof, folded", format);
+			http__error(resp, 400, "format: \"%s\" is not one of pprof, folded, diff",
+				    format);
 			return;
 		}
 	}
+	if (parse_probe_filter(d, desc, probe, latency, diff, &filter, resp))
+		return;
 
 	err = store__query(d->ctx.store, desc->type, (uint64_t)n * NSEC, &filter, &res);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;
 	}
-	if (folded) {
+	if (diff)
+		err = encode_diff(res, d->ctx.sym, &resp->body);
+	else if (folded) {
 		err = folded__encode(res, d->ctx.sym, &resp->body);
 		resp->content_type = "text/plain; charset=utf-8";
 	} else {
 		err = pprof__encode(res, d->ctx.sym, &resp->body);
+	}
+	if (!folded) {
 		resp->content_type = "application/octet-stream";
 		resp->content_disposition = "attachment; filename=\"profile\"";
 	}
@@ -450,6 +550,141 @@ static void handle_targets_delete(const struct http_request *req, struct http_re
 	}
 	resp->content_type = "application/json";
 	buf__printf(&resp->body, "{\"id\": %lld}\n", n);
+}
+
+/* The probe API answers errors in JSON, {"error": "reason"}. */
+static void json_error(struct http_response *resp, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void json_error(struct http_response *resp, int status, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	buf__reset(&resp->body);
+	resp->status = status;
+	resp->content_type = "application/json";
+	buf__puts(&resp->body, "{\"error\": \"");
+	for (const char *c = msg; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			buf__printf(&resp->body, "\\%c", *c);
+		else if ((unsigned char)*c < 0x20)
+			buf__printf(&resp->body, "\\u%04x", *c);
+		else
+			buf__append(&resp->body, c, 1);
+	}
+	buf__puts(&resp->body, "\"}\n");
+}
+
+/* The ID of /api/v1/probes/ID[/...], or -1. */
+static long long probe_id_of(const char *path)
+{
+	const char *s = path + strlen("/api/v1/probes/");
+	char id[24];
+	size_t len = strcspn(s, "/");
+
+	if (!len || len >= sizeof(id))
+		return -1;
+	memcpy(id, s, len);
+	id[len] = '\0';
+	return parse_uint(id);
+}
+
+static void handle_probes_list(const struct http_request *req, struct http_response *resp,
+			       void *ctx)
+{
+	struct daemon *d = ctx;
+
+	(void)req;
+	if (!d->probes) {
+		json_error(resp, 503, "latency probes are not running");
+		return;
+	}
+	resp->content_type = "application/json";
+	if (probes__list(d->probes, &resp->body))
+		json_error(resp, 500, "out of memory");
+}
+
+static void handle_probes_add(const struct http_request *req, struct http_response *resp,
+			      void *ctx)
+{
+	struct daemon *d = ctx;
+	struct probe_spec *spec;
+	char why[512];
+	uint32_t id;
+	size_t len;
+	int err;
+
+	if (!d->probes) {
+		json_error(resp, 503, "latency probes are not running");
+		return;
+	}
+	spec = malloc(sizeof(*spec));
+	if (!spec) {
+		json_error(resp, 500, "out of memory");
+		return;
+	}
+	err = probespec__parse(http__body(req, &len), spec, why, sizeof(why)) ?:
+	      probes__add(d->probes, spec, &id, why, sizeof(why));
+	free(spec);
+	if (err) {
+		json_error(resp, err == -EINVAL ? 400 : 500, "%s", why);
+		return;
+	}
+	resp->status = 201;
+	resp->content_type = "application/json";
+	buf__printf(&resp->body, "{\"id\": %u}\n", id);
+}
+
+static void handle_probes_delete(const struct http_request *req, struct http_response *resp,
+				 void *ctx)
+{
+	struct daemon *d = ctx;
+	long long id = probe_id_of(http__path(req));
+
+	if (!d->probes) {
+		json_error(resp, 503, "latency probes are not running");
+		return;
+	}
+	if (id <= 0 || id > UINT32_MAX) {
+		json_error(resp, 400, "not a probe id");
+		return;
+	}
+	if (probes__remove(d->probes, (uint32_t)id)) {
+		json_error(resp, 404, "no probe %lld", id);
+		return;
+	}
+	resp->status = 204;
+}
+
+static void handle_probes_latency(const struct http_request *req, struct http_response *resp,
+				  void *ctx)
+{
+	struct daemon *d = ctx;
+	long long id = probe_id_of(http__path(req)), n = 60;
+	const char *seconds = http__query(req, "seconds");
+
+	if (!d->probes) {
+		json_error(resp, 503, "latency probes are not running");
+		return;
+	}
+	if (id <= 0 || id > UINT32_MAX) {
+		json_error(resp, 400, "not a probe id");
+		return;
+	}
+	if (seconds) {
+		n = parse_uint(seconds);
+		if (n <= 0 || n > PROBES_MAX_SECONDS) {
+			json_error(resp, 400, "seconds: want a whole number from 1 to %d",
+				   PROBES_MAX_SECONDS);
+			return;
+		}
+	}
+	resp->content_type = "application/json";
+	if (probes__latency(d->probes, (uint32_t)id, (unsigned int)n, &resp->body))
+		json_error(resp, 404, "no probe %lld", id);
 }
 
 int routes__start(struct daemon *d)

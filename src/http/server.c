@@ -335,13 +335,24 @@ static enum MHD_Result send_response(struct http_request *req, struct http_respo
 }
 
 /* Exact, or for a route ending in a slash and a star: any one further path element. */
+/* A "*" segment of a route matches one non-empty segment of the path. */
 static bool path_matches(const char *route, const char *path)
 {
-	size_t len = strlen(route);
+	while (*route && *path) {
+		size_t rl = strcspn(route, "/"), pl = strcspn(path, "/");
 
-	if (len < 2 || strcmp(route + len - 2, "/*"))
-		return !strcmp(route, path);
-	return !strncmp(route, path, len - 1) && path[len - 1] && !strchr(path + len - 1, '/');
+		if (!(rl == 1 && route[0] == '*' && pl) && (rl != pl || strncmp(route, path, rl)))
+			return false;
+		route += rl;
+		path += pl;
+		if (*route != *path)
+			return false;
+		if (*route) {
+			route++;
+			path++;
+		}
+	}
+	return !*route && !*path;
 }
 
 static bool method_matches(const char *route, const char *method)

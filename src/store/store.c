@@ -36,6 +36,8 @@ struct labels {
 	char comm[16];
 	uint8_t trace[24]; /* trace_id then span_id; all zero: no span */
 	bool has_trace;
+	uint8_t latency;
+	uint32_t probe;
 	/* Process strings, one allocation: exe, exe_path, container_id, service. */
 	const char *exe_path;
 	const char *container_id;
@@ -265,7 +267,9 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		uint32_t pid, tid;
 		char comm[16];
 		uint8_t trace[24];
-	} key = { smp->pid, smp->tid, { 0 }, { 0 } };
+		uint32_t probe;
+		uint32_t latency;
+	} key = { smp->pid, smp->tid, { 0 }, { 0 }, smp->probe, smp->probe ? smp->latency : 0 };
 	const char *exe = smp->exe ? smp->exe : "";
 	const char *path = smp->exe_path ? smp->exe_path : "";
 	const char *cid = smp->container_id ? smp->container_id : "";
@@ -290,6 +294,7 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		if (l->hash == h && l->pid == key.pid && l->tid == key.tid &&
 		    !memcmp(l->comm, key.comm, sizeof(key.comm)) &&
 		    l->has_trace == !!smp->trace_id && !memcmp(l->trace, key.trace, 24) &&
+		    l->probe == key.probe && l->latency == key.latency &&
 		    !strcmp(l->exe, exe) &&
 		    !strcmp(l->exe_path, path) && !strcmp(l->container_id, cid) &&
 		    !strcmp(l->service, svc)) {
@@ -307,6 +312,8 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	memcpy(l->comm, key.comm, sizeof(key.comm));
 	memcpy(l->trace, key.trace, sizeof(key.trace));
 	l->has_trace = !!smp->trace_id;
+	l->probe = key.probe;
+	l->latency = (uint8_t)key.latency;
 	memcpy(l->exe, exe, exe_len + 1);
 	memcpy(l->exe + exe_len + 1, path, path_len + 1);
 	memcpy(l->exe + exe_len + path_len + 2, cid, cid_len + 1);
@@ -455,6 +462,11 @@ static bool row_matches(const struct row *r, uint32_t type, const struct store_f
 {
 	if (r->type != type)
 		return false;
+	/* Without a probe in the filter only samples as taken: never their labelled copies. */
+	if (r->labels->probe != (f ? f->probe : 0))
+		return false;
+	if (f && f->probe && f->latency && r->labels->latency != f->latency)
+		return false;
 	if (f && f->nr_pids) {
 		size_t i;
 
@@ -545,6 +557,8 @@ static int query_locked(struct store *st, enum profile_type type, int64_t first,
 					.service = r->labels->service,
 					.trace_id = r->labels->has_trace ? r->labels->trace : NULL,
 					.span_id = r->labels->has_trace ? r->labels->trace + 16 : NULL,
+					.probe = r->labels->probe,
+					.latency = r->labels->latency,
 				};
 				index[j] = ++nr;
 				res->pub.nr_rows = nr;

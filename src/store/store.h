@@ -33,17 +33,33 @@ struct sample {
 	const char *service;	  /* OpenTelemetry service.name the process declares, or NULL */
 	const uint8_t *trace_id;  /* 16 bytes of the thread's active span, or NULL */
 	const uint8_t *span_id;	  /* 8 bytes, with trace_id */
+	uint32_t probe;		  /* a probed call the sample was taken in (probes.c), 0: none */
+	uint8_t latency;	  /* with probe: enum store_latency of that call */
 	const struct frame *frames;
 	uint32_t nr_frames;
 	uint64_t values[PROFILE_MAX_VALUES];
 };
 
+/* How a probed call compared with its probe's threshold when it ended. */
+enum store_latency {
+	STORE_LATENCY_ANY = 0, /* in a filter: either */
+	STORE_LATENCY_FAST,
+	STORE_LATENCY_SLOW,
+};
+
+/*
+ * A sample taken inside a probed call is stored twice: as itself (probe 0, what every profile
+ * shows) and, once the call ended, labelled with the probe and the call's latency class. A filter
+ * selects one or the other, never both, so no query counts a sample twice.
+ */
 struct store_filter {
 	const uint32_t *pids;	/* NULL/0: any */
 	size_t nr_pids;
 	const char *comm;	/* NULL: any; else matches the thread name or the executable name */
 	const uint8_t *trace_id; /* NULL: any; else 16 bytes the sample's span must be of */
 	const uint8_t *span_id;	 /* NULL: any; else 8 bytes */
+	uint32_t probe;		 /* 0: samples as taken; else the copies labelled with this probe */
+	enum store_latency latency; /* with probe: the class of call */
 };
 
 /* One aggregated row of a query answer. Pointers stay valid until store_result__free(). */
@@ -60,6 +76,8 @@ struct store_row {
 	const uint8_t *trace_id;  /* 16 bytes, or NULL when no span was active */
 	const uint8_t *span_id;	  /* 8 bytes, with trace_id */
 	const char *service;	  /* "" when the process declares none */
+	uint32_t probe;		  /* the filter's probe */
+	uint8_t latency;	  /* enum store_latency, with probe */
 };
 
 struct store_result {

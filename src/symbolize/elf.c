@@ -141,6 +141,25 @@ static void elf__find_build_id(Elf *elf, char *hex, size_t hex_size)
 	}
 }
 
+int elf__vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int elf__read_build_id(int fd, char *hex, size_t hex_size)
 {
 	char buf[2 * BUILD_ID_MAX + 1];

@@ -13,6 +13,10 @@
  */
 struct elf_file;
 
+typedef struct Elf Elf;
+/* The file offset of an ELF virtual address, through the PT_LOAD holding it. 0 or -ENOENT. */
+int elf__vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off);
+
 /* Reads only the build ID (cheap). hex gets lower-case hex, NUL-terminated; "" if none. */
 int elf__read_build_id(int fd, char *hex, size_t hex_size);
 

@@ -92,6 +92,7 @@ static const struct http_route routes[] = {
 	{ "GET", "/bad", "bad", NULL, bad_status },
 	{ "GET", "/failing", "failing", NULL, failing },
 	{ "GET", "/metrics", "metrics", "Prometheus metrics", http__metrics },
+	{ "GET", "/items/*/size", "item_size", NULL, hello },
 };
 #define NR_ROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -290,6 +291,25 @@ TEST(not_found)
 	CHECK_EQ(curl(&r, "http://127.0.0.1:%d/hello/", port), 0);
 	CHECK_EQ(r.status, 404);
 	buf__free(&r.body);
+}
+
+/* A "*" segment matches one whole, non-empty segment, in the middle of a route too. */
+TEST(wildcard_segment)
+{
+	static const char *const miss[] = { "/items//size", "/items/3", "/items/3/size/x",
+					    "/items/3/sizes", "/items/3/4/size" };
+	struct reply r;
+
+	if (!srv)
+		SKIP("no server");
+	CHECK_EQ(curl(&r, "http://127.0.0.1:%d/items/42/size", port), 0);
+	CHECK_EQ(r.status, 200);
+	buf__free(&r.body);
+	for (size_t i = 0; i < sizeof(miss) / sizeof(miss[0]); i++) {
+		CHECK_EQ(curl(&r, "http://127.0.0.1:%d%s", port, miss[i]), 0);
+		CHECK_EQ(r.status, 404);
+		buf__free(&r.body);
+	}
 }
 
 TEST(method_not_allowed)
@@ -683,6 +703,8 @@ int main(void)
 	RUN(response_fields);
 	RUN(index_lists_routes);
 	RUN(request_metrics);
+	/* After request_metrics, which counts the 404s before it. */
+	RUN(wildcard_segment);
 	RUN(bad_listen_address);
 	RUN(address_in_use);
 	RUN(ipv6_and_dual_stack);

@@ -460,6 +460,63 @@ static void wait_past_second(uint64_t t)
 		nanosleep(&ts, NULL);
 }
 
+/* A sample inside a probed call is stored as taken and again labelled (probe, latency class):
+ * queries see one or the other, never both. */
+TEST(probe_labelled_copies_are_apart)
+{
+	struct store *st = new_store(60, 64 << 20);
+	struct store_result *res = NULL;
+	struct store_filter f;
+	struct dsos d;
+	uint64_t now = now_ns();
+	struct sample s = {
+		.type = PROFILE_CPU, .pid = 10, .tid = 10, .time_ns = now, .comm = "app",
+		.exe = "app", .nr_frames = 3, .values = { 1, 100 },
+	};
+
+	CHECK(st);
+	CHECK_EQ(dsos__init(&d), 0);
+	s.frames = d.a;
+	CHECK_EQ(store__add(st, &s), 0);
+	CHECK_EQ(store__add(st, &s), 0);
+	s.probe = 7;
+	s.latency = STORE_LATENCY_SLOW;
+	CHECK_EQ(store__add(st, &s), 0);
+	s.latency = STORE_LATENCY_FAST;
+	s.frames = d.b;
+	CHECK_EQ(store__add(st, &s), 0);
+
+	/* As taken: the two plain samples, in one row. */
+	CHECK_EQ(query(st, PROFILE_CPU, 5, NULL, &res), 0);
+	CHECK_EQ(res->nr_rows, 1);
+	CHECK_EQ(res->rows[0].values[0], 2);
+	CHECK_EQ(res->rows[0].probe, 0);
+	store_result__free(res);
+	f = (struct store_filter){ .probe = 7 };
+	CHECK_EQ(query(st, PROFILE_CPU, 5, &f, &res), 0);
+	CHECK_EQ(res->nr_rows, 2);
+	for (size_t i = 0; i < res->nr_rows; i++)
+		CHECK_EQ(res->rows[i].probe, 7);
+	store_result__free(res);
+	f.latency = STORE_LATENCY_SLOW;
+	CHECK_EQ(query(st, PROFILE_CPU, 5, &f, &res), 0);
+	CHECK_EQ(res->nr_rows, 1);
+	CHECK_EQ(res->rows[0].latency, STORE_LATENCY_SLOW);
+	CHECK(same_frames(&res->rows[0], d.a, 3));
+	store_result__free(res);
+	f.latency = STORE_LATENCY_FAST;
+	CHECK_EQ(query(st, PROFILE_CPU, 5, &f, &res), 0);
+	CHECK_EQ(res->nr_rows, 1);
+	CHECK(same_frames(&res->rows[0], d.b, 3));
+	store_result__free(res);
+	f = (struct store_filter){ .probe = 8 };
+	CHECK_EQ(query(st, PROFILE_CPU, 5, &f, &res), 0);
+	CHECK_EQ(res->nr_rows, 0);
+	store_result__free(res);
+	store__free(st);
+	dsos__put(&d);
+}
+
 TEST(references_are_released_and_results_outlive_expiry)
 {
 	unsigned long live0 = fake_dso__live();
@@ -689,6 +746,7 @@ int main(void)
 	RUN(retention_bounds_queries_and_expire_drops_old_slots);
 	RUN(sample_for_a_recycled_slot_is_too_old);
 	RUN(filters_by_pid_and_comm);
+	RUN(probe_labelled_copies_are_apart);
 	RUN(references_are_released_and_results_outlive_expiry);
 	RUN(memory_limit_evicts_oldest_slots);
 	RUN(samples_dropped_when_current_slot_alone_is_over);
