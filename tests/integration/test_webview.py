@@ -17,7 +17,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from aplib import BUILD, TARGETS, TMP, Daemon, Skip, check, exit_status, start_target  # noqa: E402
-from browser import Browser  # noqa: E402
+from browser import Browser, BrowserError  # noqa: E402
 
 ARTIFACTS = os.path.join(BUILD, "test-artifacts")
 NAMES = ("webview_negotiation", "webview_processes_api", "webview_heap_folded",
@@ -265,10 +265,17 @@ def test_probe_histogram():
     probe = json.loads(body)["id"]
     # Live on: the page asks again every 5 s until calls have been measured.
     browser.goto(base + "/#type=cpu&seconds=30&probe=%d" % probe)
-    bars = browser.wait_for("""(() => {
-        if (document.getElementById('probe-panel').hidden) return 0;
-        return document.querySelectorAll('#histogram rect.bar').length;
-    })()""", timeout=40, what="histogram bars")
+    try:
+        bars = browser.wait_for("""(() => {
+            if (document.getElementById('probe-panel').hidden) return 0;
+            return document.querySelectorAll('#histogram rect.bar').length;
+        })()""", timeout=40, what="histogram bars")
+    except BrowserError as e:
+        # What the page says about it: the panel's summary line and the status bar.
+        said = browser.evaluate("""[document.getElementById('probe-panel').hidden,
+            document.getElementById('probe-summary').textContent,
+            document.body.dataset.refreshing, location.hash]""")
+        raise AssertionError("%s; page: %s" % (e, said))
     marks = browser.evaluate("""[...document.querySelectorAll('#histogram line[data-mark]')]
         .map(l => l.dataset.mark)""")
     assert bars >= 1 and {"p50", "p95", "p99"} <= set(marks), (bars, marks)

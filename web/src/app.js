@@ -11,7 +11,9 @@ const REFRESH_MS = 5000;
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const $ = (id) => document.getElementById(id);
 
-const state = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: true, topdown: true };
+// A fragment names only what differs from these.
+const DEFAULTS = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: true, topdown: true };
+const state = { ...DEFAULTS };
 let profiles = [];
 let probesPresent = false;
 let busy = false;
@@ -35,6 +37,7 @@ const getText = async (url) => (await fetchOk(url)).text();
 
 function readHash() {
 	const p = new URLSearchParams(location.hash.slice(1));
+	Object.assign(state, DEFAULTS);
 	for (const k of ['type', 'pid', 'q', 'probe'])
 		if (p.has(k))
 			state[k] = p.get(k);
@@ -526,15 +529,32 @@ function bind() {
 		if (state.live && !document.hidden)
 			refresh();
 	}, REFRESH_MS);
+	// A fragment edited or a view link followed in this tab: that view, at once. (The page's
+	// own writes use replaceState, which fires no hashchange.)
+	window.addEventListener('hashchange', async () => {
+		try {
+			await showHash();
+		} catch (e) {
+			setStatus(e.message, true);
+			return;
+		}
+		writeHash();
+		await refresh({ force: true });
+	});
 }
 
-async function main() {
+// The controls set to the view the fragment names.
+async function showHash() {
 	readHash();
 	$('search').value = state.q;
 	$('live').checked = state.live;
 	$('topdown').checked = state.topdown;
+	await loadProfiles();
+}
+
+async function main() {
 	try {
-		await loadProfiles();
+		await showHash();
 	} catch (e) {
 		setStatus(e.message, true);
 		return;
