@@ -19,6 +19,7 @@
 #include "collect/offcpu.h"
 #include "collect/memory.h"
 #include "collect/oncpu.h"
+#include "collect/python.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
 #include "daemon.h"
@@ -136,7 +137,7 @@ static void ingest_loop(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1 };
+	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1, .ctx.python_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err, ret = 1;
 
@@ -167,7 +168,8 @@ int main(int argc, char **argv)
 	});
 	d.ctx.proctab = d.ctx.sym ? proctab__new(d.ctx.sym) : NULL;
 	d.ctx.cpu = proccpu__new();
-	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu) {
+	d.ctx.python = python__new(&d.ctx);
+	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu || !d.ctx.python) {
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
@@ -249,6 +251,7 @@ cleanup:
 	proctab__free(d.ctx.proctab);
 	unwinder__free(d.ctx.unwinder);
 	proccpu__free(d.ctx.cpu);
+	python__free(d.ctx.python);
 	store__free(d.ctx.store);
 	symbolizer__free(d.ctx.sym);
 	return ret;

@@ -107,6 +107,7 @@ int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)
 	} shared[] = {
 		{ "known_pids", ctx->known_pids_fd },
 		{ "tracectx_offsets", ctx->tracectx_fd },
+		{ "python_procs", ctx->python_fd },
 	};
 	int err;
 

@@ -17,6 +17,7 @@ struct symbolizer;
 struct ring_buffer;
 struct proccpu;
 struct unwinder;
+struct python;
 
 struct collect_ctx {
 	struct store *store;
@@ -31,6 +32,10 @@ struct collect_ctx {
 	struct proccpu *cpu;
 	/* Its pid -> thread-context offset map (bpf/tracectx.bpf.h), -1 until loaded. */
 	int tracectx_fd;
+	/* Its pid -> CPython runtime map (bpf/python_procs.bpf.h), -1 until loaded. */
+	int python_fd;
+	/* Python frames: what it learned of each CPython process (NULL: not tracked). */
+	struct python *python;
 	/* Unwind tables shared by every sampler's BPF object; NULL: frame pointers only. */
 	struct unwinder *unwinder;
 	/* Told of each exec (at once) and exit (one drain late) the process collector sees. */

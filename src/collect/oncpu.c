@@ -21,6 +21,7 @@
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
 #include "proccpu.h"
+#include "python.h"
 
 struct oncpu {
 	struct collect_ctx *ctx;
@@ -33,7 +34,8 @@ struct oncpu {
 	uint64_t ringbuf_size;
 	struct ring *ring;
 	unsigned long long ingested, drop_store, drop_malformed;
-	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + 1];
+	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + ONCPU_MAX_PYTHON + 1];
+	struct frame native[ONCPU_MAX_USTACK];
 };
 
 static int handle_sample(void *arg, void *data, size_t size)
@@ -47,14 +49,15 @@ static int handle_sample(void *arg, void *data, size_t size)
 	struct sample smp;
 	struct proc *p;
 	char comm[ONCPU_COMM_LEN + 1];
-	uint32_t nk, nu;
+	uint32_t nk, nu, np;
 
 	if (size < offsetof(struct oncpu_event, stack))
 		goto malformed;
 	nk = e->nr_kstack;
 	nu = e->nr_ustack;
-	if (nk > ONCPU_MAX_KSTACK || nu > ONCPU_MAX_USTACK ||
-	    size < offsetof(struct oncpu_event, stack) + (nk + nu) * sizeof(__u64))
+	np = e->nr_python;
+	if (nk > ONCPU_MAX_KSTACK || nu > ONCPU_MAX_USTACK || np > ONCPU_MAX_PYTHON ||
+	    size < offsetof(struct oncpu_event, stack) + (nk + nu + 2 * np) * sizeof(__u64))
 		goto malformed;
 
 	/* Past the leaf, stack entries are return addresses: step back into the call. */
@@ -64,12 +67,21 @@ static int handle_sample(void *arg, void *data, size_t size)
 		uaddrs[i] = e->stack[nk + i] - (i > 0 || nk > 0);
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
-	if (p && !(e->flags & ONCPU_F_KTHREAD))
+	if (p && !(e->flags & ONCPU_F_KTHREAD)) {
 		collect__locate_trace_context(ctx, p, e->pid);
-	if (p && nu)
+		python__locate(ctx->python, p, e->pid);
+	}
+	if (p && nu && np) {
+		/* Python frames take the place of the evaluation loop's native frames. */
+		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now);
+		nu = python__splice(ctx->python, e->pid, oc->native, nu,
+				    (const uint64_t *)&e->stack[nk + nu], np,
+				    oc->frames + nk, ONCPU_MAX_USTACK + ONCPU_MAX_PYTHON);
+	} else if (p && nu) {
 		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now);
-	else
+	} else {
 		nu = 0;
+	}
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (e->flags & ONCPU_F_USTACK_TRUNCATED))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
