@@ -745,6 +745,61 @@ uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *use
 	return o;
 }
 
+size_t python__fields(uint32_t version, struct python_field *out, size_t cap)
+{
+	const struct pyver *v = version_row(version);
+	const struct python_proc *b;
+	bool v310 = version == 0x030a, v313 = version == 0x030d;
+	const char *frame = v310 ? "_frame" : "_PyInterpreterFrame";
+	struct python_field all[] = {
+		{ "pyruntimestate", "interpreters.head", 0 },
+		{ "_is", v310 ? "tstate_head" : "threads.head", 0 },
+		{ "_ts", "next", 0 },
+		{ "_ts", "thread_id", 0 },
+		{ "_ts", v310 ? "frame" : v313 ? "current_frame" : "cframe", 0 },
+		{ frame, v310 ? "f_back" : "previous", 0 },
+		{ frame, v313 ? "f_executable" : "f_code", 0 },
+		{ frame, v310 ? "f_lasti" : v313 ? "instr_ptr" : "prev_instr", 0 },
+		{ "PyCodeObject", "co_filename", 0 },
+		{ "PyCodeObject", v310 ? "co_name" : "co_qualname", 0 },
+		{ "PyCodeObject", "co_firstlineno", 0 },
+		{ "PyCodeObject", "co_linetable", 0 },
+		{ "PyASCIIObject", "", 0 },
+		{ "PyCompactUnicodeObject", "", 0 },
+		{ "_PyCFrame", "current_frame", 0 },
+		{ frame, "owner", 0 },
+		{ frame, "is_entry", 0 },
+		{ "PyCodeObject", "co_code_adaptive", 0 },
+	};
+	size_t n = 0;
+
+	if (!v)
+		return 0;
+	b = &v->bpf;
+	all[0].offset = b->runtime_interp_head;
+	all[1].offset = b->interp_tstate_head;
+	all[2].offset = b->tstate_next;
+	all[3].offset = b->tstate_thread_id;
+	all[4].offset = b->tstate_frame;
+	all[5].offset = b->frame_previous;
+	all[6].offset = b->frame_code;
+	all[7].offset = b->frame_instr;
+	all[8].offset = v->co_filename;
+	all[9].offset = v->co_name;
+	all[10].offset = v->co_firstlineno;
+	all[11].offset = v->co_linetable;
+	all[12].offset = v->ascii_data;
+	all[13].offset = v->compact_data;
+	all[14].offset = b->cframe_current_frame;
+	all[15].offset = b->frame_owner;
+	all[16].offset = b->frame_is_entry;
+	all[17].offset = v->co_code_adaptive ? v->co_code_adaptive : NO;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < cap; i++)
+		if (all[i].offset != NO)
+			out[n++] = all[i];
+	return n;
+}
+
 void python__stats(struct python *py, struct python_stats *out)
 {
 	*out = py ? py->stats : (struct python_stats){ 0 };

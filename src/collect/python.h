@@ -10,6 +10,7 @@
  * from the process's memory (qualified name, file, line from the line table; code objects cached
  * per process) and replace the _PyEval_EvalFrameDefault native frames they ran in.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../store/frame.h"
@@ -50,5 +51,14 @@ void python__stats(struct python *py, struct python_stats *out);
  * table), or first_line when the table has none for it. For unit tests. */
 uint32_t python__line_310(const uint8_t *t, uint32_t len, uint32_t first_line, uint32_t idx);
 uint32_t python__line_311(const uint8_t *t, uint32_t len, uint32_t first_line, uint32_t idx);
+
+/* One offset of the table, named as CPython's DWARF names it (for tests/unit/test_python.c). */
+struct python_field {
+	const char *type;   /* struct tag or typedef: "_ts", "PyCodeObject" */
+	const char *member; /* member path ("interpreters.head"), or "" for the type's size */
+	uint32_t offset;
+};
+/* The table's offsets for version (major << 8 | minor) into out; the count, 0 if unknown. */
+size_t python__fields(uint32_t version, struct python_field *out, size_t cap);
 
 #endif
