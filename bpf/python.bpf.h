@@ -20,6 +20,9 @@
 struct python__out {
 	__u64 n; /* words written */
 	__u64 words[PYTHON_MAX_ENTRIES * 2];
+	/* The frame being looked at, read whole (its fields lie within the first 128 bytes; the
+	 * rest is room for a field read at a masked offset). */
+	__u8 frame[256];
 };
 
 struct {
@@ -42,9 +45,9 @@ static __always_inline int python__read(void *dst, __u32 size, __u64 addr)
 static long python__step(__u64 i, void *arg)
 {
 	struct python__walk *w = arg;
-	__u64 code = 0, instr = 0, n;
+	__u64 code, instr, n;
 	struct python__out *out;
-	__u32 zero = 0;
+	__u32 zero = 0, size;
 	__u8 owner = 0, entry = 0;
 	bool marker;
 
@@ -52,18 +55,19 @@ static long python__step(__u64 i, void *arg)
 	if (!out)
 		return 1;
 	n = out->n;
-	if (!w->frame || n >= PYTHON_MAX_ENTRIES * 2 - 3)
+	size = w->pp.frame_size & 127;
+	/* One read per frame: its fields at their offsets in the copy. */
+	if (!w->frame || n >= PYTHON_MAX_ENTRIES * 2 - 3 || !size ||
+	    python__read(out->frame, size, w->frame))
 		return 1;
-	if (python__read(&code, sizeof(code), w->frame + w->pp.frame_code) ||
-	    python__read(&instr, w->pp.frame_kind == PYTHON_FRAME_OBJECT ? 4 : 8,
-			 w->frame + w->pp.frame_instr))
-		return 1;
-	if (w->pp.frame_owner != PYTHON_NO_FIELD &&
-	    python__read(&owner, 1, w->frame + w->pp.frame_owner))
-		return 1;
-	if (w->pp.frame_is_entry != PYTHON_NO_FIELD &&
-	    python__read(&entry, 1, w->frame + w->pp.frame_is_entry))
-		return 1;
+	code = *(__u64 *)&out->frame[w->pp.frame_code & 127];
+	instr = *(__u64 *)&out->frame[w->pp.frame_instr & 127];
+	if (w->pp.frame_kind == PYTHON_FRAME_OBJECT)
+		instr &= 0xffffffff; /* f_lasti, an int */
+	if (w->pp.frame_owner != PYTHON_NO_FIELD)
+		owner = out->frame[w->pp.frame_owner & 127];
+	if (w->pp.frame_is_entry != PYTHON_NO_FIELD)
+		entry = out->frame[w->pp.frame_is_entry & 127];
 	/* 3.12+: the evaluation loop's shim frame is where one of its calls begins. */
 	if (w->pp.version >= 0x030c && owner == PYTHON_OWNED_BY_CSTACK) {
 		marker = true;
@@ -78,8 +82,7 @@ static long python__step(__u64 i, void *arg)
 		out->words[n++] = 0;
 	}
 	out->n = n;
-	if (python__read(&w->frame, sizeof(w->frame), w->frame + w->pp.frame_previous))
-		return 1;
+	w->frame = *(__u64 *)&out->frame[w->pp.frame_previous & 127];
 	return 0;
 }
 

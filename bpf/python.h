@@ -38,7 +38,8 @@ struct python_proc {
 	__u16 frame_instr;		/* f_lasti / prev_instr / instr_ptr */
 	__u16 frame_owner;		/* owner (3.12+ marks the evaluation loop's shim frame) */
 	__u16 frame_is_entry;		/* is_entry (3.11), or PYTHON_NO_FIELD */
-	__u16 pad[3];
+	__u16 frame_size;		/* bytes read per frame: up to its last field's end, < 128 */
+	__u16 pad[2];
 };
 
 /*

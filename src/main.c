@@ -168,8 +168,9 @@ int main(int argc, char **argv)
 	});
 	d.ctx.proctab = d.ctx.sym ? proctab__new(d.ctx.sym) : NULL;
 	d.ctx.cpu = proccpu__new();
-	d.ctx.python = python__new(&d.ctx);
-	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu || !d.ctx.python) {
+	d.ctx.python = d.cfg.python_enabled ? python__new(&d.ctx) : NULL;
+	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu ||
+	    (d.cfg.python_enabled && !d.ctx.python)) {
 		pr_err("out of memory\n");
 		goto cleanup;
 	}

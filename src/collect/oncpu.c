@@ -75,6 +75,7 @@ static int handle_sample(void *arg, void *data, size_t size)
 		/* Python frames take the place of the evaluation loop's native frames. */
 		proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now);
 		nu = python__splice(ctx->python, e->pid, oc->native, nu,
+				    !!(e->flags & ONCPU_F_USTACK_TRUNCATED),
 				    (const uint64_t *)&e->stack[nk + nu], np,
 				    oc->frames + nk, ONCPU_MAX_USTACK + ONCPU_MAX_PYTHON);
 	} else if (p && nu) {

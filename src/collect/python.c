@@ -292,6 +292,22 @@ static const struct pyver *version_row(uint32_t version)
 	return NULL;
 }
 
+/* How much of a frame holds what the sampler reads: up to the end of its last field. */
+static uint16_t frame_size(const struct python_proc *b)
+{
+	uint16_t end = b->frame_code + 8;
+
+	if (b->frame_instr + 8 > end)
+		end = b->frame_instr + (b->frame_kind == PYTHON_FRAME_OBJECT ? 4 : 8);
+	if (b->frame_previous + 8 > end)
+		end = b->frame_previous + 8;
+	if (b->frame_owner != NO && b->frame_owner + 1 > end)
+		end = b->frame_owner + 1;
+	if (b->frame_is_entry != NO && b->frame_is_entry + 1 > end)
+		end = b->frame_is_entry + 1;
+	return end;
+}
+
 struct locate_ctx {
 	struct python *py;
 	struct pyproc *pp;
@@ -365,6 +381,7 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 
 		bp.runtime = bias + s.runtime.st_value;
 		bp.version = pp->ver->version;
+		bp.frame_size = frame_size(&bp);
 		if (bpf_map_update_elem(lc->py->ctx->python_fd, &lc->pid, &bp, BPF_ANY)) {
 			pr_debug("pid %d: cannot record its runtime: %s\n", lc->pid, strerror(errno));
 			pp->result = PY_ERROR;
@@ -705,7 +722,8 @@ static bool is_eval(const struct pyproc *pp, const struct frame *f)
 }
 
 uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *user, uint32_t n,
-			const uint64_t *pairs, uint32_t np, struct frame *out, uint32_t cap)
+			bool truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
+			uint32_t cap)
 {
 	struct pyproc *pp = py ? *pyproc__slot(py, pid) : NULL;
 	uint32_t o = 0, p = 0, named = 0;
@@ -736,11 +754,18 @@ uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *use
 		if (o == before && o < cap)
 			out[o++] = user[i];
 	}
+	/* The native walk stopped short of the evaluation loops that ran the rest: their Python
+	 * frames are still the callers, above where the stack is marked truncated. */
+	for (; truncated && p < np && o < cap; p++) {
+		if (pairs[2 * p] && !name_pair(py, pp, pairs[2 * p], pairs[2 * p + 1], &out[o])) {
+			o++;
+			named++;
+		}
+	}
 	if (np) {
 		py->stats.samples += named > 0;
 		py->stats.frames += named;
-		/* Groups left over are fine when the native walk stopped short. */
-		py->stats.mismatches += mismatch;
+		py->stats.mismatches += mismatch || (!truncated && p < np);
 	}
 	return o;
 }

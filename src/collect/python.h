@@ -10,6 +10,7 @@
  * from the process's memory (qualified name, file, line from the line table; code objects cached
  * per process) and replace the _PyEval_EvalFrameDefault native frames they ran in.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,10 +32,13 @@ void python__forget(struct python *py, uint32_t pid);
 /*
  * The user frames user[0, n) (leaf first) with each _PyEval_EvalFrameDefault frame replaced by
  * the Python frames it ran, from the sample's pairs[0, 2 * np) (bpf/python.h), into out (room for
- * cap). Frames that cannot be named leave the native frame in place. Returns the frames written.
+ * cap). Frames that cannot be named leave the native frame in place. truncated: the native walk
+ * stopped short, and Python frames of evaluation loops it did not reach follow the native ones.
+ * Returns the frames written.
  */
 uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *user, uint32_t n,
-			const uint64_t *pairs, uint32_t np, struct frame *out, uint32_t cap);
+			bool truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
+			uint32_t cap);
 
 struct python_stats {
 	uint64_t supported;	  /* processes walked: a known version */
@@ -43,7 +47,8 @@ struct python_stats {
 	uint64_t samples;	  /* samples with Python frames */
 	uint64_t frames;	  /* Python frames named */
 	uint64_t code_errors;	  /* code objects that could not be read (frame left native) */
-	uint64_t mismatches;	  /* samples whose Python and evaluation-loop frames disagreed */
+	uint64_t mismatches;	  /* samples whose Python and evaluation-loop frames disagreed
+				   * (a complete native stack with more or fewer loops) */
 };
 void python__stats(struct python *py, struct python_stats *out);
 

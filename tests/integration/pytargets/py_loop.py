@@ -34,7 +34,7 @@ def py_dispatch(seconds):
         py_hot(20000)
         py_hot(20000)
         py_cold(20000)
-        sorted(range(200), key=py_key)
+        sorted(range(500), key=py_key)
 
 
 print(flush=True)
