@@ -381,7 +381,8 @@ static void python_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.frames, NULL);
 	metrics__family(w, "autoprof_python_errors", METRIC_COUNTER,
 			"Python frames left native, by reason: code_unreadable (its code object "
-			"could not be read), mismatch (a complete native stack whose "
+			"could not be read: mostly a process that exited before its samples were "
+			"drained), mismatch (a complete native stack whose "
 			"evaluation-loop frames and Python frame groups disagree)");
 	metrics__sample(w, s.code_errors, "reason", "code_unreadable", NULL);
 	metrics__sample(w, s.mismatches, "reason", "mismatch", NULL);

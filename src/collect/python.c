@@ -101,7 +101,7 @@ struct pyproc {
 	uint32_t gen; /* maps generation last looked at */
 	bool looked;
 	enum pyresult result;
-	const struct pyver *ver;
+	struct pyver ver; /* with PY_SUPPORTED */
 	uint64_t code_type; /* &PyCode_Type in the process */
 	char *eval_path;    /* the file holding _PyEval_EvalFrameDefault */
 	uint64_t eval_start, eval_end; /* its file offsets */
@@ -308,6 +308,55 @@ static uint16_t frame_size(const struct python_proc *b)
 	return end;
 }
 
+/*
+ * 3.13 publishes its own offsets: _Py_DebugOffsets at the start of _PyRuntime, statically
+ * initialized, so read from the file. Its layout (3.13): cookie "xdebugpy", version,
+ * free_threaded, then per structure its size and the offsets of its fields, 8 bytes each.
+ * Overrides v's offsets with them: 0, -ENOENT (no cookie: v as the table has it), -ENOTSUP (a
+ * free-threaded build, whose objects are laid out otherwise), -EIO.
+ */
+#define DBG_WORDS 73
+#define DBG(i) dbg[(i) / 8 - 1]
+static int debug_offsets(int fd, Elf *elf, uint64_t runtime, struct pyver *v)
+{
+	uint64_t dbg[DBG_WORDS];
+	char cookie[8];
+	int64_t off;
+
+	if (v->version < 0x030d)
+		return -ENOENT;
+	off = elf__file_offset(elf, runtime);
+	if (off < 0 || pread(fd, cookie, 8, off) != 8 ||
+	    pread(fd, dbg, sizeof(dbg), off + 8) != sizeof(dbg))
+		return -EIO;
+	if (memcmp(cookie, "xdebugpy", 8) || (DBG(8) >> 16) != v->version)
+		return -ENOENT;
+	if (DBG(16))
+		return -ENOTSUP;
+	/* Offsets in the struct as 3.13.0 lays it out (byte offsets from the cookie). */
+	if (DBG(40) > 0xffff || DBG(72) > 0xffff || DBG(184) > 0xff || DBG(192) > 0xff ||
+	    DBG(232) > 0x7f || DBG(240) > 0x7f || DBG(248) > 0x7f || DBG(264) > 0x7f ||
+	    DBG(280) > 0xff || DBG(296) > 0xff || DBG(304) > 0xff || DBG(312) > 0xff ||
+	    DBG(344) > 0xffff || DBG(168) > 0xff || DBG(560) > 0xff)
+		return -EIO;
+	v->bpf.runtime_interp_head = DBG(40);
+	v->bpf.interp_tstate_head = DBG(72);
+	v->bpf.tstate_next = DBG(168);
+	v->bpf.tstate_frame = DBG(184);
+	v->bpf.tstate_thread_id = DBG(192);
+	v->bpf.frame_previous = DBG(232);
+	v->bpf.frame_code = DBG(240);
+	v->bpf.frame_instr = DBG(248);
+	v->bpf.frame_owner = DBG(264);
+	v->co_filename = DBG(280);
+	v->co_name = DBG(296);
+	v->co_linetable = DBG(304);
+	v->co_firstlineno = DBG(312);
+	v->co_code_adaptive = DBG(344);
+	v->ascii_data = DBG(560);
+	return 0;
+}
+
 struct locate_ctx {
 	struct python *py;
 	struct pyproc *pp;
@@ -328,8 +377,10 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 	struct pyproc *pp = lc->pp;
 	const char *base = basename_of(e->path);
 	struct pysyms s = {};
+	const struct pyver *row;
 	uint64_t bias, raw = 0;
 	uint32_t version = 0;
+	int err = -ENOENT;
 	int64_t off;
 	Elf *elf;
 	int fd, ret = 0;
@@ -355,10 +406,14 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 	if (!version)
 		version = version_from_name(base);
 	ret = 1;
-	pp->ver = version_row(version);
-	if (!pp->ver) {
-		pr_info("pid %d: %s is CPython %u.%u, whose frames are not known: native frames only\n",
-			lc->pid, e->path, version >> 8, version & 0xff);
+	row = version_row(version);
+	if (row) {
+		pp->ver = *row;
+		err = debug_offsets(fd, elf, s.runtime.st_value, &pp->ver);
+	}
+	if (!row || err == -ENOTSUP) {
+		pr_info("pid %d: %s is CPython %u.%u%s, whose frames are not known: native frames only\n",
+			lc->pid, e->path, version >> 8, version & 0xff, row ? " (free-threaded)" : "");
 		pp->result = PY_UNKNOWN_VERSION;
 		goto end_elf;
 	}
@@ -377,10 +432,10 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 	pp->eval_end = (uint64_t)off + (s.eval.st_size ? s.eval.st_size : 1);
 	pp->code_type = bias + s.code_type.st_value;
 	{
-		struct python_proc bp = pp->ver->bpf;
+		struct python_proc bp = pp->ver.bpf;
 
 		bp.runtime = bias + s.runtime.st_value;
-		bp.version = pp->ver->version;
+		bp.version = pp->ver.version;
 		bp.frame_size = frame_size(&bp);
 		if (bpf_map_update_elem(lc->py->ctx->python_fd, &lc->pid, &bp, BPF_ANY)) {
 			pr_debug("pid %d: cannot record its runtime: %s\n", lc->pid, strerror(errno));
@@ -391,7 +446,8 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 	pp->result = PY_SUPPORTED;
 	if (lc->py->ctx->unwinder)
 		unwinder__set_proc_flag(lc->py->ctx->unwinder, lc->pid, UNWIND_PROC_PYTHON);
-	pr_debug("pid %d: CPython %u.%u in %s\n", lc->pid, version >> 8, version & 0xff, e->path);
+	pr_debug("pid %d: CPython %u.%u in %s (offsets from %s)\n", lc->pid, version >> 8,
+		 version & 0xff, e->path, err ? "the table" : "its _Py_DebugOffsets");
 end_elf:
 	elf_end(elf);
 close_fd:
@@ -498,7 +554,7 @@ static size_t put_utf8(char *o, uint32_t c)
  */
 static char *read_str(struct pyproc *pp, uint64_t addr)
 {
-	const struct pyver *v = pp->ver;
+	const struct pyver *v = &pp->ver;
 	uint8_t hdr[40];
 	uint32_t state, kind;
 	uint64_t len, data;
@@ -564,14 +620,16 @@ static uint8_t *read_bytes(struct pyproc *pp, uint64_t addr, uint32_t *len)
 
 static int code__read(struct pyproc *pp, struct pycode *c)
 {
-	const struct pyver *v = pp->ver;
+	const struct pyver *v = &pp->ver;
 	uint8_t hdr[256];
 	size_t n = v->co_linetable + 8;
 	int32_t first;
 
 	if (n < (size_t)v->co_firstlineno + 4)
 		n = v->co_firstlineno + 4;
-	if (mem_read(pp, c->addr, hdr, n) || word(hdr, 8) != pp->code_type)
+	if (mem_read(pp, c->addr, hdr, n))
+		return -EIO;
+	if (word(hdr, 8) != pp->code_type)
 		return -EINVAL;
 	memcpy(&first, hdr + v->co_firstlineno, sizeof(first));
 	c->first_line = first > 0 ? (uint32_t)first : 0;
@@ -603,6 +661,7 @@ static struct pycode *code__get(struct python *py, struct pyproc *pp, uint64_t a
 	c->addr = addr;
 	pp->nr_codes++;
 	if (code__read(pp, c)) {
+		pr_debug("pid %u: no code object at %#llx\n", pp->pid, (unsigned long long)addr);
 		c->bad = true;
 		py->stats.code_errors++;
 		return NULL;
@@ -698,13 +757,13 @@ static int name_pair(struct python *py, struct pyproc *pp, uint64_t code, uint64
 		return -1;
 	if (!c->lt) {
 		line = c->first_line;
-	} else if (pp->ver->bpf.frame_kind == PYTHON_FRAME_OBJECT) {
+	} else if (pp->ver.bpf.frame_kind == PYTHON_FRAME_OBJECT) {
 		int32_t lasti = (int32_t)(uint32_t)instr;
 
 		line = lasti < 0 ? c->first_line :
 				   python__line_310(c->lt, c->lt_len, c->first_line, lasti);
 	} else {
-		uint64_t first = code + pp->ver->co_code_adaptive;
+		uint64_t first = code + pp->ver.co_code_adaptive;
 
 		line = instr < first ? c->first_line :
 				       python__line_311(c->lt, c->lt_len, c->first_line,

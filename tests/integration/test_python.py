@@ -97,8 +97,9 @@ def check_interpreter(d, pid, label):
                                      (label, frames))
             if leaf == "py_key":
                 key += count
-                # The sort's C frames sit between the key function and its caller.
-                if j < 2:
+                # The sort's C frames sit between the key function and its caller (where the
+                # native walk got that far).
+                if j < 2 and chain[-1] != "[truncated]":
                     raise AssertionError("%s: no native frame between py_key and "
                                          "py_dispatch: %s" % (label, frames))
             elif leaf == "py_hot":
@@ -157,7 +158,9 @@ def main():
     found = [(label, path) for label, path in interpreters() if path and os.path.exists(path)]
     missing = [label for label, path in interpreters() if not path or not os.path.exists(path)]
     old = sorted(glob.glob(os.path.join(PYENV, "versions", "3.9.*", "bin", "python3")))
-    d = Daemon()
+    # Five libpythons' unwind tables at once, besides whatever else runs on the machine: room
+    # for all, so that none is evicted and walked by (absent) frame pointers mid-test.
+    d = Daemon("--unwind.memory-limit=128MiB")
     procs = {}
     try:
         for label, path in found:
