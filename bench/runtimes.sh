@@ -8,20 +8,22 @@
 # Per interpreter, ROUNDS (default 5) alternating runs: the workload alone, then the workload
 # with a fresh autoprof daemon ($BUILD/autoprof on a free port, started and warmed up before the
 # workload starts, stopped after it). The workload does fixed work and reports its own wall and
-# CPU seconds; the slowdown is the ratio of the medians (under autoprof / bare). Each daemon's
+# CPU seconds; the slowdown is the ratio of the medians (under autoprof / bare), with the
+# runtime's frames named ("py on") and not ("py off": what sampling alone costs). Each daemon's
 # oncpu_sample program is read as bench/unwind.sh does (its prog ids from its own fdinfo,
 # run_time_ns / run_cnt deltas over the workload with BPF_ENABLE_STATS held for the whole run):
 # BPF time per non-idle sample (idle ticks, autoprof_samples_idle_total, taken out of the count
 # and charged nothing: an upper bound), and the share of samples that carried Python frames
 # (autoprof_python_samples_total). The machine's other processes are sampled too: they are in
 # the non-idle samples, so on a busy machine BPF time per sample mixes their stacks with the
-# workload's.
+# workload's. "walk us /py smp" spreads the on - off difference over the samples that had Python
+# frames: what the Python walk costs per sample it runs in.
 #
 # bench_python: bench/py_workload.py (py_hot three times, py_cold once, pure-Python loops) under
 # Debian's python3.11 and, when pyenv has them, 3.12 and 3.13; each round runs it bare, under a
-# daemon naming Python frames (--python.enabled=true, the default: slowdown, "smp on") and under
-# one that does not (--python.enabled=false, "smp off": the same samples without the Python
-# walk, so on - off is what the walk costs). PYTHONS="label=path ..." overrides the list.
+# daemon naming Python frames (--python.enabled=true, the default: "py on") and under one that
+# does not (--python.enabled=false, "py off": the same samples without the Python walk, so on -
+# off is what the walk costs). PYTHONS="label=path ..." overrides the list.
 # Exits non-zero on errors only, not on missed goals.
 #   [BUILD=build] [ROUNDS=5] [RUNTIMES="python"] [PY_ROUNDS=300] bench/runtimes.sh
 set -euo pipefail
@@ -131,18 +133,21 @@ def per_sample(rs):
     busy = sum(r[3] for r in rs) - sum(r[4] for r in rs)
     return (sum(r[2] for r in rs) / busy / 1e3 if busy else 0,
             sum(r[5] for r in rs) / busy * 100 if busy else 0)
-bw, bc, aw, ac = med(bare, 0), med(bare, 1), med(on, 0), med(on, 1)
+bw, bc = med(bare, 0), med(bare, 1)
+slow = lambda rs, i, base: (med(rs, i) / base - 1) * 100
 us_on, share = per_sample(on)
 us_off, _ = per_sample(off)
-print(f"{sys.argv[2]:<14}{bw:>8.3f}{aw:>8.3f}{(aw / bw - 1) * 100:>+9.1f}%"
-      f"{bc:>8.3f}{ac:>8.3f}{(ac / bc - 1) * 100:>+9.1f}%"
-      f"{us_on:>9.2f}{us_off:>9.2f}{share:>8.0f}%")
+# What the walk adds per sample that has Python frames: the difference spread over them.
+walk = (us_on - us_off) / (share / 100) if share else 0
+print(f"{sys.argv[2]:<14}{bw:>7.3f}{slow(on, 0, bw):>+8.1f}%{slow(off, 0, bw):>+8.1f}%"
+      f"{bc:>7.3f}{slow(on, 1, bc):>+8.1f}%{slow(off, 1, bc):>+8.1f}%"
+      f"{us_on:>8.2f}{us_off:>8.2f}{share:>7.0f}%{walk:>8.1f}")
 PY
 }
 
 header() {
-	printf '%-14s%8s%8s%10s%8s%8s%10s%9s%9s%9s\n' "" "wall" "wall" "" "cpu" "cpu" "" "BPF us/" "BPF us/" "python"
-	printf '%-14s%8s%8s%10s%8s%8s%10s%9s%9s%9s\n' "workload" "bare s" "ap s" "slowdown" "bare s" "ap s" "slowdown" "smp on" "smp off" "samples"
+	printf '%-14s%7s%9s%9s%7s%9s%9s%8s%8s%8s%8s\n' "" "wall" "wall" "wall" "cpu" "cpu" "cpu" "BPF us" "BPF us" "python" "walk us"
+	printf '%-14s%7s%9s%9s%7s%9s%9s%8s%8s%8s%8s\n' "workload" "bare s" "py on" "py off" "bare s" "py on" "py off" "py on" "py off" "smp" "/py smp"
 }
 
 bench_python() {

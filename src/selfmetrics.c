@@ -364,9 +364,15 @@ static void memory_metrics(struct metrics_writer *w, void *ctx)
 static void python_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
+	struct symbolizer_stats sym;
 	struct python_stats s;
 
 	python__stats(d->ctx.python, &s);
+	symbolizer__stats(d->ctx.sym, &sym);
+	metrics__family(w, "autoprof_interpreted_positions", METRIC_GAUGE,
+			"Distinct (function, file, line) of interpreted frames held for naming "
+			"(kept for autoprof's lifetime, at most 262144)");
+	metrics__sample(w, sym.interp_frames, NULL);
 	metrics__family(w, "autoprof_python_processes", METRIC_COUNTER,
 			"CPython processes found, by result: supported (Python frames), "
 			"unknown_version (native frames only), error (its binary unreadable)");

@@ -646,12 +646,24 @@ static struct pycode *code__get(struct python *py, struct pyproc *pp, uint64_t a
 	struct pycode *c;
 	uint32_t s;
 
-	if (!pp->codes || pp->nr_codes >= MAX_CODES) {
-		codes__clear(pp);
-		pp->codes = calloc(2 * MAX_CODES, sizeof(*pp->codes));
-		if (!pp->codes)
+	if (pp->nr_codes >= MAX_CODES)
+		codes__clear(pp); /* start over: a process that keeps making code (exec, lambdas) */
+	if (!pp->codes || 2 * (pp->nr_codes + 1) > pp->code_mask + 1) {
+		uint32_t mask = pp->codes ? 2 * pp->code_mask + 1 : 255;
+		struct pycode *t = calloc((size_t)mask + 1, sizeof(*t));
+
+		if (!t)
 			return NULL;
-		pp->code_mask = 2 * MAX_CODES - 1;
+		for (uint32_t i = 0; pp->codes && i <= pp->code_mask; i++) {
+			if (!pp->codes[i].addr)
+				continue;
+			for (s = hash__u64(pp->codes[i].addr) & mask; t[s].addr; s = (s + 1) & mask)
+				;
+			t[s] = pp->codes[i];
+		}
+		free(pp->codes);
+		pp->codes = t;
+		pp->code_mask = mask;
 	}
 	for (s = hash__u64(addr) & pp->code_mask; pp->codes[s].addr;
 	     s = (s + 1) & pp->code_mask)

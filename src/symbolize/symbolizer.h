@@ -70,7 +70,7 @@ struct dso *symbolizer__truncated_dso(struct symbolizer *sym);
  * for the symbolizer's lifetime and the frame (dso "[python]", borrowed) names it. Thread-safe.
  * Returns 0, -ENOMEM, or -ENOSPC once SYM_MAX_INTERP distinct positions are held.
  */
-#define SYM_MAX_INTERP (1u << 20)
+#define SYM_MAX_INTERP (1u << 18)
 int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
 			     uint32_t line, struct frame *out);
 
