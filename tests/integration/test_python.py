@@ -22,13 +22,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 from aplib import Daemon, Skip, check, exit_status, pprof_tool, traces  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytargets", "py_loop.py")
+THREADS = os.path.join(os.path.dirname(SCRIPT), "py_threads.py")
 PYENV = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
 NCPU = os.cpu_count() or 1
 LOAD = os.getloadavg()[0]
-# Six interpreters run at once, with others' work on the machine: long enough for ~500 samples
-# of each at 99 Hz (py_cold's ~100 make the ratio good to ~10 %), bounded to keep the test near
-# a minute.
-WINDOW = max(10, min(45, math.ceil(500.0 * (6 + LOAD) / (99 * NCPU))))
+# Eight busy threads at once (six interpreters, one of them with two threads), with others'
+# work on the machine: long enough for ~500 samples of each at 99 Hz (py_cold's ~100 make the
+# ratio good to ~10 %), bounded to keep the test near a minute.
+WINDOW = max(10, min(45, math.ceil(500.0 * (8 + LOAD) / (99 * NCPU))))
 WARM = 2.0
 EVAL = "_PyEval_EvalFrameDefault"
 
@@ -142,6 +143,29 @@ def check_interpreter(d, pid, label):
                                  (label, fn, bad, first))
 
 
+def check_threads(d, pid):
+    """Each thread's samples name its own Python frames only."""
+    _, _, body = d.get("/debug/pprof/profile?seconds=%d&pid=%d" % (WINDOW, pid))
+    by_tid = {}
+    for count, labels, frames in traces(body):
+        by_tid.setdefault(labels.get("tid"), []).append((count, frames))
+    main, work = by_tid.get(str(pid), []), [v for k, v in by_tid.items() if k != str(pid)]
+    if len(work) != 1:
+        raise AssertionError("threads sampled: %s" % sorted(by_tid))
+    work = work[0]
+    mine = lambda rows, name: sum(c for c, f in rows if name in f)
+    print("main thread: main_busy %d, py_worker_hot %d; worker: py_worker_hot %d, main_busy %d" %
+          (mine(main, "main_busy"), mine(main, "py_worker_hot"), mine(work, "py_worker_hot"),
+           mine(work, "main_busy")))
+    if mine(main, "main_busy") < 30 or mine(work, "py_worker_hot") < 30:
+        raise AssertionError("too few samples of either thread")
+    if mine(main, "py_worker_hot") or mine(main, "worker") or mine(work, "main_busy") or \
+            mine(work, "<module>"):
+        raise AssertionError("a thread carries the other's Python frames")
+    if mine(work, "worker") < mine(work, "py_worker_hot") or not mine(work, "Thread.run"):
+        raise AssertionError("worker thread without worker under Thread.run")
+
+
 def not_installed(label):
     raise Skip("%s is not installed" % label)
 
@@ -166,6 +190,8 @@ def main():
         for label, path in found:
             procs[label] = subprocess.Popen([path, SCRIPT, str(WARM + WINDOW + 3)],
                                             stdout=subprocess.PIPE, text=True)
+        procs["threads"] = subprocess.Popen([found[0][1], THREADS, str(WARM + WINDOW + 3)],
+                                            stdout=subprocess.PIPE, text=True)
         if old:
             procs["pyenv-3.9"] = subprocess.Popen([old[-1], SCRIPT, str(WARM + WINDOW + 3)],
                                                   stdout=subprocess.PIPE, text=True)
@@ -175,6 +201,7 @@ def main():
         for label, _ in found:
             check("python_frames_" + label.replace("-", "_").replace(".", ""),
                   check_interpreter, d, procs[label].pid, label)
+        check("python_threads_own_frames", check_threads, d, procs["threads"].pid)
         for label in missing:
             check("python_frames_" + label.replace("-", "_").replace(".", ""), not_installed,
                   label)
