@@ -86,19 +86,40 @@ static long python__step(__u64 i, void *arg)
 	return 0;
 }
 
+/*
+ * thread id -> its thread state, as last found: a thread's is checked (its thread_id still the
+ * thread's fsbase) with one read instead of searched for, and a thread that started long after
+ * the main one is found however many threads came before.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_threads SEC(".maps");
+
 /* The sampled thread's thread state, or 0 (no Python in this thread, or an unreadable list). */
 static __always_inline __u64 python__tstate(const struct python_proc *pp, __u64 fsbase)
 {
-	__u64 interp = 0, ts = 0, tid;
+	__u32 self = (__u32)bpf_get_current_pid_tgid();
+	__u64 interp = 0, ts = 0, tid, *cached;
 
+	cached = bpf_map_lookup_elem(&python_threads, &self);
+	if (cached && *cached) {
+		ts = *cached;
+		if (!python__read(&tid, sizeof(tid), ts + pp->tstate_thread_id) && tid == fsbase)
+			return ts;
+	}
 	if (python__read(&interp, sizeof(interp), pp->runtime + pp->runtime_interp_head) ||
 	    !interp || python__read(&ts, sizeof(ts), interp + pp->interp_tstate_head))
 		return 0;
 	for (int i = 0; i < PYTHON_MAX_THREADS && ts; i++) {
 		if (python__read(&tid, sizeof(tid), ts + pp->tstate_thread_id))
 			return 0;
-		if (tid == fsbase)
+		if (tid == fsbase) {
+			bpf_map_update_elem(&python_threads, &self, &ts, BPF_ANY);
 			return ts;
+		}
 		if (python__read(&ts, sizeof(ts), ts + pp->tstate_next))
 			return 0;
 	}

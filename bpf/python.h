@@ -10,8 +10,9 @@
 
 /* Python frames a sample carries (entry pairs, group markers included). */
 #define PYTHON_MAX_ENTRIES 96
-/* Thread states looked at to find the sampled thread's (newest thread first). */
-#define PYTHON_MAX_THREADS 32
+/* Thread states looked at to find the sampled thread's (newest thread first); found, it is
+ * remembered per thread. */
+#define PYTHON_MAX_THREADS 128
 /* Offset that a version does not have. */
 #define PYTHON_NO_FIELD 0xffff
 
