@@ -151,8 +151,8 @@ static __always_inline __u32 python__walk(__u32 pid)
 	if (!ts || python__read(&w.frame, sizeof(w.frame), ts + w.pp.tstate_frame))
 		return 0;
 	if (w.pp.cframe_current_frame != PYTHON_NO_FIELD &&
-	    (!w.frame || python__read(&w.frame, sizeof(w.frame),
-				      w.frame + w.pp.cframe_current_frame)))
+	    (!w.frame ||
+	     python__read(&w.frame, sizeof(w.frame), w.frame + w.pp.cframe_current_frame)))
 		return 0;
 	out = bpf_map_lookup_elem(&python_frames, &zero);
 	if (!out)

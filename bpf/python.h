@@ -17,29 +17,29 @@
 #define PYTHON_NO_FIELD 0xffff
 
 enum python_frame_kind {
-	PYTHON_FRAME_OBJECT = 0,   /* 3.10: PyFrameObject, f_lasti an int (code units) */
-	PYTHON_FRAME_INTERP = 1,   /* 3.11+: _PyInterpreterFrame, an instruction pointer */
+	PYTHON_FRAME_OBJECT = 0, /* 3.10: PyFrameObject, f_lasti an int (code units) */
+	PYTHON_FRAME_INTERP = 1, /* 3.11+: _PyInterpreterFrame, an instruction pointer */
 };
 
 /* _PyInterpreterFrame.owner of the shim frame each evaluation loop call pushes (3.12+). */
 #define PYTHON_OWNED_BY_CSTACK 3
 
 struct python_proc {
-	__u64 runtime;			/* address of _PyRuntime in the process */
-	__u32 version;			/* 0x030b for 3.11 */
-	__u16 frame_kind;		/* enum python_frame_kind */
-	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
-	__u16 interp_tstate_head;	/* PyInterpreterState.tstate_head / threads.head */
-	__u16 tstate_next;		/* PyThreadState.next */
-	__u16 tstate_thread_id;		/* PyThreadState.thread_id: pthread_self() */
-	__u16 tstate_frame;		/* .frame (3.10), .cframe (3.11, 3.12), .current_frame */
-	__u16 cframe_current_frame;	/* _PyCFrame.current_frame, or PYTHON_NO_FIELD */
-	__u16 frame_previous;		/* f_back / previous */
-	__u16 frame_code;		/* f_code / f_executable */
-	__u16 frame_instr;		/* f_lasti / prev_instr / instr_ptr */
-	__u16 frame_owner;		/* owner (3.12+ marks the evaluation loop's shim frame) */
-	__u16 frame_is_entry;		/* is_entry (3.11), or PYTHON_NO_FIELD */
-	__u16 frame_size;		/* bytes read per frame: up to its last field's end, < 128 */
+	__u64 runtime;		    /* address of _PyRuntime in the process */
+	__u32 version;		    /* 0x030b for 3.11 */
+	__u16 frame_kind;	    /* enum python_frame_kind */
+	__u16 runtime_interp_head;  /* _PyRuntimeState.interpreters.head */
+	__u16 interp_tstate_head;   /* PyInterpreterState.tstate_head / threads.head */
+	__u16 tstate_next;	    /* PyThreadState.next */
+	__u16 tstate_thread_id;	    /* PyThreadState.thread_id: pthread_self() */
+	__u16 tstate_frame;	    /* .frame (3.10), .cframe (3.11, 3.12), .current_frame */
+	__u16 cframe_current_frame; /* _PyCFrame.current_frame, or PYTHON_NO_FIELD */
+	__u16 frame_previous;	    /* f_back / previous */
+	__u16 frame_code;	    /* f_code / f_executable */
+	__u16 frame_instr;	    /* f_lasti / prev_instr / instr_ptr */
+	__u16 frame_owner;	    /* owner (3.12+ marks the evaluation loop's shim frame) */
+	__u16 frame_is_entry;	    /* is_entry (3.11), or PYTHON_NO_FIELD */
+	__u16 frame_size;	    /* bytes read per frame: up to its last field's end, < 128 */
 	__u16 pad[2];
 };
 

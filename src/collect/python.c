@@ -29,7 +29,7 @@
 /* Code objects named per process before its cache starts over. */
 #define MAX_CODES 16384
 /* Longest name or file name read (longer ones are cut), and line table. */
-#define MAX_STR 512
+#define MAX_STR	      512
 #define MAX_LINETABLE (64 * 1024)
 
 /* Where a version keeps what is read here, besides what BPF reads (struct python_proc). */
@@ -37,12 +37,12 @@ struct pyver {
 	uint32_t version; /* major << 8 | minor */
 	struct python_proc bpf;
 	uint16_t co_filename;
-	uint16_t co_name;	/* co_qualname from 3.11, co_name before */
+	uint16_t co_name; /* co_qualname from 3.11, co_name before */
 	uint16_t co_firstlineno;
 	uint16_t co_linetable;
 	uint16_t co_code_adaptive; /* the first code unit, 3.11+ (0: none) */
-	uint16_t ascii_data;	/* sizeof(PyASCIIObject): a compact ASCII string's characters */
-	uint16_t compact_data;	/* sizeof(PyCompactUnicodeObject): other compact strings' */
+	uint16_t ascii_data;	   /* sizeof(PyASCIIObject): a compact ASCII string's characters */
+	uint16_t compact_data;	   /* sizeof(PyCompactUnicodeObject): other compact strings' */
 };
 
 #define NO PYTHON_NO_FIELD
@@ -53,34 +53,90 @@ struct pyver {
  * minor release.
  */
 static const struct pyver versions[] = {
-	{ 0x030a,
-	  { .frame_kind = PYTHON_FRAME_OBJECT, .runtime_interp_head = 32, .interp_tstate_head = 8,
-	    .tstate_next = 8, .tstate_thread_id = 176, .tstate_frame = 24,
-	    .cframe_current_frame = NO, .frame_previous = 24, .frame_code = 32, .frame_instr = 96,
-	    .frame_owner = NO, .frame_is_entry = NO },
-	  104, 112, 40, 120, 0, 48, 72 },
-	{ 0x030b,
-	  { .frame_kind = PYTHON_FRAME_INTERP, .runtime_interp_head = 40, .interp_tstate_head = 16,
-	    .tstate_next = 8, .tstate_thread_id = 152, .tstate_frame = 56,
-	    .cframe_current_frame = 8, .frame_previous = 48, .frame_code = 32, .frame_instr = 56,
-	    .frame_owner = 69, .frame_is_entry = 68 },
-	  112, 128, 72, 136, 184, 48, 72 },
-	{ 0x030c,
-	  { .frame_kind = PYTHON_FRAME_INTERP, .runtime_interp_head = 40, .interp_tstate_head = 72,
-	    .tstate_next = 8, .tstate_thread_id = 136, .tstate_frame = 56,
-	    .cframe_current_frame = 0, .frame_previous = 8, .frame_code = 0, .frame_instr = 56,
-	    .frame_owner = 70, .frame_is_entry = NO },
-	  112, 128, 68, 136, 192, 40, 56 },
-	{ 0x030d,
-	  { .frame_kind = PYTHON_FRAME_INTERP, .runtime_interp_head = 632,
-	    .interp_tstate_head = 7344, .tstate_next = 8, .tstate_thread_id = 152,
-	    .tstate_frame = 72, .cframe_current_frame = NO, .frame_previous = 8, .frame_code = 0,
-	    .frame_instr = 56, .frame_owner = 70, .frame_is_entry = NO },
-	  112, 128, 68, 136, 200, 40, 56 },
+    {.version = 0x030a,
+     .bpf = {.frame_kind = PYTHON_FRAME_OBJECT,
+	     .runtime_interp_head = 32,
+	     .interp_tstate_head = 8,
+	     .tstate_next = 8,
+	     .tstate_thread_id = 176,
+	     .tstate_frame = 24,
+	     .cframe_current_frame = NO,
+	     .frame_previous = 24,
+	     .frame_code = 32,
+	     .frame_instr = 96,
+	     .frame_owner = NO,
+	     .frame_is_entry = NO},
+     .co_filename = 104,
+     .co_name = 112,
+     .co_firstlineno = 40,
+     .co_linetable = 120,
+     .co_code_adaptive = 0,
+     .ascii_data = 48,
+     .compact_data = 72},
+    {.version = 0x030b,
+     .bpf = {.frame_kind = PYTHON_FRAME_INTERP,
+	     .runtime_interp_head = 40,
+	     .interp_tstate_head = 16,
+	     .tstate_next = 8,
+	     .tstate_thread_id = 152,
+	     .tstate_frame = 56,
+	     .cframe_current_frame = 8,
+	     .frame_previous = 48,
+	     .frame_code = 32,
+	     .frame_instr = 56,
+	     .frame_owner = 69,
+	     .frame_is_entry = 68},
+     .co_filename = 112,
+     .co_name = 128,
+     .co_firstlineno = 72,
+     .co_linetable = 136,
+     .co_code_adaptive = 184,
+     .ascii_data = 48,
+     .compact_data = 72},
+    {.version = 0x030c,
+     .bpf = {.frame_kind = PYTHON_FRAME_INTERP,
+	     .runtime_interp_head = 40,
+	     .interp_tstate_head = 72,
+	     .tstate_next = 8,
+	     .tstate_thread_id = 136,
+	     .tstate_frame = 56,
+	     .cframe_current_frame = 0,
+	     .frame_previous = 8,
+	     .frame_code = 0,
+	     .frame_instr = 56,
+	     .frame_owner = 70,
+	     .frame_is_entry = NO},
+     .co_filename = 112,
+     .co_name = 128,
+     .co_firstlineno = 68,
+     .co_linetable = 136,
+     .co_code_adaptive = 192,
+     .ascii_data = 40,
+     .compact_data = 56},
+    {.version = 0x030d,
+     .bpf = {.frame_kind = PYTHON_FRAME_INTERP,
+	     .runtime_interp_head = 632,
+	     .interp_tstate_head = 7344,
+	     .tstate_next = 8,
+	     .tstate_thread_id = 152,
+	     .tstate_frame = 72,
+	     .cframe_current_frame = NO,
+	     .frame_previous = 8,
+	     .frame_code = 0,
+	     .frame_instr = 56,
+	     .frame_owner = 70,
+	     .frame_is_entry = NO},
+     .co_filename = 112,
+     .co_name = 128,
+     .co_firstlineno = 68,
+     .co_linetable = 136,
+     .co_code_adaptive = 200,
+     .ascii_data = 40,
+     .compact_data = 56},
 };
 
 enum pyresult {
-	PY_NONE = 0,	/* not CPython (as far as its mappings tell yet) */
+	PY_NONE = 0, /* not CPython (as far as its mappings tell yet) */
 	PY_SUPPORTED,
 	PY_UNKNOWN_VERSION,
 	PY_ERROR,
@@ -101,9 +157,9 @@ struct pyproc {
 	uint32_t gen; /* maps generation last looked at */
 	bool looked;
 	enum pyresult result;
-	struct pyver ver; /* with PY_SUPPORTED */
-	uint64_t code_type; /* &PyCode_Type in the process */
-	char *eval_path;    /* the file holding _PyEval_EvalFrameDefault */
+	struct pyver ver;	       /* with PY_SUPPORTED */
+	uint64_t code_type;	       /* &PyCode_Type in the process */
+	char *eval_path;	       /* the file holding _PyEval_EvalFrameDefault */
 	uint64_t eval_start, eval_end; /* its file offsets */
 	int mem_fd;
 	struct pycode *codes;
@@ -316,7 +372,7 @@ static uint16_t frame_size(const struct python_proc *b)
  * free-threaded build, whose objects are laid out otherwise), -EIO.
  */
 #define DBG_WORDS 73
-#define DBG(i) dbg[(i) / 8 - 1]
+#define DBG(i)	  dbg[(i) / 8 - 1]
 static int debug_offsets(int fd, Elf *elf, uint64_t runtime, struct pyver *v)
 {
 	uint64_t dbg[DBG_WORDS];
@@ -412,8 +468,10 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 		err = debug_offsets(fd, elf, s.runtime.st_value, &pp->ver);
 	}
 	if (!row || err == -ENOTSUP) {
-		pr_info("pid %d: %s is CPython %u.%u%s, whose frames are not known: native frames only\n",
-			lc->pid, e->path, version >> 8, version & 0xff, row ? " (free-threaded)" : "");
+		pr_info("pid %d: %s is CPython %u.%u%s, whose frames are not known: native frames "
+			"only\n",
+			lc->pid, e->path, version >> 8, version & 0xff,
+			row ? " (free-threaded)" : "");
 		pp->result = PY_UNKNOWN_VERSION;
 		goto end_elf;
 	}
@@ -438,7 +496,8 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 		bp.version = pp->ver.version;
 		bp.frame_size = frame_size(&bp);
 		if (bpf_map_update_elem(lc->py->ctx->python_fd, &lc->pid, &bp, BPF_ANY)) {
-			pr_debug("pid %d: cannot record its runtime: %s\n", lc->pid, strerror(errno));
+			pr_debug("pid %d: cannot record its runtime: %s\n", lc->pid,
+				 strerror(errno));
 			pp->result = PY_ERROR;
 			goto end_elf;
 		}
@@ -477,7 +536,7 @@ void python__locate(struct python *py, struct proc *p, uint32_t pid)
 	}
 	pp->looked = true;
 	pp->gen = gen;
-	lc = (struct locate_ctx){ py, pp, (int)pid };
+	lc = (struct locate_ctx){py, pp, (int)pid};
 	maps__for_each((int)pid, true, locate__mapping, &lc);
 	switch (pp->result) {
 	case PY_SUPPORTED:
@@ -665,8 +724,7 @@ static struct pycode *code__get(struct python *py, struct pyproc *pp, uint64_t a
 		pp->codes = t;
 		pp->code_mask = mask;
 	}
-	for (s = hash__u64(addr) & pp->code_mask; pp->codes[s].addr;
-	     s = (s + 1) & pp->code_mask)
+	for (s = hash__u64(addr) & pp->code_mask; pp->codes[s].addr; s = (s + 1) & pp->code_mask)
 		if (pp->codes[s].addr == addr)
 			return pp->codes[s].bad ? NULL : &pp->codes[s];
 	c = &pp->codes[s];
@@ -772,13 +830,13 @@ static int name_pair(struct python *py, struct pyproc *pp, uint64_t code, uint64
 	} else if (pp->ver.bpf.frame_kind == PYTHON_FRAME_OBJECT) {
 		int32_t lasti = (int32_t)(uint32_t)instr;
 
-		line = lasti < 0 ? c->first_line :
-				   python__line_310(c->lt, c->lt_len, c->first_line, lasti);
+		line = lasti < 0 ? c->first_line
+				 : python__line_310(c->lt, c->lt_len, c->first_line, lasti);
 	} else {
 		uint64_t first = code + pp->ver.co_code_adaptive;
 
-		line = instr < first ? c->first_line :
-				       python__line_311(c->lt, c->lt_len, c->first_line,
+		line = instr < first ? c->first_line
+				     : python__line_311(c->lt, c->lt_len, c->first_line,
 							(uint32_t)((instr - first) / 2));
 	}
 	if (symbolizer__interp_frame(py->ctx->sym, c->name, c->file, line, out))
@@ -816,7 +874,8 @@ uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *use
 		}
 		/* The group this call of the evaluation loop ran, up to its marker. */
 		for (; p < np && pairs[2 * p]; p++) {
-			if (o < cap && !name_pair(py, pp, pairs[2 * p], pairs[2 * p + 1], &out[o])) {
+			if (o < cap &&
+			    !name_pair(py, pp, pairs[2 * p], pairs[2 * p + 1], &out[o])) {
 				o++;
 				named++;
 			}
@@ -848,24 +907,32 @@ size_t python__fields(uint32_t version, struct python_field *out, size_t cap)
 	bool v310 = version == 0x030a, v313 = version == 0x030d;
 	const char *frame = v310 ? "_frame" : "_PyInterpreterFrame";
 	struct python_field all[] = {
-		{ "pyruntimestate", "interpreters.head", 0 },
-		{ "_is", v310 ? "tstate_head" : "threads.head", 0 },
-		{ "_ts", "next", 0 },
-		{ "_ts", "thread_id", 0 },
-		{ "_ts", v310 ? "frame" : v313 ? "current_frame" : "cframe", 0 },
-		{ frame, v310 ? "f_back" : "previous", 0 },
-		{ frame, v313 ? "f_executable" : "f_code", 0 },
-		{ frame, v310 ? "f_lasti" : v313 ? "instr_ptr" : "prev_instr", 0 },
-		{ "PyCodeObject", "co_filename", 0 },
-		{ "PyCodeObject", v310 ? "co_name" : "co_qualname", 0 },
-		{ "PyCodeObject", "co_firstlineno", 0 },
-		{ "PyCodeObject", "co_linetable", 0 },
-		{ "PyASCIIObject", "", 0 },
-		{ "PyCompactUnicodeObject", "", 0 },
-		{ "_PyCFrame", "current_frame", 0 },
-		{ frame, "owner", 0 },
-		{ frame, "is_entry", 0 },
-		{ "PyCodeObject", "co_code_adaptive", 0 },
+	    {"pyruntimestate", "interpreters.head", 0},
+	    {"_is", v310 ? "tstate_head" : "threads.head", 0},
+	    {"_ts", "next", 0},
+	    {"_ts", "thread_id", 0},
+	    {"_ts",
+	     v310   ? "frame"
+	     : v313 ? "current_frame"
+		    : "cframe",
+	     0},
+	    {frame, v310 ? "f_back" : "previous", 0},
+	    {frame, v313 ? "f_executable" : "f_code", 0},
+	    {frame,
+	     v310   ? "f_lasti"
+	     : v313 ? "instr_ptr"
+		    : "prev_instr",
+	     0},
+	    {"PyCodeObject", "co_filename", 0},
+	    {"PyCodeObject", v310 ? "co_name" : "co_qualname", 0},
+	    {"PyCodeObject", "co_firstlineno", 0},
+	    {"PyCodeObject", "co_linetable", 0},
+	    {"PyASCIIObject", "", 0},
+	    {"PyCompactUnicodeObject", "", 0},
+	    {"_PyCFrame", "current_frame", 0},
+	    {frame, "owner", 0},
+	    {frame, "is_entry", 0},
+	    {"PyCodeObject", "co_code_adaptive", 0},
 	};
 	size_t n = 0;
 
@@ -898,5 +965,5 @@ size_t python__fields(uint32_t version, struct python_field *out, size_t cap)
 
 void python__stats(struct python *py, struct python_stats *out)
 {
-	*out = py ? py->stats : (struct python_stats){ 0 };
+	*out = py ? py->stats : (struct python_stats){0};
 }
