@@ -7,19 +7,24 @@ runs py_hot and py_cold 3:1 under py_dispatch, and a sort whose key is py_key. T
 profile must show py_hot and py_cold under py_dispatch under <module> in that ratio, in their
 file at the lines of their loops, above the interpreter's own native frames (Py_RunMain), with
 no evaluation-loop frame left where Python frames ran, and py_key above the sort's native
-frames above py_dispatch. An interpreter of an unknown version (3.9) is counted in /metrics
-and keeps its native frames, with no Python names."""
+frames above py_dispatch. Two busy threads (pytargets/py_threads.py, behind 40 idle ones)
+carry their own Python frames only. An interpreter of an unknown version (3.9) is counted in
+/metrics and keeps its native frames, with no Python names. The OTLP push carries py_hot as a
+location typed cpython, with its file and line."""
 
 import glob
+import gzip
+import http.server
 import math
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import Daemon, Skip, check, exit_status, pprof_tool, traces  # noqa: E402
+from aplib import ROOT, Daemon, Skip, check, exit_status, free_port, pprof_tool, traces  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytargets", "py_loop.py")
 THREADS = os.path.join(os.path.dirname(SCRIPT), "py_threads.py")
@@ -169,6 +174,77 @@ def check_threads(d, pid):
         raise AssertionError("worker thread without worker under Thread.run")
 
 
+class Receiver:
+    """OTLP/HTTP on loopback: keeps every request body (gunzipped)."""
+
+    def __init__(self):
+        self.bodies = []
+        self.port = free_port()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                outer.bodies.append(body)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def check_otlp(rx):
+    """Pushed profiles: py_hot is a location with its file and line, typed cpython."""
+    if not rx.bodies:
+        raise AssertionError("nothing pushed")
+    for body in reversed(rx.bodies):
+        r = subprocess.run(
+            ["protoc", "--decode=opentelemetry.proto.collector.profiles.v1development."
+             "ExportProfilesServiceRequest", "--proto_path=" + os.path.join(ROOT, "otlp"),
+             "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"],
+            input=body, capture_output=True)
+        if r.returncode:
+            raise AssertionError(r.stderr.decode())
+        text = r.stdout.decode()
+        if '"py_hot"' in text:
+            break
+    else:
+        raise AssertionError("py_hot in none of %d pushes" % len(rx.bodies))
+    strings = re.findall(r'^  string_table: "(.*)"$', text, re.M)
+    dictionary = text.split("dictionary {", 1)[1]
+    funcs = re.findall(r"function_table \{(.*?)\n  \}", dictionary, re.S)
+    attrs = re.findall(r"attribute_table \{(.*?)\n  \}", dictionary, re.S)
+    locs = re.findall(r"location_table \{(.*?)\n  \}", dictionary, re.S)
+    num = lambda block, key: int((re.findall(r"%s: (\d+)" % key, block) or ["0"])[0])
+    hot = [i for i, f in enumerate(funcs) if strings[num(f, "name_strindex")] == "py_hot"]
+    if not hot or strings[num(funcs[hot[0]], "filename_strindex")] != SCRIPT:
+        raise AssertionError("py_hot function without its file: %s" %
+                             [funcs[i] for i in hot])
+    want = marker_line("HOT_LOOP")
+    typed = set()
+    found = False
+    for loc in locs:
+        if num(loc, "function_index") not in hot:
+            continue
+        found = found or num(loc, "line") == want
+        for a in re.findall(r"attribute_indices: (\d+)", loc):
+            typed.add(re.search(r'string_value: "(.*)"', attrs[int(a)]).group(1))
+    if not found:
+        raise AssertionError("no py_hot location at line %d" % want)
+    if typed != {"cpython"}:
+        raise AssertionError("py_hot locations typed %s" % typed)
+
+
 def not_installed(label):
     raise Skip("%s is not installed" % label)
 
@@ -187,7 +263,9 @@ def main():
     old = sorted(glob.glob(os.path.join(PYENV, "versions", "3.9.*", "bin", "python3")))
     # Five libpythons' unwind tables at once, besides whatever else runs on the machine: room
     # for all, so that none is evicted and walked by (absent) frame pointers mid-test.
-    d = Daemon("--unwind.memory-limit=128MiB")
+    rx = Receiver()
+    d = Daemon("--unwind.memory-limit=128MiB", "--otlp.interval=2s",
+               "--otlp.endpoint=http://127.0.0.1:%d" % rx.port)
     procs = {}
     try:
         for label, path in found:
@@ -233,11 +311,13 @@ def main():
             if not metric(d, "autoprof_python_frames_total"):
                 raise AssertionError("no Python frames counted")
         check("python_metrics", counted)
+        check("python_otlp_cpython_frames", check_otlp, rx)
     finally:
         for p in procs.values():
             p.kill()
             p.wait()
         d.stop()
+        rx.stop()
     return exit_status()
 
 
