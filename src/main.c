@@ -127,6 +127,7 @@ static void ingest_loop(struct daemon *d)
 		}
 		if (now >= next_sweep) {
 			proctab__sweep(ctx->proctab);
+			python__sweep(ctx->python);
 			symbolizer__trim(ctx->sym);
 			if (ctx->unwinder)
 				unwinder__maintain(ctx->unwinder);

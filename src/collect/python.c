@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +242,26 @@ void python__forget(struct python *py, uint32_t pid)
 		return;
 	*slot = pp->next;
 	pyproc__free(pp);
+}
+
+void python__sweep(struct python *py)
+{
+	if (!py)
+		return;
+	for (int b = 0; b < PID_BUCKETS; b++) {
+		struct pyproc **slot = &py->buckets[b];
+
+		while (*slot) {
+			struct pyproc *pp = *slot;
+
+			if (kill((pid_t)pp->pid, 0) == 0 || errno != ESRCH) {
+				slot = &pp->next;
+				continue;
+			}
+			*slot = pp->next;
+			pyproc__free(pp);
+		}
+	}
 }
 
 /* --- finding the runtime ------------------------------------------------------------------ */

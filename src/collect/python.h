@@ -28,6 +28,8 @@ void python__free(struct python *py); /* accepts NULL */
 void python__locate(struct python *py, struct proc *p, uint32_t pid);
 /* pid's image changed or ended: forget what was learned of it. */
 void python__forget(struct python *py, uint32_t pid);
+/* Forgets processes that are gone without their exit seen (a full ring buffer). */
+void python__sweep(struct python *py);
 
 /*
  * The user frames user[0, n) (leaf first) with each _PyEval_EvalFrameDefault frame replaced by
