@@ -916,7 +916,10 @@ uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *use
 	if (np) {
 		py->stats.samples += named > 0;
 		py->stats.frames += named;
-		py->stats.mismatches += mismatch || (!truncated && p < np);
+		/* More loops than groups is expected when BPF stopped at its limit (deep
+		 * recursion): the outer loops stay native. */
+		py->stats.mismatches += (mismatch && np < PYTHON_MAX_ENTRIES - 2) ||
+					(!truncated && p < np);
 	}
 	return o;
 }
