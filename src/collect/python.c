@@ -489,16 +489,16 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 		err = debug_offsets(fd, elf, s.runtime.st_value, &pp->ver);
 	}
 	if (!row || err == -ENOTSUP) {
-		pr_info("pid %d: %s is CPython %u.%u%s, whose frames are not known: native frames "
-			"only\n",
-			lc->pid, e->path, version >> 8, version & 0xff,
-			row ? " (free-threaded)" : "");
+		pr_debug("pid %d: %s is CPython %u.%u%s, whose frames are not known: native frames "
+			 "only\n",
+			 lc->pid, e->path, version >> 8, version & 0xff,
+			 row ? " (free-threaded)" : "");
 		pp->result = PY_UNKNOWN_VERSION;
 		goto end_elf;
 	}
 	if (!s.has_eval || !s.has_code_type || elf__bias(elf, e, &bias) ||
 	    (off = elf__file_offset(elf, s.eval.st_value)) < 0) {
-		pr_info("pid %d: %s lacks the symbols of its evaluation loop\n", lc->pid, e->path);
+		pr_debug("pid %d: %s lacks the symbols of its evaluation loop\n", lc->pid, e->path);
 		pp->result = PY_ERROR;
 		goto end_elf;
 	}
@@ -516,6 +516,11 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 		bp.runtime = bias + s.runtime.st_value;
 		bp.version = pp->ver.version;
 		bp.frame_size = frame_size(&bp);
+		/* The sampler reads a frame into 128 bytes. */
+		if (bp.frame_size >= 128) {
+			pp->result = PY_ERROR;
+			goto end_elf;
+		}
 		if (bpf_map_update_elem(lc->py->ctx->python_fd, &lc->pid, &bp, BPF_ANY)) {
 			pr_debug("pid %d: cannot record its runtime: %s\n", lc->pid,
 				 strerror(errno));
@@ -918,8 +923,8 @@ uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *use
 		py->stats.frames += named;
 		/* More loops than groups is expected when BPF stopped at its limit (deep
 		 * recursion): the outer loops stay native. */
-		py->stats.mismatches += (mismatch && np < PYTHON_MAX_ENTRIES - 2) ||
-					(!truncated && p < np);
+		py->stats.mismatches +=
+		    (mismatch && np < PYTHON_MAX_ENTRIES - 2) || (!truncated && p < np);
 	}
 	return o;
 }
