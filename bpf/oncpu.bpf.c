@@ -28,6 +28,7 @@ struct {
 
 #include "known_pids.bpf.h"
 #include "probes.bpf.h"
+#include "python.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind.bpf.h"
 
@@ -167,6 +168,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	struct oncpu_event *e;
 	__u32 zero = 0;
 	long kn, un;
+	__u64 pn, off, psize;
+	struct python__out *pbuf;
 	__u64 size, flags, *sent;
 	__u32 proc_flags = 0;
 	bool walked, mapped;
@@ -184,6 +187,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	e->tid = (__u32)id;
 	e->cpu = bpf_get_smp_processor_id();
 	e->flags = 0;
+	e->nr_python = 0;
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	task = bpf_get_current_task_btf();
@@ -237,7 +241,29 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	e->nr_kstack = kn;
 	e->nr_ustack = un;
 
-	size = __builtin_offsetof(struct oncpu_event, stack) + (kn + un) * sizeof(__u64);
+	/* Python frames for a process known to be CPython (or one not yet learned: the lookup
+	 * then says). */
+	pn = 0;
+	if (!(e->flags & ONCPU_F_KTHREAD) && (!walked || (proc_flags & UNWIND_PROC_PYTHON)))
+		pn = python__walk(e->pid);
+	/* The mask (not a comparison the compiler may apply to a copy) bounds it for the verifier:
+	 * kn + un <= 254 anyway. */
+	off = (kn + un) & 0xff;
+	if (pn) {
+		pbuf = bpf_map_lookup_elem(&python_frames, &zero);
+		if (pn > ONCPU_MAX_PYTHON)
+			pn = ONCPU_MAX_PYTHON;
+		psize = pn * 2 * sizeof(__u64);
+		barrier_var(psize);
+		if (psize > ONCPU_MAX_PYTHON * 2 * sizeof(__u64))
+			psize = 0;
+		barrier_var(psize);
+		if (pbuf && psize && !bpf_probe_read_kernel(&e->stack[off], psize, pbuf->words))
+			e->nr_python = pn;
+	}
+
+	size = __builtin_offsetof(struct oncpu_event, stack) +
+	       (kn + un + 2 * e->nr_python) * sizeof(__u64);
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	/* How full the ring is (a cache miss: user space writes the consumer position) is looked

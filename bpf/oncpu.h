@@ -10,6 +10,8 @@
 #define ONCPU_COMM_LEN 16
 /* Probed calls a sample can be inside (PROBES_MAX_NEST, bpf/probes.h). */
 #define ONCPU_MAX_CALLS 4
+/* Python frames: pairs of words after the native frames (bpf/python.h). */
+#define ONCPU_MAX_PYTHON 96
 
 enum oncpu_flags {
 	ONCPU_F_KTHREAD = 1 << 0,	  /* kernel thread: no user stack by design */
@@ -25,8 +27,9 @@ enum oncpu_flags {
 };
 
 /*
- * One sample, sent through the ring buffer with only nr_kstack + nr_ustack entries of stack[]
- * (kernel frames first, then user frames, each leaf first).
+ * One sample, sent through the ring buffer with only nr_kstack + nr_ustack + 2 * nr_python
+ * entries of stack[] (kernel frames first, then user frames, each leaf first, then the Python
+ * frames of a CPython thread, leaf first).
  */
 struct oncpu_event {
 	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -36,7 +39,8 @@ struct oncpu_event {
 	__u32 flags;
 	__u16 nr_kstack;
 	__u16 nr_ustack;
-	__u32 pad;
+	__u16 nr_python; /* pairs (code object, instruction) after the user frames */
+	__u16 pad;
 	char comm[ONCPU_COMM_LEN];
 	__u8 trace_id[16]; /* with ONCPU_F_TRACE_CTX: OTEP 4947 thread context */
 	__u8 span_id[8];
@@ -45,7 +49,8 @@ struct oncpu_event {
 	__u32 call_probe[ONCPU_MAX_CALLS];
 	__u32 pad2;
 	__u64 call_start[ONCPU_MAX_CALLS];
-	__u64 stack[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK];
+	/* (+1: the sampler bounds where the Python frames start by a mask, 255) */
+	__u64 stack[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + 1 + 2 * ONCPU_MAX_PYTHON];
 };
 
 /* Per-CPU counters, index into the `counters` array. */

@@ -16,6 +16,7 @@ struct {
 } proc_events SEC(".maps");
 
 #include "known_pids.bpf.h"
+#include "python_procs.bpf.h"
 #include "tracectx.bpf.h"
 
 struct {
@@ -43,6 +44,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 
 		bpf_map_delete_elem(&known_pids, &pid);
 		bpf_map_delete_elem(&tracectx_offsets, &pid);
+		bpf_map_delete_elem(&python_procs, &pid);
 		count(PROC_CNT_DROP_RINGBUF);
 		return 0;
 	}
@@ -51,6 +53,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	bpf_map_delete_elem(&known_pids, &e->pid);
 	/* A new image (or none) publishes its thread context elsewhere, if at all. */
 	bpf_map_delete_elem(&tracectx_offsets, &e->pid);
+	bpf_map_delete_elem(&python_procs, &e->pid);
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* Exec must reach user space at once: the process may live only milliseconds. */

@@ -81,6 +81,7 @@ struct unwind_mapping {
 /* What else BPF should know of a process, found once by user space. */
 enum unwind_proc_flags {
 	UNWIND_PROC_TRACECTX = 1 << 0, /* publishes a trace context: worth a tracectx lookup */
+	UNWIND_PROC_PYTHON = 1 << 1,   /* a CPython process: worth a python_procs lookup */
 };
 
 struct unwind_proc {

@@ -21,6 +21,7 @@
 #include "collect/memory.h"
 #include "collect/oncpu.h"
 #include "collect/probes.h"
+#include "collect/python.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
 #include "daemon.h"
@@ -139,6 +140,7 @@ static void ingest_loop(struct daemon *d)
 		}
 		if (now >= next_sweep) {
 			proctab__sweep(ctx->proctab);
+			python__sweep(ctx->python);
 			symbolizer__trim(ctx->sym);
 			if (ctx->unwinder)
 				unwinder__maintain(ctx->unwinder);
@@ -150,7 +152,7 @@ static void ingest_loop(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1,
-			    .ctx.probe_threads_fd = -1 };
+			    .ctx.probe_threads_fd = -1, .ctx.python_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char why[512];
 	int err, ret = 1;
@@ -188,7 +190,9 @@ int main(int argc, char **argv)
 	});
 	d.ctx.proctab = d.ctx.sym ? proctab__new(d.ctx.sym) : NULL;
 	d.ctx.cpu = proccpu__new();
-	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu) {
+	d.ctx.python = d.cfg.python_enabled ? python__new(&d.ctx) : NULL;
+	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu ||
+	    (d.cfg.python_enabled && !d.ctx.python)) {
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
@@ -292,6 +296,7 @@ cleanup:
 	proctab__free(d.ctx.proctab);
 	unwinder__free(d.ctx.unwinder);
 	proccpu__free(d.ctx.cpu);
+	python__free(d.ctx.python);
 	store__free(d.ctx.store);
 	symbolizer__free(d.ctx.sym);
 	return ret;

@@ -11,6 +11,7 @@
 #include "bpf/memory.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
+#include "collect/python.h"
 #include "daemon.h"
 #include "lib/metrics.h"
 #include "store/store.h"
@@ -396,11 +397,45 @@ static void jvm_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.stacks_cut, NULL);
 }
 
+static void python_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct symbolizer_stats sym;
+	struct python_stats s;
+
+	python__stats(d->ctx.python, &s);
+	symbolizer__stats(d->ctx.sym, &sym);
+	metrics__family(w, "autoprof_interpreted_positions", METRIC_GAUGE,
+			"Distinct (function, file, line) of interpreted frames held for naming "
+			"(kept for autoprof's lifetime, at most 262144)");
+	metrics__sample(w, sym.interp_frames, NULL);
+	metrics__family(w, "autoprof_python_processes", METRIC_COUNTER,
+			"CPython processes found, by result: supported (Python frames), "
+			"unknown_version (native frames only), error (its binary unreadable)");
+	metrics__sample(w, s.supported, "result", "supported", NULL);
+	metrics__sample(w, s.unknown_version, "result", "unknown_version", NULL);
+	metrics__sample(w, s.errors, "result", "error", NULL);
+	metrics__family(w, "autoprof_python_samples", METRIC_COUNTER,
+			"Samples with Python frames");
+	metrics__sample(w, s.samples, NULL);
+	metrics__family(w, "autoprof_python_frames", METRIC_COUNTER,
+			"Python frames named in samples");
+	metrics__sample(w, s.frames, NULL);
+	metrics__family(w, "autoprof_python_errors", METRIC_COUNTER,
+			"Python frames left native, by reason: code_unreadable (its code object "
+			"could not be read: mostly a process that exited before its samples were "
+			"drained), mismatch (a complete native stack whose "
+			"evaluation-loop frames and Python frame groups disagree)");
+	metrics__sample(w, s.code_errors, "reason", "code_unreadable", NULL);
+	metrics__sample(w, s.mismatches, "reason", "mismatch", NULL);
+}
+
 int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
 		symbolizer_metrics, unwind_metrics, memory_metrics, jvm_metrics,
+		python_metrics,
 	};
 	int err;
 

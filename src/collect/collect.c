@@ -109,6 +109,7 @@ int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)
 		{ "known_pids", ctx->known_pids_fd, false },
 		{ "tracectx_offsets", ctx->tracectx_fd, false },
 		{ "probe_threads", ctx->probe_threads_fd, true },
+		{ "python_procs", ctx->python_fd, false },
 	};
 	int err;
 

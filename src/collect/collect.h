@@ -18,6 +18,7 @@ struct ring_buffer;
 struct proccpu;
 struct unwinder;
 struct probes;
+struct python;
 
 struct collect_ctx {
 	struct store *store;
@@ -32,6 +33,10 @@ struct collect_ctx {
 	struct proccpu *cpu;
 	/* Its pid -> thread-context offset map (bpf/tracectx.bpf.h), -1 until loaded. */
 	int tracectx_fd;
+	/* Its pid -> CPython runtime map (bpf/python_procs.bpf.h), -1 until loaded. */
+	int python_fd;
+	/* Python frames: what it learned of each CPython process (NULL: not tracked). */
+	struct python *python;
 	/* Unwind tables shared by every sampler's BPF object; NULL: frame pointers only. */
 	struct unwinder *unwinder;
 	/* The probe collector's thread -> probed calls map (bpf/probes.bpf.h), -1 without it. */

@@ -22,6 +22,7 @@
 #include "oncpu.h"
 #include "probes.h"
 #include "proccpu.h"
+#include "python.h"
 
 struct oncpu {
 	struct collect_ctx *ctx;
@@ -34,7 +35,8 @@ struct oncpu {
 	uint64_t ringbuf_size;
 	struct ring *ring;
 	unsigned long long ingested, drop_store, drop_malformed;
-	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + 1];
+	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + ONCPU_MAX_PYTHON + 1];
+	struct frame native[ONCPU_MAX_USTACK];
 };
 
 static int handle_sample(void *arg, void *data, size_t size)
@@ -48,15 +50,16 @@ static int handle_sample(void *arg, void *data, size_t size)
 	struct sample smp;
 	struct proc *p;
 	char comm[ONCPU_COMM_LEN + 1];
-	uint32_t nk, nu;
+	uint32_t nk, nu, np;
 	bool cut = false;
 
 	if (size < offsetof(struct oncpu_event, stack))
 		goto malformed;
 	nk = e->nr_kstack;
 	nu = e->nr_ustack;
-	if (nk > ONCPU_MAX_KSTACK || nu > ONCPU_MAX_USTACK ||
-	    size < offsetof(struct oncpu_event, stack) + (nk + nu) * sizeof(__u64))
+	np = e->nr_python;
+	if (nk > ONCPU_MAX_KSTACK || nu > ONCPU_MAX_USTACK || np > ONCPU_MAX_PYTHON ||
+	    size < offsetof(struct oncpu_event, stack) + (nk + nu + 2 * np) * sizeof(__u64))
 		goto malformed;
 
 	/* Past the leaf, stack entries are return addresses: step back into the call. */
@@ -68,12 +71,22 @@ static int handle_sample(void *arg, void *data, size_t size)
 			    (i > 0 || (nk > 0 && !(e->flags & ONCPU_F_USER_PC_EXACT)));
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
-	if (p && !(e->flags & ONCPU_F_KTHREAD))
+	if (p && !(e->flags & ONCPU_F_KTHREAD)) {
 		collect__locate_trace_context(ctx, p, e->pid);
-	if (p && nu)
+		python__locate(ctx->python, p, e->pid);
+	}
+	if (p && nu && np) {
+		/* Python frames take the place of the evaluation loop's native frames. */
+		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now, &cut);
+		nu = python__splice(ctx->python, e->pid, oc->native, nu,
+				    cut || !!(e->flags & ONCPU_F_USTACK_TRUNCATED),
+				    (const uint64_t *)&e->stack[nk + e->nr_ustack], np,
+				    oc->frames + nk, ONCPU_MAX_USTACK + ONCPU_MAX_PYTHON);
+	} else if (p && nu) {
 		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
-	else
+	} else {
 		nu = 0;
+	}
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (cut || (e->flags & ONCPU_F_USTACK_TRUNCATED)))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };

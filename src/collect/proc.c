@@ -13,6 +13,7 @@
 #include "bpf/proc.skel.h"
 #include "proc.h"
 #include "proccpu.h"
+#include "python.h"
 
 #define MAX_PENDING_EXITS 4096
 
@@ -43,8 +44,11 @@ static int handle_event(void *arg, void *data, size_t size)
 		p = proctab__exec(pc->ctx->proctab, e->pid, now);
 		/* A trace-context variable of the executable is found from its file alone: look
 		 * now, so the first samples are labelled too (libraries' come at a later maps read). */
-		if (p)
+		python__forget(pc->ctx->python, e->pid);
+		if (p) {
 			collect__locate_trace_context(pc->ctx, p, e->pid);
+			python__locate(pc->ctx->python, p, e->pid);
+		}
 		if (pc->ctx->proc_listener)
 			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;
@@ -80,6 +84,7 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	}
 	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
 	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
+	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);
 	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
 				  NULL);
 	if (*err)
@@ -101,6 +106,7 @@ void proc_collector__reap(struct proc_collector *pc)
 	for (uint32_t i = 0; i < pc->nr_pending[old]; i++) {
 		proctab__exit(pc->ctx->proctab, pc->pending[old][i]);
 		proccpu__exit(pc->ctx->cpu, pc->pending[old][i]);
+		python__forget(pc->ctx->python, pc->pending[old][i]);
 		if (pc->ctx->proc_listener)
 			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, pc->pending[old][i], true);
 	}

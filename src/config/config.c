@@ -799,6 +799,15 @@ static const struct key keys[] = {
 		.help = "Bound on pushes waiting for the collector; the oldest are dropped beyond it.",
 	},
 	{
+		.name = "python.enabled",
+		.type = &type_bool,
+		.def = "true",
+		FIELD(python_enabled),
+		.help = "Name the frames of CPython 3.10-3.13 processes (function, file, line) in "
+			"place of the interpreter's evaluation loop; their frame chains are walked in "
+			"BPF at each sample.",
+	},
+	{
 		.name = "unwind.mode",
 		.type = &type_unwind_mode,
 		.def = "table",

@@ -29,6 +29,7 @@ struct config {
 	uint32_t offcpu_enabled;	/* offcpu.enabled, default false */
 	uint64_t offcpu_min_block_ns;	/* offcpu.min-block, default 50us, 0..1h */
 	uint32_t offcpu_sample_ppm;	/* offcpu.sample-probability in millionths, default 1 */
+	uint32_t python_enabled;	/* python.enabled, default true */
 	uint32_t unwind_mode;		/* unwind.mode, enum config_unwind_mode, default table */
 	uint64_t unwind_memory_limit;	/* unwind.memory-limit, bytes, default 16MiB, 64KiB..4GiB */
 	char memory_targets[1024];	/* memory.targets, PATTERN[,PATTERN...], "" = none */

@@ -511,7 +511,7 @@ static void otlp_pb__free(struct otlp_pb *pb)
  */
 static int otlp__table_attrs(struct otlp_enc *o, struct otlp_pb *pb)
 {
-	int64_t kernel, native, a;
+	int64_t kernel, native, cpython = -1, a;
 	uint32_t i;
 
 	pb->loc_attrs = array__alloc(o->e.nr_locs, sizeof(*pb->loc_attrs));
@@ -525,7 +525,16 @@ static int otlp__table_attrs(struct otlp_enc *o, struct otlp_pb *pb)
 	for (i = 0; i < o->e.nr_locs; i++) {
 		const struct dso *dso = o->e.locs[i].dso;
 
-		pb->loc_attrs[i] = dso && dso__kind(dso) == DSO_KERNEL ? kernel : native;
+		/* Interned at its first use: a profile without Python keeps its table as it was. */
+		if (dso && dso__kind(dso) == DSO_PYTHON && cpython < 0) {
+			cpython = otlp__attr(o, KEY_FRAME_TYPE, ATTR_STRING, 0, "cpython");
+			if (cpython < 0)
+				return cpython;
+		}
+		pb->loc_attrs[i] = !dso ? native :
+				   dso__kind(dso) == DSO_KERNEL ? kernel :
+				   dso__kind(dso) == DSO_PYTHON ? cpython :
+								  native;
 	}
 	for (i = 0; i < o->e.nr_maps; i++) {
 		const char *build_id = dso__build_id(o->e.maps[i].dso);

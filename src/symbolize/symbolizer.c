@@ -33,6 +33,13 @@
 
 #define INDEX_BUCKETS 4096
 
+struct interp_pos {
+	char *function;
+	char *file;
+	uint32_t line;
+	uint64_t hash;
+};
+
 /*
  * Two locks, taken in this order: index_lock guards the dso index (the ingest thread's path at
  * every exec, which must never wait for a query), lock guards symbol tables and lookups (query
@@ -49,6 +56,14 @@ struct symbolizer {
 	struct dso *truncated;
 	struct dso *anon;
 	struct dso *vdso;
+	struct dso *python;
+	/* Interpreted positions: entries in the order added (a frame's addr), and an index. Guarded
+	 * by interp_lock, taken after lock by lookups and alone by the ingest thread. */
+	pthread_mutex_t interp_lock;
+	struct interp_pos *interp;
+	uint32_t nr_interp, cap_interp;
+	uint32_t *interp_index; /* open addressing: entry + 1, 0 = empty */
+	uint32_t interp_mask;
 	struct dso *by_ino[INDEX_BUCKETS];
 	struct dso *by_bid[INDEX_BUCKETS];
 	/* Every indexed dso, for trimming. */
@@ -113,15 +128,18 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		return NULL;
 	pthread_mutex_init(&sym->index_lock, NULL);
 	pthread_mutex_init(&sym->lock, NULL);
+	pthread_mutex_init(&sym->interp_lock, NULL);
 	sym->opts = *opts;
 	sym->kernel = dso__new(DSO_KERNEL, "[kernel.kallsyms]", -1);
 	sym->unknown = dso__new(DSO_UNKNOWN, "[unknown]", -1);
 	sym->truncated = dso__new(DSO_TRUNCATED, "[truncated]", -1);
 	sym->anon = dso__new(DSO_ANON, "[anon]", -1);
 	sym->vdso = dso__new(DSO_VDSO, "[vdso]", vdso_image_fd());
+	sym->python = dso__new(DSO_PYTHON, "[python]", -1);
 	if (sym->vdso && sym->vdso->fd < 0)
 		sym->vdso->fd = -1;
-	if (!sym->kernel || !sym->unknown || !sym->truncated || !sym->anon || !sym->vdso) {
+	if (!sym->kernel || !sym->unknown || !sym->truncated || !sym->anon || !sym->vdso ||
+	    !sym->python) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
 		return NULL;
@@ -141,6 +159,14 @@ void symbolizer__free(struct symbolizer *sym)
 	dso__put(sym->truncated);
 	dso__put(sym->anon);
 	dso__put(sym->vdso);
+	dso__put(sym->python);
+	for (uint32_t i = 0; i < sym->nr_interp; i++) {
+		free(sym->interp[i].function);
+		free(sym->interp[i].file);
+	}
+	free(sym->interp);
+	free(sym->interp_index);
+	pthread_mutex_destroy(&sym->interp_lock);
 	kallsyms__free(sym->ks);
 	pthread_mutex_destroy(&sym->lock);
 	pthread_mutex_destroy(&sym->index_lock);
@@ -579,6 +605,111 @@ int symbolizer__jit_preload(struct symbolizer *sym, struct dso *dso, int dirfd, 
 	return 0;
 }
 
+static uint64_t interp_hash(const char *function, const char *file, uint32_t line)
+{
+	uint64_t h = hash__bytes(function, strlen(function), line);
+
+	return hash__bytes(file, strlen(file), h);
+}
+
+/* Doubles the index (interp_lock held). */
+static int interp_grow(struct symbolizer *sym)
+{
+	uint32_t mask = sym->interp_mask ? 2 * sym->interp_mask + 1 : 1023;
+	uint32_t *index = calloc((size_t)mask + 1, sizeof(*index));
+
+	if (!index)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < sym->nr_interp; i++) {
+		uint32_t s = sym->interp[i].hash & mask;
+
+		while (index[s])
+			s = (s + 1) & mask;
+		index[s] = i + 1;
+	}
+	free(sym->interp_index);
+	sym->interp_index = index;
+	sym->interp_mask = mask;
+	return 0;
+}
+
+int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
+			     uint32_t line, struct frame *out)
+{
+	uint64_t h = interp_hash(function, file, line);
+	struct interp_pos *p;
+	uint32_t s;
+	int err = 0;
+
+	pthread_mutex_lock(&sym->interp_lock);
+	if (2 * (sym->nr_interp + 1) > sym->interp_mask) {
+		err = interp_grow(sym);
+		if (err)
+			goto unlock;
+	}
+	for (s = h & sym->interp_mask; sym->interp_index[s]; s = (s + 1) & sym->interp_mask) {
+		p = &sym->interp[sym->interp_index[s] - 1];
+		if (p->hash == h && p->line == line && !strcmp(p->function, function) &&
+		    !strcmp(p->file, file)) {
+			*out = (struct frame){ sym->python, sym->interp_index[s] - 1 };
+			goto unlock;
+		}
+	}
+	if (sym->nr_interp >= SYM_MAX_INTERP) {
+		err = -ENOSPC;
+		goto unlock;
+	}
+	if (sym->nr_interp == sym->cap_interp) {
+		uint32_t cap = sym->cap_interp ? 2 * sym->cap_interp : 256;
+		struct interp_pos *a = realloc(sym->interp, cap * sizeof(*a));
+
+		if (!a) {
+			err = -ENOMEM;
+			goto unlock;
+		}
+		sym->interp = a;
+		sym->cap_interp = cap;
+	}
+	p = &sym->interp[sym->nr_interp];
+	*p = (struct interp_pos){ strdup(function), strdup(file), line, h };
+	if (!p->function || !p->file) {
+		free(p->function);
+		free(p->file);
+		err = -ENOMEM;
+		goto unlock;
+	}
+	sym->interp_index[s] = ++sym->nr_interp;
+	*out = (struct frame){ sym->python, sym->nr_interp - 1 };
+unlock:
+	pthread_mutex_unlock(&sym->interp_lock);
+	return err;
+}
+
+static int lookup_interp(struct symbolizer *sym, const struct frame *f, struct strtab *st,
+			 struct sym_frame *out)
+{
+	int64_t n, file;
+	uint32_t line;
+
+	pthread_mutex_lock(&sym->interp_lock);
+	if (f->addr >= sym->nr_interp) {
+		pthread_mutex_unlock(&sym->interp_lock);
+		return fallback(f->dso, f->addr, st, out);
+	}
+	n = strtab__intern(st, sym->interp[f->addr].function);
+	file = strtab__intern(st, sym->interp[f->addr].file);
+	line = sym->interp[f->addr].line;
+	pthread_mutex_unlock(&sym->interp_lock);
+	if (n < 0 || file < 0)
+		return -ENOMEM;
+	out->nr_lines = 1;
+	out->resolved = 1;
+	out->lines[0] = (struct sym_line){
+		.function = n, .system_name = n, .file = file, .line = line
+	};
+	return 0;
+}
+
 int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strtab *st,
 		      struct sym_frame *out)
 {
@@ -598,6 +729,9 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 		break;
 	case DSO_TRUNCATED:
 		err = fallback(f->dso, f->addr, st, out);
+		break;
+	case DSO_PYTHON:
+		err = lookup_interp(sym, f, st, out);
 		break;
 	default:
 		sym->stats.lookups_miss++;
@@ -675,6 +809,9 @@ void symbolizer__stats(struct symbolizer *sym, struct symbolizer_stats *out)
 	*out = sym->stats;
 	out->bytes = held_bytes(sym);
 	out->dsos = sym->nr_all;
+	pthread_mutex_lock(&sym->interp_lock);
+	out->interp_frames = sym->nr_interp;
+	pthread_mutex_unlock(&sym->interp_lock);
 	pthread_mutex_unlock(&sym->lock);
 	pthread_mutex_unlock(&sym->index_lock);
 }

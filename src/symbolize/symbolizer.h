@@ -71,6 +71,15 @@ struct dso *symbolizer__unknown_dso(struct symbolizer *sym);
 /* The outermost frame of a user stack that was walked only part way: function "[truncated]". */
 struct dso *symbolizer__truncated_dso(struct symbolizer *sym);
 
+/*
+ * A frame of interpreted code (a Python function at a line): (function, file, line) is interned
+ * for the symbolizer's lifetime and the frame (dso "[python]", borrowed) names it. Thread-safe.
+ * Returns 0, -ENOMEM, or -ENOSPC once SYM_MAX_INTERP distinct positions are held.
+ */
+#define SYM_MAX_INTERP (1u << 18)
+int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
+			     uint32_t line, struct frame *out);
+
 /* Forgets dsos nobody references and evicts symbol tables beyond the budget (LRU). */
 void symbolizer__trim(struct symbolizer *sym);
 
@@ -86,6 +95,7 @@ struct symbolizer_stats {
 	uint64_t evictions;	  /* symbol tables dropped for the memory budget */
 	uint64_t bytes;		  /* bytes held by loaded symbol tables */
 	uint64_t dsos;		  /* objects known */
+	uint64_t interp_frames;	  /* distinct interpreted positions (function, file, line) */
 };
 void symbolizer__stats(struct symbolizer *sym, struct symbolizer_stats *out);
 
