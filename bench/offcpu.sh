@@ -8,11 +8,16 @@
 # median round trips per second of each gives the workload's slowdown. Both profilers watch the
 # whole machine with the same 50 us minimum block time. Also reports autoprof's BPF time per
 # sched_switch and the switch rate.
-#   bench/offcpu.sh [DURATION] [ROUNDS]
+# PIN_CPU=N runs both threads of the workload on CPU N: every round trip is then two context
+# switches on one CPU and nothing else (no wakeup IPI, whose latency in a VM depends on the
+# host and can be 10x the switch itself), so the slowdown is what the profilers add per switch.
+#   [PIN_CPU=N] bench/offcpu.sh [DURATION] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 DURATION=${1:-10}
+PIN=()
+[ -z "${PIN_CPU:-}" ] || PIN=(taskset -c "$PIN_CPU")
 ROUNDS=${2:-3}
 AP=$BUILD/autoprof
 PP=$BUILD/targets/pingpong
@@ -38,7 +43,7 @@ workload() {
 	local s0 s1 t0 t1 rate
 	s0=$(switches)
 	t0=$(date +%s.%N)
-	rate=$("$PP" "$DURATION" | awk '/round_trips_per_second/ {print $2}')
+	rate=$("${PIN[@]}" "$PP" "$DURATION" | awk '/round_trips_per_second/ {print $2}')
 	t1=$(date +%s.%N)
 	s1=$(switches)
 	echo "$rate $(python3 -c "print(int(($s1 - $s0) / ($t1 - $t0)))")"
@@ -58,21 +63,21 @@ stop_pid() {
 	wait "$1" 2>/dev/null || true
 }
 
-sysctl -q -w kernel.bpf_stats_enabled=1 || true
+prog_stats() {
+	bpftool prog show name offcpu_switch |
+		awk '{for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) }} END {print t + 0, c + 0}'
+}
+
+# The slowdowns are measured as production runs, without kernel.bpf_stats_enabled (it adds two
+# clock reads to every BPF run, of any profiler); BPF time per switch comes from one more run
+# of autoprof with stats on, after the rounds.
+sysctl -q -w kernel.bpf_stats_enabled=0 || true
 : >"$tmp/alone"; : >"$tmp/ap_on"; : >"$tmp/ap_off"; : >"$tmp/oct"
-bpf_ns=0
-bpf_cnt=0
 for r in $(seq "$ROUNDS"); do
 	workload >>"$tmp/alone"
 
 	start_autoprof true
-	read -r ns0 cnt0 < <(bpftool prog show name offcpu_switch |
-		awk '{for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) }} END {print t + 0, c + 0}')
 	workload >>"$tmp/ap_on"
-	read -r ns1 cnt1 < <(bpftool prog show name offcpu_switch |
-		awk '{for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) }} END {print t + 0, c + 0}')
-	bpf_ns=$((bpf_ns + ns1 - ns0))
-	bpf_cnt=$((bpf_cnt + cnt1 - cnt0))
 	curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^autoprof_offcpu_spans(_filtered)?_total' \
 		>"$tmp/metrics"
 	stop_pid "$ap" TERM
@@ -91,14 +96,25 @@ for r in $(seq "$ROUNDS"); do
 	echo "round $r done" >&2
 done
 
-python3 - "$tmp" "$DURATION" "$ROUNDS" "$bpf_ns" "$bpf_cnt" "$(nproc)" <<'PY'
+start_autoprof true
+sysctl -q -w kernel.bpf_stats_enabled=1 || true
+read -r ns0 cnt0 < <(prog_stats)
+workload >/dev/null
+read -r ns1 cnt1 < <(prog_stats)
+sysctl -q -w kernel.bpf_stats_enabled=0 || true
+bpf_ns=$((ns1 - ns0))
+bpf_cnt=$((cnt1 - cnt0))
+stop_pid "$ap" TERM
+
+python3 - "$tmp" "$DURATION" "$ROUNDS" "$bpf_ns" "$bpf_cnt" "$(nproc)" "${PIN_CPU:-}" <<'PY'
 import statistics, sys
-tmp, duration, rounds, bpf_ns, bpf_cnt, ncpu = sys.argv[1:]
+tmp, duration, rounds, bpf_ns, bpf_cnt, ncpu, pin = sys.argv[1:]
 def load(name):
     rows = [tuple(map(float, l.split())) for l in open(f"{tmp}/{name}") if l.strip()]
     return statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows), rows
 alone, sw, _ = load("alone")
-print(f"off-CPU profiling cost: pingpong {duration} s x {rounds} rounds, {ncpu} CPUs, "
+where = f"both threads on CPU {pin} of {ncpu}" if pin else f"{ncpu} CPUs"
+print(f"off-CPU profiling cost: pingpong {duration} s x {rounds} rounds, {where}, "
       f"{sw / 1e3:.0f}k context switches/s alone (medians)")
 print(f"{'':34}{'round trips/s':>14}{'slowdown':>10}")
 print(f"{'alone':34}{alone:14.0f}{'':>10}")
