@@ -955,22 +955,6 @@ int memory__remove_target(struct memory *m, uint32_t id)
 	return err;
 }
 
-/* s as a JSON string body (the patterns are printable; escape what JSON requires). */
-static int json_string(struct buf *out, const char *s)
-{
-	int err = buf__puts(out, "\"");
-
-	for (; !err && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			err = buf__printf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			err = buf__printf(out, "\\u%04x", *s);
-		else
-			err = buf__append(out, s, 1);
-	}
-	return err ?: buf__puts(out, "\"");
-}
-
 int memory__list_targets(struct memory *m, struct buf *out)
 {
 	int err = buf__puts(out, "[");
@@ -988,9 +972,9 @@ int memory__list_targets(struct memory *m, struct buf *out)
 		if (!err && t->spec.pid)
 			err = buf__printf(out, "\"pid\":%u", t->spec.pid);
 		else if (!err && t->spec.is_cgroup)
-			err = buf__puts(out, "\"cgroup\":") ?: json_string(out, t->spec.cgroup.dir);
+			err = buf__puts(out, "\"cgroup\":") ?: buf__json_str(out, t->spec.cgroup.dir);
 		else if (!err)
-			err = buf__puts(out, "\"exe\":") ?: json_string(out, t->spec.pattern);
+			err = buf__puts(out, "\"exe\":") ?: buf__json_str(out, t->spec.pattern);
 		if (!err)
 			err = buf__puts(out, ",\"processes\":[");
 		for (struct mproc *p = m->procs; !err && p; p = p->next) {
@@ -1002,7 +986,7 @@ int memory__list_targets(struct memory *m, struct buf *out)
 					  "%s{\"pid\":%u,\"attached\":%s,\"mode\":\"%s\",\"object\":",
 					  sep ? "" : ",", p->pid, p->attached ? "true" : "false",
 					  mode_names[p->mode]) ?:
-			      json_string(out, p->object) ?: buf__puts(out, "}");
+			      buf__json_str(out, p->object) ?: buf__puts(out, "}");
 			sep = false;
 		}
 		if (!err)

@@ -887,24 +887,9 @@ bool probes__exists(struct probes *pr, uint32_t id)
 
 /* ---- API answers ---------------------------------------------------------------------------- */
 
-static int json_str(struct buf *out, const char *s)
-{
-	int err = buf__puts(out, "\"");
-
-	for (; !err && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			err = buf__printf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			err = buf__printf(out, "\\u%04x", *s);
-		else
-			err = buf__append(out, s, 1);
-	}
-	return err ?: buf__puts(out, "\"");
-}
-
 static int json_str_or_null(struct buf *out, const char *s)
 {
-	return *s ? json_str(out, s) : buf__puts(out, "null");
+	return *s ? buf__json_str(out, s) : buf__puts(out, "null");
 }
 
 int probes__list(struct probes *pr, struct buf *out)
@@ -917,8 +902,8 @@ int probes__list(struct probes *pr, struct buf *out)
 		struct probe *p = pr->probes[i];
 
 		err = buf__printf(out, "%s{\"id\": %u, \"name\": ", i ? ", " : "", p->id) ?:
-		      json_str(out, p->spec.name) ?: buf__puts(out, ", \"binary\": ") ?:
-		      json_str(out, p->spec.binary) ?: buf__puts(out, ", \"function\": ") ?:
+		      buf__json_str(out, p->spec.name) ?: buf__puts(out, ", \"binary\": ") ?:
+		      buf__json_str(out, p->spec.binary) ?: buf__puts(out, ", \"function\": ") ?:
 		      json_str_or_null(out, p->spec.function) ?: buf__puts(out, ", \"location\": ") ?:
 		      json_str_or_null(out, p->spec.location) ?:
 		      buf__printf(out, ", \"pid\": %u, \"threshold_ns\": %" PRIu64
@@ -966,7 +951,8 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 	n = window(p, seconds, counts, &sum);
 	for (int i = 0; i < 4; i++)
 		q[i] = latency__quantile(counts, qs[i]);
-	err = buf__printf(out, "{\"id\": %u, \"name\": ", p->id) ?: json_str(out, p->spec.name) ?:
+	err = buf__printf(out, "{\"id\": %u, \"name\": ", p->id) ?:
+	      buf__json_str(out, p->spec.name) ?:
 	      buf__printf(out,
 			  ", \"seconds\": %u, \"count\": %llu, \"sum_ns\": %" PRIu64
 			  ", \"p50_ns\": %" PRIu64 ", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64

@@ -17,6 +17,7 @@
 #include "../lib/hash.h"
 #include "../lib/log.h"
 #include "../symbolize/dso.h"
+#include "../symbolize/elf.h"
 #include "../symbolize/maps.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
@@ -311,42 +312,11 @@ static void elf__python_syms(Elf *elf, struct pysyms *s)
 }
 
 /* The file offset of vaddr (in a PT_LOAD's file part), or -ENOENT. */
-static int64_t elf__file_offset(Elf *elf, uint64_t vaddr)
+static int64_t file_offset(Elf *elf, uint64_t vaddr)
 {
-	size_t phnum;
+	uint64_t off;
 
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
-			return (int64_t)(vaddr - ph.p_vaddr + ph.p_offset);
-	}
-	return -ENOENT;
-}
-
-/* Where the object is loaded: the PT_LOAD holding the mapping's file offset. */
-static int elf__bias(Elf *elf, const struct map_entry *e, uint64_t *bias)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	size_t phnum;
-
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (e->pgoff < (ph.p_offset & ~(page - 1)) || e->pgoff >= ph.p_offset + ph.p_filesz)
-			continue;
-		*bias = e->start - e->pgoff - (ph.p_vaddr - ph.p_offset);
-		return 0;
-	}
-	return -ENOENT;
+	return elf__vaddr_to_offset(elf, vaddr, &off) ? -ENOENT : (int64_t)off;
 }
 
 /* "3.10" out of "python3.10", "libpython3.10.so.1.0", "libpython3.10d.so": 0 if none. */
@@ -402,7 +372,7 @@ static int debug_offsets(int fd, Elf *elf, uint64_t runtime, struct pyver *v)
 
 	if (v->version < 0x030d)
 		return -ENOENT;
-	off = elf__file_offset(elf, runtime);
+	off = file_offset(elf, runtime);
 	if (off < 0 || pread(fd, cookie, 8, off) != 8 ||
 	    pread(fd, dbg, sizeof(dbg), off + 8) != sizeof(dbg))
 		return -EIO;
@@ -477,7 +447,7 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 	if (!s.has_runtime)
 		goto end_elf;
 	/* Py_Version (3.11+) is PY_VERSION_HEX: 0x030b02f0 for 3.11.2. */
-	if (s.has_version && (off = elf__file_offset(elf, s.version.st_value)) >= 0 &&
+	if (s.has_version && (off = file_offset(elf, s.version.st_value)) >= 0 &&
 	    pread(fd, &raw, sizeof(raw), off) == sizeof(raw))
 		version = (raw >> 16) & 0xffff;
 	if (!version)
@@ -496,8 +466,8 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 		pp->result = PY_UNKNOWN_VERSION;
 		goto end_elf;
 	}
-	if (!s.has_eval || !s.has_code_type || elf__bias(elf, e, &bias) ||
-	    (off = elf__file_offset(elf, s.eval.st_value)) < 0) {
+	if (!s.has_eval || !s.has_code_type || elf__load_base(elf, e->start, e->pgoff, &bias) ||
+	    (off = file_offset(elf, s.eval.st_value)) < 0) {
 		pr_debug("pid %d: %s lacks the symbols of its evaluation loop\n", lc->pid, e->path);
 		pp->result = PY_ERROR;
 		goto end_elf;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../symbolize/elf.h"
 #include "../symbolize/maps.h"
 #include "golabels.h"
 #include "tracectx.h"
@@ -147,30 +148,6 @@ static int elf__exe_tp_offset(Elf *elf, uint64_t sym_value, int64_t *tp_offset)
 }
 
 /*
- * The load base of the object from one of its mappings: the PT_LOAD that holds the mapping's
- * file offset maps p_offset at base + p_vaddr, and the two are congruent modulo the page size.
- */
-static int elf__load_base(Elf *elf, const struct map_entry *e, uint64_t *base)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	size_t phnum;
-
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (e->pgoff < (ph.p_offset & ~(page - 1)) || e->pgoff >= ph.p_offset + ph.p_filesz)
-			continue;
-		*base = e->start - e->pgoff - (ph.p_vaddr - ph.p_offset);
-		return 0;
-	}
-	return -ENOENT;
-}
-
-/*
  * A GOT slot of the object that ld.so filled with the variable's tp offset: the argument word of
  * a TLSDESC pair (-mtls-dialect=gnu2) or an initial-exec TPOFF64 entry. Either is against the
  * symbol, or, when the object binds it locally, against symbol 0 with the variable's offset in
@@ -261,7 +238,7 @@ static int locate__from_got(struct locate_ctx *lc, Elf *elf, const struct map_en
 	if (err)
 		/* General-dynamic only (__tls_get_addr): no offset stored in the process. */
 		return -ENOTSUP;
-	err = elf__load_base(elf, e, &base);
+	err = elf__load_base(elf, e->start, e->pgoff, &base);
 	if (err)
 		return err;
 	err = locate__read_word(lc->pid, base + got, &word);

@@ -566,16 +566,9 @@ static void json_error(struct http_response *resp, int status, const char *fmt, 
 	buf__reset(&resp->body);
 	resp->status = status;
 	resp->content_type = "application/json";
-	buf__puts(&resp->body, "{\"error\": \"");
-	for (const char *c = msg; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			buf__printf(&resp->body, "\\%c", *c);
-		else if ((unsigned char)*c < 0x20)
-			buf__printf(&resp->body, "\\u%04x", *c);
-		else
-			buf__append(&resp->body, c, 1);
-	}
-	buf__puts(&resp->body, "\"}\n");
+	buf__puts(&resp->body, "{\"error\": ");
+	buf__json_str(&resp->body, msg);
+	buf__puts(&resp->body, "}\n");
 }
 
 /* The ID of /api/v1/probes/ID[/...], or -1. */

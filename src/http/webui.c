@@ -82,22 +82,6 @@ static const struct value_type *folded_value(const struct profile_desc *desc)
 	return &desc->values[desc->default_value < 0 ? 0 : desc->default_value];
 }
 
-/* s as a JSON string (names come from processes: escape what JSON requires). */
-static int json_string(struct buf *out, const char *s)
-{
-	int err = buf__puts(out, "\"");
-
-	for (; !err && s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			err = buf__printf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			err = buf__printf(out, "\\u%04x", *s);
-		else
-			err = buf__append(out, s, 1);
-	}
-	return err ?: buf__puts(out, "\"");
-}
-
 void webui__profiles(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	const struct daemon *d = ctx;
@@ -112,11 +96,11 @@ void webui__profiles(const struct http_request *req, struct http_response *resp,
 		const struct value_type *v = folded_value(desc);
 
 		err = buf__puts(b, i ? ",{\"name\":" : "{\"name\":") ?:
-		      json_string(b, desc->name) ?: buf__puts(b, ",\"path\":") ?:
-		      json_string(b, desc->path) ?: buf__puts(b, ",\"help\":") ?:
-		      json_string(b, desc->help) ?: buf__puts(b, ",\"value_type\":") ?:
-		      json_string(b, v->type) ?: buf__puts(b, ",\"unit\":") ?:
-		      json_string(b, v->unit) ?:
+		      buf__json_str(b, desc->name) ?: buf__puts(b, ",\"path\":") ?:
+		      buf__json_str(b, desc->path) ?: buf__puts(b, ",\"help\":") ?:
+		      buf__json_str(b, desc->help) ?: buf__puts(b, ",\"value_type\":") ?:
+		      buf__json_str(b, v->type) ?: buf__puts(b, ",\"unit\":") ?:
+		      buf__json_str(b, v->unit) ?:
 		      /* heap is the live set now: it takes no window. */
 		      buf__printf(b, ",\"windowed\":%s,\"available\":%s}",
 				  desc->type == PROFILE_HEAP ? "false" : "true",
@@ -250,8 +234,8 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 				 type ? type : "cpu", n, folded_value(desc)->unit);
 	for (size_t i = 0; !err && i < nr; i++)
 		err = buf__printf(&resp->body, "%s{\"pid\":%u,\"comm\":", i ? "," : "", ps[i].pid) ?:
-		      json_string(&resp->body, ps[i].comm) ?: buf__puts(&resp->body, ",\"exe\":") ?:
-		      json_string(&resp->body, ps[i].exe) ?:
+		      buf__json_str(&resp->body, ps[i].comm) ?: buf__puts(&resp->body, ",\"exe\":") ?:
+		      buf__json_str(&resp->body, ps[i].exe) ?:
 		      buf__printf(&resp->body, ",\"samples\":%" PRIu64 ",\"value\":%" PRIu64 "}",
 				  ps[i].samples, ps[i].value);
 	err = err ?: buf__puts(&resp->body, "]}\n");

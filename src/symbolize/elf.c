@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/log.h"
 #include "../lib/hex.h"
@@ -156,6 +157,26 @@ int elf__vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 			*off = vaddr - ph.p_vaddr + ph.p_offset;
 			return 0;
 		}
+	}
+	return -ENOENT;
+}
+
+int elf__load_base(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *base)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return -EINVAL;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (pgoff < (ph.p_offset & ~(page - 1)) || pgoff >= ph.p_offset + ph.p_filesz)
+			continue;
+		*base = start - pgoff - (ph.p_vaddr - ph.p_offset);
+		return 0;
 	}
 	return -ENOENT;
 }

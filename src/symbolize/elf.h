@@ -16,6 +16,12 @@ struct elf_file;
 typedef struct Elf Elf;
 /* The file offset of an ELF virtual address, through the PT_LOAD holding it. 0 or -ENOENT. */
 int elf__vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off);
+/*
+ * The load base of an object from one of its mappings (its start address and file offset): the
+ * PT_LOAD holding that offset maps p_offset at base + p_vaddr, congruent modulo the page size.
+ * 0, -ENOENT (no PT_LOAD holds it) or -EINVAL.
+ */
+int elf__load_base(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *base);
 
 /* Reads only the build ID (cheap). hex gets lower-case hex, NUL-terminated; "" if none. */
 int elf__read_build_id(int fd, char *hex, size_t hex_size);

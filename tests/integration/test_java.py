@@ -47,8 +47,10 @@ def start_hot(fp):
 def start_hot_in_container():
     """A JVM as in a container: its own pid namespace (it is pid 1 there, so its socket and
     map are .java_pid1 and perf-1.map) and mount namespace with a private /tmp."""
-    script = "mount -t tmpfs none /tmp && exec java -XX:+PreserveFramePointer -cp %s Hot %d" % (
-        JAVA_DIR, RUN_S)
+    # The classes are bound onto /mnt first: the checkout (and so JAVA_DIR) may itself be under
+    # the /tmp the container hides.
+    script = ("mount --bind %s /mnt && mount -t tmpfs none /tmp && "
+              "exec java -XX:+PreserveFramePointer -cp /mnt Hot %d" % (JAVA_DIR, RUN_S))
     p = subprocess.Popen(["unshare", "-m", "-p", "-f", "--propagation", "private",
                           "sh", "-c", script], stdout=subprocess.PIPE, text=True, cwd=TMP)
     inner = int(p.stdout.readline())

@@ -1,4 +1,4 @@
-/* DEPS: src/collect/python.c src/lib/log.c */
+/* DEPS: src/collect/python.c src/symbolize/elf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * CPython frames: the line tables (3.10's co_linetable, the 3.11+ locations table) against what
