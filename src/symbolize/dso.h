@@ -23,11 +23,13 @@ enum dso_kind {
 	DSO_TRUNCATED,	/* marks where a user stack walk stopped short of its outermost frame */
 	DSO_PYTHON,	/* interpreted CPython code: addr indexes the symbolizer's (function, file,
 			 * line) table */
+	DSO_SPECIAL,	/* a code page the kernel maps into processes ([uprobes]: the uprobe
+			 * trampolines; [vsyscall]), every address named by its path */
 };
 
 enum dso_kind dso__kind(const struct dso *dso);
 /* The path the process mapped it at, or "[kernel.kallsyms]", "[vdso]", "[anon]", "[unknown]",
- * "[truncated]", "[python]". */
+ * "[truncated]", "[python]", "[uprobes]", "[vsyscall]". */
 const char *dso__path(const struct dso *dso);
 /* Lower-case hex GNU build ID, "" when the file has none. */
 const char *dso__build_id(const struct dso *dso);

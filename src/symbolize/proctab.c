@@ -163,7 +163,7 @@ static int add_map(const struct map_entry *e, void *arg)
 			ctx->ctx_addr = e->start;
 		return 0;
 	}
-	if (e->path[0] != '/' && strcmp(e->path, "[vdso]")) {
+	if (e->path[0] != '/' && !symbolizer__kernel_page(e->path)) {
 		/* Anonymous code: one JIT dso per process, whatever the number of mappings. */
 		if (!p->jit)
 			p->jit = symbolizer__jit_dso(ctx->pt->sym, p->pid);

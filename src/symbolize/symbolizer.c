@@ -45,6 +45,11 @@ struct interp_pos {
  * every exec, which must never wait for a query), lock guards symbol tables and lookups (query
  * threads, which may load big debug files).
  */
+/* Code pages the kernel maps into processes, named as a whole: the uprobe trampolines (a sample
+ * taken while a uprobe's return or syscall trampoline runs), the legacy vsyscall page. */
+static const char *const special_pages[] = { "[uprobes]", "[vsyscall]" };
+#define NR_SPECIAL (sizeof(special_pages) / sizeof(special_pages[0]))
+
 struct symbolizer {
 	pthread_mutex_t index_lock;
 	pthread_mutex_t lock;
@@ -57,6 +62,7 @@ struct symbolizer {
 	struct dso *anon;
 	struct dso *vdso;
 	struct dso *python;
+	struct dso *special[NR_SPECIAL];
 	/* Interpreted positions: entries in the order added (a frame's addr), and an index. Guarded
 	 * by interp_lock, taken after lock by lookups and alone by the ingest thread. */
 	pthread_mutex_t interp_lock;
@@ -136,10 +142,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	sym->anon = dso__new(DSO_ANON, "[anon]", -1);
 	sym->vdso = dso__new(DSO_VDSO, "[vdso]", vdso_image_fd());
 	sym->python = dso__new(DSO_PYTHON, "[python]", -1);
+	for (size_t i = 0; i < NR_SPECIAL; i++)
+		sym->special[i] = dso__new(DSO_SPECIAL, special_pages[i], -1);
 	if (sym->vdso && sym->vdso->fd < 0)
 		sym->vdso->fd = -1;
 	if (!sym->kernel || !sym->unknown || !sym->truncated || !sym->anon || !sym->vdso ||
-	    !sym->python) {
+	    !sym->python || !sym->special[0] || !sym->special[1]) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
 		return NULL;
@@ -160,6 +168,8 @@ void symbolizer__free(struct symbolizer *sym)
 	dso__put(sym->anon);
 	dso__put(sym->vdso);
 	dso__put(sym->python);
+	for (size_t i = 0; i < NR_SPECIAL; i++)
+		dso__put(sym->special[i]);
 	for (uint32_t i = 0; i < sym->nr_interp; i++) {
 		free(sym->interp[i].function);
 		free(sym->interp[i].file);
@@ -186,6 +196,16 @@ struct dso *symbolizer__unknown_dso(struct symbolizer *sym)
 struct dso *symbolizer__truncated_dso(struct symbolizer *sym)
 {
 	return sym->truncated;
+}
+
+bool symbolizer__kernel_page(const char *path)
+{
+	if (!strcmp(path, "[vdso]"))
+		return true;
+	for (size_t i = 0; i < NR_SPECIAL; i++)
+		if (!strcmp(path, special_pages[i]))
+			return true;
+	return false;
 }
 
 /* The pid the process knows itself by (its own pid namespace names its perf map). */
@@ -310,6 +330,9 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 	if (e->path[0] != '/') {
 		if (!strcmp(e->path, "[vdso]"))
 			return dso__get(sym->vdso);
+		for (size_t i = 0; i < NR_SPECIAL; i++)
+			if (!strcmp(e->path, special_pages[i]))
+				return dso__get(sym->special[i]);
 		/* Anonymous executable memory: JIT code, trampolines. */
 		return dso__get(sym->anon);
 	}
@@ -386,7 +409,8 @@ static int fallback(struct dso *dso, uint64_t addr, struct strtab *st, struct sy
 		snprintf(name, sizeof(name), "[kernel]+0x%" PRIx64, addr);
 		break;
 	case DSO_TRUNCATED:
-		snprintf(name, sizeof(name), "[truncated]");
+	case DSO_SPECIAL:
+		snprintf(name, sizeof(name), "%s", dso->path);
 		break;
 	default:
 		snprintf(name, sizeof(name), "0x%" PRIx64, addr);
@@ -728,6 +752,7 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 		err = f->dso->pid ? lookup_jit(sym, f, st, out) : fallback(f->dso, f->addr, st, out);
 		break;
 	case DSO_TRUNCATED:
+	case DSO_SPECIAL:
 		err = fallback(f->dso, f->addr, st, out);
 		break;
 	case DSO_PYTHON:

@@ -2,6 +2,7 @@
 #ifndef AUTOPROF_SYMBOLIZER_H
 #define AUTOPROF_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../store/frame.h"
@@ -70,6 +71,9 @@ struct dso *symbolizer__kernel_dso(struct symbolizer *sym);
 struct dso *symbolizer__unknown_dso(struct symbolizer *sym);
 /* The outermost frame of a user stack that was walked only part way: function "[truncated]". */
 struct dso *symbolizer__truncated_dso(struct symbolizer *sym);
+/* Whether a mapping of that path is code the kernel provides ([vdso], [uprobes], [vsyscall]),
+ * not a process's anonymous (JIT) code. */
+bool symbolizer__kernel_page(const char *path);
 
 /*
  * A frame of interpreted code (a Python function at a line): (function, file, line) is interned

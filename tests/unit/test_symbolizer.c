@@ -639,6 +639,34 @@ TEST(exit_drops_process_and_trim_forgets_unreferenced_dsos)
 	env__fini(&e);
 }
 
+/* The kernel's own code pages are named as a whole, not taken for a process's JIT code. */
+TEST(kernel_pages_named_as_a_whole)
+{
+	struct map_entry m = { .start = 0x7ffffffff000, .end = 0x800000000000, .readable = true,
+			       .executable = true, .path = "[uprobes]" };
+	struct frame f;
+	struct env e;
+
+	CHECK_EQ(env__init(&e), 0);
+	CHECK(symbolizer__kernel_page("[uprobes]"));
+	CHECK(symbolizer__kernel_page("[vsyscall]"));
+	CHECK(symbolizer__kernel_page("[vdso]"));
+	CHECK(!symbolizer__kernel_page(""));
+	CHECK(!symbolizer__kernel_page("[anon:jit]"));
+	f.dso = symbolizer__dso_for_mapping(e.sym, getpid(), &m);
+	CHECK(f.dso);
+	CHECK_EQ(dso__kind(f.dso), DSO_SPECIAL);
+	CHECK_STR(dso__path(f.dso), "[uprobes]");
+	f.addr = 0xc;
+	CHECK_STR(frame_name(&e, &f, NULL), "[uprobes]");
+	dso__put(f.dso);
+	m.path = "[vsyscall]";
+	f.dso = symbolizer__dso_for_mapping(e.sym, getpid(), &m);
+	CHECK_STR(frame_name(&e, &f, NULL), "[vsyscall]");
+	dso__put(f.dso);
+	env__fini(&e);
+}
+
 int main(void)
 {
 	RUN(own_process_names_own_function_and_libc);
@@ -651,6 +679,7 @@ int main(void)
 	RUN(unmapped_address_is_unknown);
 	RUN(elf_offset_without_symbol_gets_basename_and_offset);
 	RUN(exit_drops_process_and_trim_forgets_unreferenced_dsos);
+	RUN(kernel_pages_named_as_a_whole);
 	children__kill();
 	return test_summary();
 }
