@@ -21,14 +21,7 @@ command -v bpftrace >/dev/null || { echo "bpftrace is missing (apt-get install b
 LIBC=$(ldd "$LOOP" | awk '/libc.so/ {print $3}')
 LIBC=$(readlink -f "$LIBC")
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib/common.sh
 
 # start_loop N [VAR=VALUE...]: starts the loop waiting on a fifo; sets loop_pid.
 start_loop() {
@@ -74,7 +67,7 @@ counting=$(with_bpftrace "uprobe:$LIBC:malloc,uprobe:$LIBC:free { @c = count(); 
 	uretprobe:$LIBC:malloc { @r = count(); }")
 stacks=$(with_bpftrace "uprobe:$LIBC:malloc { @[ustack] = sum(arg0); }")
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$AP" --web.listen-address=127.0.0.1:$port >"$tmp/ap.log" 2>&1 &
 pids+=($!)
 until curl -sf "localhost:$port/metrics" | grep -q autoprof_cpus_sampled; do sleep 0.1; done

@@ -25,17 +25,10 @@ OFFCPUTIME=$(command -v offcputime || command -v bpf-offcputime || echo /usr/sbi
 [ -x "$AP" ] && [ -x "$PP" ] || { echo "build first: make all $PP" >&2; exit 1; }
 [ -x "$OFFCPUTIME" ] || { echo "offcputime is missing (apt-get install libbpf-tools)" >&2; exit 1; }
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	sysctl -q -w kernel.bpf_stats_enabled=0 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib/common.sh
+bench_cleanup_hook() { sysctl -q -w kernel.bpf_stats_enabled=0 || true; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 switches() { awk '/^ctxt/ {print $2}' /proc/stat; }
 
 # One run of the workload: prints "round_trips_per_second switches_per_second".

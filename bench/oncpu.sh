@@ -16,17 +16,8 @@ BUSY=$BUILD/targets/cpu_shares
 [ -x "$AP" ] && [ -x "$BUSY" ] || { echo "build first: make all $BUSY" >&2; exit 1; }
 command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib/common.sh
 
-# CPU nanoseconds of every thread of a process (schedstat: tick-accurate stat is too coarse).
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
 ncpu=$(nproc)
 
@@ -36,7 +27,7 @@ for _ in $(seq "$ncpu"); do
 	pids+=($!)
 done
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 sysctl -q -w kernel.bpf_stats_enabled=1 || true
 "$AP" --web.listen-address=127.0.0.1:$port --log.level=warn >"$tmp/ap.log" 2>&1 &
 ap=$!

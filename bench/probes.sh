@@ -20,14 +20,7 @@ FUNCLATENCY=$(command -v funclatency || echo /usr/sbin/funclatency)
 [ -x "$FUNCLATENCY" ] || { echo "funclatency is missing (apt-get install libbpf-tools)" >&2; exit 1; }
 LOOP_ABS=$(readlink -f "$LOOP")
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib/common.sh
 
 # start_loop FN N: starts the loop waiting on a fifo; sets loop_pid.
 start_loop() {
@@ -64,7 +57,7 @@ with_funclatency() {
 	wait "$fl" 2>/dev/null || true
 }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$AP" --web.listen-address=127.0.0.1:$port >"$tmp/ap.log" 2>&1 &
 pids+=($!)
 until curl -sf "localhost:$port/metrics" | grep -q autoprof_cpus_sampled; do sleep 0.1; done

@@ -14,18 +14,16 @@ PAIRS=${PAIRS:-3}
 AP=$BUILD/autoprof
 [ -x "$AP" ] || { echo "build first: make all" >&2; exit 1; }
 
-tmp=$(mktemp -d)
+. bench/lib/common.sh
 ap=
 stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
+bench_cleanup_hook() {
 	[ -z "$ap" ] || { kill "$ap" 2>/dev/null || true; wait "$ap" 2>/dev/null || true; }
 	sysctl -q -w kernel.bpf_stats_enabled="$stats_was" 2>/dev/null || true
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1 || true
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 
 ap_start() {
 	"$AP" --web.listen-address=127.0.0.1:$port --log.level=warn >>"$tmp/ap.log" 2>&1 &
@@ -54,8 +52,6 @@ bpf_stats() {
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-# CPU nanoseconds of every thread of a process.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
 
 # One run of COMMAND: its throughput (its last line) to $tmp/$1, and WORK divided by the CPU
 # seconds it used (user + system, all its threads) to $tmp/$1.cpu. On a shared machine the

@@ -39,30 +39,10 @@ done
 [ "$(id -u)" = 0 ] || { echo "run as root (BPF)" >&2; exit 1; }
 make --no-print-directory -s BUILD="$BUILD" "$AP"
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib/common.sh
 
-# Run-time stats on while this holder lives (BPF_ENABLE_STATS, BPF_STATS_RUN_TIME).
-python3 - >"$tmp/stats.out" 2>&1 <<'PY' &
-import ctypes, signal
-libc = ctypes.CDLL(None, use_errno=True)
-attr = (ctypes.c_uint8 * 128)()  # enable_stats.type = BPF_STATS_RUN_TIME = 0
-fd = libc.syscall(321, 32, ctypes.byref(attr), ctypes.c_uint(4))  # bpf(BPF_ENABLE_STATS)
-print("ok" if fd >= 0 else "errno %d" % ctypes.get_errno(), flush=True)
-if fd >= 0:
-    signal.sigwait([signal.SIGTERM, signal.SIGINT])
-PY
-pids+=($!)
-for _ in $(seq 50); do [ -s "$tmp/stats.out" ] && break; sleep 0.1; done
-grep -q '^ok' "$tmp/stats.out" || { echo "BPF_ENABLE_STATS failed: $(cat "$tmp/stats.out")" >&2; exit 1; }
+hold_bpf_stats
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # run_time_ns and run_cnt of the oncpu_sample program held by process $1, and nothing else's.
 prog_stats() {

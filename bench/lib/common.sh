@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Sourced by the bench scripts (from the repository root): a scratch directory $tmp, removed at
+# exit with every process in pids[] killed (KEEP=DIR keeps the files there instead), and the
+# helpers each script had written again. A script that must undo more at exit defines
+# bench_cleanup_hook.
+
+if [ -n "${KEEP:-}" ]; then
+	tmp=$KEEP
+	mkdir -p "$tmp"
+else
+	tmp=$(mktemp -d)
+fi
+pids=()
+bench_cleanup_hook() { :; }
+bench_cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	bench_cleanup_hook
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+trap bench_cleanup EXIT
+
+# A TCP port free on loopback now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# CPU nanoseconds of every thread of a process (schedstat: tick-accurate stat is too coarse).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
+
+# BPF run-time stats on while a holder process lives (BPF_ENABLE_STATS, BPF_STATS_RUN_TIME),
+# without touching kernel.bpf_stats_enabled; the holder is in pids[], so it ends at exit.
+hold_bpf_stats() {
+	python3 - >"$tmp/stats.out" 2>&1 <<'PY' &
+import ctypes, signal
+libc = ctypes.CDLL(None, use_errno=True)
+attr = (ctypes.c_uint8 * 128)()  # enable_stats.type = BPF_STATS_RUN_TIME = 0
+fd = libc.syscall(321, 32, ctypes.byref(attr), ctypes.c_uint(4))  # bpf(BPF_ENABLE_STATS)
+print("ok" if fd >= 0 else "errno %d" % ctypes.get_errno(), flush=True)
+if fd >= 0:
+    signal.sigwait([signal.SIGTERM, signal.SIGINT])
+PY
+	pids+=($!)
+	for _ in $(seq 50); do [ -s "$tmp/stats.out" ] && break; sleep 0.1; done
+	grep -q '^ok' "$tmp/stats.out" ||
+		{ echo "BPF_ENABLE_STATS failed: $(cat "$tmp/stats.out")" >&2; exit 1; }
+}
