@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "bpf/unwind.h"
 #include "cfi.h"
 #include "unwind.h"
+#include "unwind_priv.h"
 
 #define MAX_FILES 16384
 #define FILE_BUCKETS 4096
@@ -86,6 +88,8 @@ struct unwinder {
 	pthread_cond_t work, idle;
 	struct ufile *qhead, *qtail;
 	int rows_fd, pages_fd, files_fd, procs_fd, counters_fd;
+	/* Set once by unwinder__new, then read without the lock. */
+	struct unwind_tables tables;
 	uint32_t big_table_share;
 	struct pool rows, pages;
 	uint32_t free_slots[MAX_FILES];
@@ -193,6 +197,32 @@ static int create_map(enum bpf_map_type type, const char *name, uint32_t value_s
 	return fd;
 }
 
+/* The array's elements as BPF sees them, read-only: n of them, stride bytes apart. */
+static int map_array(int fd, size_t stride, uint32_t n, const void **out)
+{
+	void *p = mmap(NULL, stride * n, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		pr_err("cannot map an unwind array (%u entries): %s\n", n, strerror(-err));
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+static void unmap_array(const void *p, size_t stride, uint32_t n)
+{
+	if (p)
+		munmap((void *)p, stride * n);
+}
+
+const struct unwind_tables *unwinder__tables(struct unwinder *u)
+{
+	return &u->tables;
+}
+
 struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -219,18 +249,27 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 		u->free_slots[i] = MAX_FILES - 1 - i;
 	u->nr_free_slots = MAX_FILES;
 
+	/* Mappable, for user space to walk copied stacks with the very rows BPF reads. */
 	*err = u->rows_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_rows",
-				       sizeof(struct unwind_row), u->rows.capacity, 0);
+				       sizeof(struct unwind_row), u->rows.capacity, BPF_F_MMAPABLE);
 	if (*err < 0)
 		goto out_free;
 	*err = u->pages_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_pages", sizeof(uint32_t),
-					u->pages.capacity, 0);
+					u->pages.capacity, BPF_F_MMAPABLE);
 	if (*err < 0)
 		goto out_free;
 	*err = u->files_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_files",
-					sizeof(struct unwind_file), MAX_FILES, 0);
+					sizeof(struct unwind_file), MAX_FILES, BPF_F_MMAPABLE);
 	if (*err < 0)
 		goto out_free;
+	*err = map_array(u->rows_fd, UNWIND_ROW_STRIDE, u->rows.capacity, &u->tables.rows) ?:
+	       map_array(u->pages_fd, UNWIND_PAGE_STRIDE, u->pages.capacity, &u->tables.pages) ?:
+	       map_array(u->files_fd, UNWIND_FILE_STRIDE, MAX_FILES, &u->tables.files);
+	if (*err)
+		goto out_free;
+	u->tables.nrows = u->rows.capacity;
+	u->tables.npages = u->pages.capacity;
+	u->tables.nfiles = MAX_FILES;
 	*err = u->procs_fd = create_map(BPF_MAP_TYPE_HASH, "unwind_procs",
 					sizeof(struct unwind_proc), opts->max_processes,
 					BPF_F_NO_PREALLOC);
@@ -284,6 +323,9 @@ void unwinder__free(struct unwinder *u)
 			free(f);
 		}
 	}
+	unmap_array(u->tables.rows, UNWIND_ROW_STRIDE, u->rows.capacity);
+	unmap_array(u->tables.pages, UNWIND_PAGE_STRIDE, u->pages.capacity);
+	unmap_array(u->tables.files, UNWIND_FILE_STRIDE, MAX_FILES);
 	if (u->rows_fd >= 0)
 		close(u->rows_fd);
 	if (u->pages_fd >= 0)

@@ -2,6 +2,8 @@
 #ifndef AUTOPROF_UNWIND_H
 #define AUTOPROF_UNWIND_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -17,6 +19,7 @@
 struct unwinder;
 struct bpf_object;
 struct proc_map;
+struct unwind_proc;
 
 struct unwinder_opts {
 	uint64_t memory_limit;	/* bytes of rows, at least one row */
@@ -52,6 +55,29 @@ void unwinder__wait_idle(struct unwinder *u);
 
 /* Brings back tables evicted while in use where room has freed up; call every few seconds. */
 void unwinder__maintain(struct unwinder *u);
+
+/*
+ * Walking stacks copied out of a process (the preload shim's: registers at a call and the bytes
+ * from sp up) in user space, with the tables BPF reads (mapped read-only, no syscall per walk)
+ * and bpf/unwind_step.h's rules. Any thread, no lock: tables rewritten meanwhile may give a wrong
+ * frame, never a read outside the tables or the copy.
+ */
+
+/* A copy of process pid's mapping table as BPF sees it into *out (the caller's; one syscall, to
+ * reuse for many walks while the process's maps stay). 0, -ENOENT: none yet, or -errno. */
+int unwinder__proc(struct unwinder *u, uint32_t pid, struct unwind_proc *out);
+
+/*
+ * Walks a copied stack: pc is a return address into the caller (the registers at a function's
+ * entry, its return address popped: sp the caller's stack pointer, bp its rbp), stack[0, len)
+ * the process's memory at [sp, sp + len); memory outside the copy is unreadable. proc from
+ * unwinder__proc (NULL: frame pointers only). Writes the return addresses, pcs[0] = pc, to
+ * pcs[0, max) and returns how many; *truncated: it stopped before the outermost frame (max
+ * reached, memory outside the copy, a rule it cannot follow, no unwind info).
+ */
+uint32_t unwinder__walk_copy(struct unwinder *u, const struct unwind_proc *proc, uint64_t pc,
+			     uint64_t sp, uint64_t bp, const void *stack, size_t len, uint64_t *pcs,
+			     uint32_t max, bool *truncated);
 
 struct unwinder_stats {
 	uint64_t row_bytes;	   /* rows in use, bytes */

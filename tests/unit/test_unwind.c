@@ -1,11 +1,15 @@
-/* DEPS: src/unwind/unwind.c src/unwind/cfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/collect/collect.c src/collect/tracectx.c src/collect/golabels.c src/symbolize/proctab.c src/symbolize/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/symbolize/maps.c src/lib/strtab.c src/lib/log.c */
+/* DEPS: src/unwind/unwind.c src/unwind/uwalk.c src/unwind/cfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/collect/collect.c src/collect/tracectx.c src/collect/golabels.c src/symbolize/proctab.c src/symbolize/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/symbolize/maps.c src/lib/strtab.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The unwinder's BPF maps as BPF reads them: per-file tables built once and shared, process
  * mapping tables, the memory bound with its evictions, the idle-file cache. Real maps (needs
  * CAP_BPF), real files (glibc, libstdc++), rows checked against cfi__build of the same file.
+ * And user space walking copies of this process's own stack with those tables (uwalk.c).
  */
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -13,6 +17,7 @@
 #include "bpf/unwind.h"
 #include "src/symbolize/dso_priv.h"
 #include "src/symbolize/proctab.h"
+#include "src/symbolize/symbolizer.h"
 #include "src/unwind/cfi.h"
 #include "src/unwind/unwind.h"
 #include "testlib.h"
@@ -342,13 +347,347 @@ TEST(anonymous_code_and_many_mappings)
 	dso__put(jit);
 }
 
+/*
+ * Walking copies of this process's own stack. The chain below has no frame pointers (as code
+ * built with -O2 -fomit-frame-pointer, and glibc's qsort between them): only the tables get
+ * through it. capture() stands where the preload shim would: it takes the registers at its own
+ * entry (return address popped) and copies the stack from there up to the thread's stack end.
+ */
+#define NO_FP __attribute__((noinline, noipa, optimize("omit-frame-pointer")))
+#define WITH_FP __attribute__((noinline, noipa, optimize("no-omit-frame-pointer")))
+#define COPY_MAX (1 << 20)
+#define WALK_MAX 127
+
+struct capture {
+	uint64_t pc, sp, bp;
+	size_t len;
+	unsigned char *copy; /* COPY_MAX bytes */
+};
+
+static struct capture cap;
+/* Return addresses each function of the chains saw: what the walk must find, in order. */
+static uint64_t ra_leaf, ra_cmp, ra_b, ra_a, ra_test, ra_fp_inner, ra_fp_outer, ra_main;
+static volatile int sink;
+
+static uint64_t stack_end(void)
+{
+	pthread_attr_t attr;
+	void *addr = NULL;
+	size_t size = 0;
+
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return 0;
+	pthread_attr_getstack(&attr, &addr, &size);
+	pthread_attr_destroy(&attr);
+	return (uint64_t)addr + size;
+}
+
+WITH_FP static void capture(void)
+{
+	uint64_t *fp = __builtin_frame_address(0), end = stack_end();
+
+	cap.pc = (uint64_t)__builtin_return_address(0);
+	cap.sp = (uint64_t)(fp + 2);
+	cap.bp = fp[0];
+	cap.len = end > cap.sp ? end - cap.sp : 0;
+	if (cap.len > COPY_MAX)
+		cap.len = COPY_MAX;
+	memcpy(cap.copy, (const void *)cap.sp, cap.len);
+}
+
+NO_FP static int leaf(int x)
+{
+	ra_leaf = (uint64_t)__builtin_return_address(0);
+	capture();
+	return x * 3 + sink;
+}
+
+NO_FP static int cmp_ints(const void *a, const void *b)
+{
+	ra_cmp = (uint64_t)__builtin_return_address(0);
+	return leaf(*(const int *)a - *(const int *)b) * 5 + sink;
+}
+
+NO_FP static int chain_b(int n)
+{
+	int v[2] = { n, n + 1 };
+
+	ra_b = (uint64_t)__builtin_return_address(0);
+	qsort(v, 2, sizeof(v[0]), cmp_ints);
+	return v[0] * 7 + sink;
+}
+
+NO_FP static int chain_a(int n)
+{
+	ra_a = (uint64_t)__builtin_return_address(0);
+	return chain_b(n + 1) * 11 + sink;
+}
+
+WITH_FP static int fp_inner(int n)
+{
+	ra_fp_inner = (uint64_t)__builtin_return_address(0);
+	capture();
+	return n * 13 + sink;
+}
+
+WITH_FP static int fp_outer(int n)
+{
+	ra_fp_outer = (uint64_t)__builtin_return_address(0);
+	return fp_inner(n + 1) * 17 + sink;
+}
+
+/* An unwinder fed this process's executable mappings (through the proctab, as autoprof does),
+ * tables built, and its mapping table as BPF sees it. */
+struct self {
+	struct symbolizer *sym;
+	struct proctab *pt;
+	struct unwinder *u;
+	struct unwind_proc proc;
+};
+
+static int self_init(struct self *e)
+{
+	struct symbolizer_opts opts = { .cache_bytes = 64 << 20 };
+	struct timespec ts;
+
+	memset(e, 0, sizeof(*e));
+	cap.copy = cap.copy ? cap.copy : malloc(COPY_MAX);
+	e->u = new_unwinder(16 << 20);
+	e->sym = symbolizer__new(&opts);
+	e->pt = e->sym ? proctab__new(e->sym) : NULL;
+	if (!cap.copy || !e->u || !e->pt)
+		return -ENOMEM;
+	proctab__set_listener(e->pt, unwinder__update, e->u);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!proctab__get(e->pt, (uint32_t)getpid(), 0, ts.tv_sec * 1000000000ULL + ts.tv_nsec))
+		return -ENOMEM;
+	unwinder__wait_idle(e->u);
+	return unwinder__proc(e->u, (uint32_t)getpid(), &e->proc);
+}
+
+static void self_fini(struct self *e)
+{
+	proctab__set_listener(e->pt, NULL, NULL);
+	proctab__free(e->pt);
+	symbolizer__free(e->sym);
+	unwinder__free(e->u);
+}
+
+static uint32_t walk(struct self *e, const struct unwind_proc *proc, size_t len, uint64_t *pcs,
+		     uint32_t max, bool *truncated)
+{
+	return unwinder__walk_copy(e->u, proc, cap.pc, cap.sp, cap.bp, cap.copy, len, pcs, max,
+				   truncated);
+}
+
+/* Offset in the copy of the stack slot holding a return address, 0 if none does. */
+static size_t slot_of(uint64_t ra)
+{
+	for (size_t off = 0; off + 8 <= cap.len; off += 8)
+		if (!memcmp(cap.copy + off, &ra, 8))
+			return off;
+	return 0;
+}
+
+static bool in_libc(uint64_t pc)
+{
+	Dl_info info;
+
+	return dladdr((void *)pc, &info) && info.dli_fname && strstr(info.dli_fname, "libc.so");
+}
+
+static int index_of(const uint64_t *pcs, uint32_t n, uint64_t pc)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (pcs[i] == pc)
+			return (int)i;
+	return -1;
+}
+
+TEST(walk_copy_through_qsort)
+{
+	uint64_t pcs[WALK_MAX], fp[WALK_MAX];
+	struct self e;
+	bool truncated;
+	uint32_t n, nfp;
+	int j;
+
+	CHECK(!self_init(&e));
+	CHECK(!unwinder__proc(e.u, (uint32_t)getpid(), &e.proc));
+	CHECK_EQ(unwinder__proc(e.u, 1u << 30, &e.proc), -ENOENT);
+	CHECK(!unwinder__proc(e.u, (uint32_t)getpid(), &e.proc));
+	ra_test = (uint64_t)__builtin_return_address(0);
+	sink = chain_a(1);
+	CHECK(cap.len > 256);
+	n = walk(&e, &e.proc, cap.len, pcs, WALK_MAX, &truncated);
+	if (truncated)
+		FAILF("truncated after %u frames", n);
+	/* leaf, cmp_ints, qsort's frames in glibc, chain_b, chain_a, this test, main, glibc's
+	 * start, _start. */
+	CHECK(n >= 9 && n < 20);
+	CHECK_EQ(pcs[0], cap.pc);
+	CHECK_EQ(pcs[1], ra_leaf);
+	CHECK_EQ(pcs[2], ra_cmp);
+	j = index_of(pcs, n, ra_b);
+	CHECK(j >= 4);
+	for (int i = 2; i < j - 1; i++)
+		if (!in_libc(pcs[i]))
+			FAILF("frame %d (0x%" PRIx64 ") is not qsort's, in glibc", i, pcs[i]);
+	/* qsort's return address, in chain_b. */
+	CHECK(pcs[j - 1] > (uint64_t)chain_b && pcs[j - 1] < (uint64_t)chain_b + 256);
+	CHECK((uint32_t)j + 3 < n);
+	CHECK_EQ(pcs[j + 1], ra_a);
+	CHECK_EQ(pcs[j + 2], ra_test);
+	CHECK_EQ(pcs[j + 3], ra_main);
+	CHECK(in_libc(pcs[j + 4]));
+
+	/* Frame pointers alone (no mapping table) lose the chain at once: the tables did it. */
+	nfp = walk(&e, NULL, cap.len, fp, WALK_MAX, &truncated);
+	CHECK(nfp < 2 || fp[1] != ra_leaf);
+
+	/* Fewer slots than frames: the first ones, truncated. */
+	CHECK_EQ(walk(&e, &e.proc, cap.len, fp, 3, &truncated), 3);
+	CHECK(truncated);
+	CHECK(!memcmp(fp, pcs, 3 * sizeof(*fp)));
+	/* A copy cut short: the frames it holds, truncated; an empty one: the pc alone. */
+	CHECK(slot_of(ra_b) > 0);
+	CHECK_EQ(walk(&e, &e.proc, slot_of(ra_b) + 7, fp, WALK_MAX, &truncated), j);
+	CHECK(truncated);
+	CHECK(!memcmp(fp, pcs, j * sizeof(*fp)));
+	CHECK_EQ(walk(&e, &e.proc, slot_of(ra_b) + 8, fp, WALK_MAX, &truncated), j + 1);
+	CHECK(truncated);
+	nfp = walk(&e, &e.proc, 64, fp, WALK_MAX, &truncated);
+	CHECK(truncated && nfp >= 1 && nfp <= 3);
+	CHECK(!memcmp(fp, pcs, nfp * sizeof(*fp)));
+	CHECK_EQ(walk(&e, &e.proc, 0, fp, WALK_MAX, &truncated), 1);
+	CHECK(truncated);
+	self_fini(&e);
+}
+
+TEST(walk_copy_frame_pointers_without_table)
+{
+	uint64_t pcs[WALK_MAX];
+	struct unwind_proc proc;
+	struct self e;
+	bool truncated;
+	uint32_t n, k = 0;
+
+	CHECK(!self_init(&e));
+	ra_test = (uint64_t)__builtin_return_address(0);
+	sink = fp_outer(1);
+	/* The test binary as JIT code: no table, frame pointers through it. */
+	proc = e.proc;
+	for (uint32_t i = 0; i < proc.nr; i++) {
+		struct unwind_mapping *m = &proc.maps[i];
+
+		if ((uint64_t)fp_inner - m->start < m->len) {
+			m->file = UNWIND_NO_FILE;
+			k++;
+		}
+	}
+	CHECK_EQ(k, 1);
+	n = walk(&e, &proc, cap.len, pcs, WALK_MAX, &truncated);
+	CHECK(!truncated);
+	CHECK(n >= 6 && n < 12);
+	CHECK_EQ(pcs[0], cap.pc);
+	CHECK_EQ(pcs[1], ra_fp_inner);
+	CHECK_EQ(pcs[2], ra_fp_outer);
+	CHECK_EQ(pcs[3], ra_test);
+	CHECK_EQ(pcs[4], ra_main);
+	/* Back to glibc's table from a frame-pointer frame. */
+	CHECK(in_libc(pcs[5]));
+
+	/* The NO_FP chain has no frame pointers: without its table it cannot be walked. */
+	sink = chain_a(1);
+	n = walk(&e, &proc, cap.len, pcs, WALK_MAX, &truncated);
+	CHECK(n < 2 || pcs[1] != ra_leaf);
+	self_fini(&e);
+}
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+TEST(walk_copy_garbage_never_crashes)
+{
+	uint64_t pcs[WALK_MAX], real[WALK_MAX], words[512];
+	struct unwind_proc proc;
+	struct self e;
+	bool truncated;
+	uint32_t nreal;
+
+	CHECK(!self_init(&e));
+	sink = chain_a(1);
+	nreal = walk(&e, &e.proc, cap.len, real, WALK_MAX, &truncated);
+	CHECK(nreal >= 9);
+	for (int it = 0; it < 4000; it++) {
+		uint64_t base = 0x7ffd00000000ULL + (rnd() & 0xffff0), pc, bp;
+		uint32_t n;
+
+		/* Words that look like return addresses, frame pointers into the copy, or noise. */
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+			switch (rnd() % 4) {
+			case 0:
+				words[i] = real[rnd() % nreal] + (rnd() % 3) - 1;
+				break;
+			case 1:
+				words[i] = base + (rnd() % sizeof(words));
+				break;
+			default:
+				words[i] = rnd();
+				break;
+			}
+		}
+		pc = rnd() % 2 ? real[rnd() % nreal] : rnd();
+		bp = rnd() % 2 ? base + (rnd() % sizeof(words)) : rnd();
+		proc = e.proc;
+		if (it % 4 == 3) {
+			/* A table as torn as it gets: any slot, any range, any count. */
+			for (uint32_t i = 0; i < 8 && i < proc.nr; i++)
+				proc.maps[rnd() % proc.nr].file = (uint32_t)rnd();
+			if (it % 8 == 7)
+				proc.nr = (uint32_t)rnd();
+		}
+		n = unwinder__walk_copy(e.u, &proc, pc, base, bp, words, rnd() % sizeof(words), pcs,
+					WALK_MAX, &truncated);
+		CHECK(n <= WALK_MAX);
+		CHECK(n >= 1 || !pc);
+		CHECK(n < WALK_MAX || truncated);
+	}
+	/* The real copy with a few bytes flipped. */
+	for (int it = 0; it < 2000; it++) {
+		size_t len = cap.len < 8192 ? cap.len : 8192;
+		unsigned char saved[8];
+		size_t at = rnd() % (len - 8);
+		uint32_t n;
+
+		memcpy(saved, cap.copy + at, 8);
+		for (int b = 0; b < 8; b++)
+			cap.copy[at + b] ^= (unsigned char)rnd();
+		n = walk(&e, &e.proc, cap.len, pcs, WALK_MAX, &truncated);
+		memcpy(cap.copy + at, saved, 8);
+		CHECK(n >= 1 && n <= WALK_MAX);
+	}
+	self_fini(&e);
+}
+
 int main(void)
 {
+	ra_main = (uint64_t)__builtin_return_address(0);
 	RUN(shared_table_matches_cfi);
 	RUN(idle_table_reused);
 	RUN(memory_limit_evicts_lru);
 	RUN(big_table_never_blinds_the_rest);
 	RUN(table_larger_than_budget);
 	RUN(anonymous_code_and_many_mappings);
+	RUN(walk_copy_through_qsort);
+	RUN(walk_copy_frame_pointers_without_table);
+	RUN(walk_copy_garbage_never_crashes);
 	return test_summary();
 }

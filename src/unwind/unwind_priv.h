@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_UNWIND_PRIV_H
+#define AUTOPROF_UNWIND_PRIV_H
+
+/* Between unwind.c, which owns the BPF arrays, and uwalk.c, which reads them. */
+#include <stdint.h>
+
+#include "bpf/unwind.h"
+
+struct unwinder;
+
+/* An array map's elements sit round_up(value_size, 8) bytes apart in its mmap. */
+#define UNWIND_STRIDE(size) (((size) + 7) & ~(size_t)7)
+#define UNWIND_ROW_STRIDE UNWIND_STRIDE(sizeof(struct unwind_row))
+#define UNWIND_PAGE_STRIDE UNWIND_STRIDE(sizeof(uint32_t))
+#define UNWIND_FILE_STRIDE UNWIND_STRIDE(sizeof(struct unwind_file))
+
+/*
+ * unwind_rows, unwind_pages and unwind_files mapped read-only: what BPF reads, rewritten under
+ * a reader's feet by the builder thread (a stale entry may mislead a walk, never make it read
+ * out of bounds: every index is checked against these capacities).
+ */
+struct unwind_tables {
+	const void *rows, *pages, *files;
+	uint32_t nrows, npages, nfiles;
+};
+
+/* Owned by the unwinder, fixed for its life. */
+const struct unwind_tables *unwinder__tables(struct unwinder *u);
+
+#endif
