@@ -8,8 +8,6 @@
  */
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,9 +15,9 @@
 #include "bpf/unwind.h"
 #include "src/symbolize/dso_priv.h"
 #include "src/symbolize/proctab.h"
-#include "src/symbolize/symbolizer.h"
 #include "src/unwind/cfi.h"
 #include "src/unwind/unwind.h"
+#include "stackcopy.h"
 #include "testlib.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -347,131 +345,7 @@ TEST(anonymous_code_and_many_mappings)
 	dso__put(jit);
 }
 
-/*
- * Walking copies of this process's own stack. The chain below has no frame pointers (as code
- * built with -O2 -fomit-frame-pointer, and glibc's qsort between them): only the tables get
- * through it. capture() stands where the preload shim would: it takes the registers at its own
- * entry (return address popped) and copies the stack from there up to the thread's stack end.
- */
-#define NO_FP __attribute__((noinline, noipa, optimize("omit-frame-pointer")))
-#define WITH_FP __attribute__((noinline, noipa, optimize("no-omit-frame-pointer")))
-#define COPY_MAX (1 << 20)
-#define WALK_MAX 127
-
-struct capture {
-	uint64_t pc, sp, bp;
-	size_t len;
-	unsigned char *copy; /* COPY_MAX bytes */
-};
-
-static struct capture cap;
-/* Return addresses each function of the chains saw: what the walk must find, in order. */
-static uint64_t ra_leaf, ra_cmp, ra_b, ra_a, ra_test, ra_fp_inner, ra_fp_outer, ra_main;
-static volatile int sink;
-
-static uint64_t stack_end(void)
-{
-	pthread_attr_t attr;
-	void *addr = NULL;
-	size_t size = 0;
-
-	if (pthread_getattr_np(pthread_self(), &attr))
-		return 0;
-	pthread_attr_getstack(&attr, &addr, &size);
-	pthread_attr_destroy(&attr);
-	return (uint64_t)addr + size;
-}
-
-WITH_FP static void capture(void)
-{
-	uint64_t *fp = __builtin_frame_address(0), end = stack_end();
-
-	cap.pc = (uint64_t)__builtin_return_address(0);
-	cap.sp = (uint64_t)(fp + 2);
-	cap.bp = fp[0];
-	cap.len = end > cap.sp ? end - cap.sp : 0;
-	if (cap.len > COPY_MAX)
-		cap.len = COPY_MAX;
-	memcpy(cap.copy, (const void *)cap.sp, cap.len);
-}
-
-NO_FP static int leaf(int x)
-{
-	ra_leaf = (uint64_t)__builtin_return_address(0);
-	capture();
-	return x * 3 + sink;
-}
-
-NO_FP static int cmp_ints(const void *a, const void *b)
-{
-	ra_cmp = (uint64_t)__builtin_return_address(0);
-	return leaf(*(const int *)a - *(const int *)b) * 5 + sink;
-}
-
-NO_FP static int chain_b(int n)
-{
-	int v[2] = { n, n + 1 };
-
-	ra_b = (uint64_t)__builtin_return_address(0);
-	qsort(v, 2, sizeof(v[0]), cmp_ints);
-	return v[0] * 7 + sink;
-}
-
-NO_FP static int chain_a(int n)
-{
-	ra_a = (uint64_t)__builtin_return_address(0);
-	return chain_b(n + 1) * 11 + sink;
-}
-
-WITH_FP static int fp_inner(int n)
-{
-	ra_fp_inner = (uint64_t)__builtin_return_address(0);
-	capture();
-	return n * 13 + sink;
-}
-
-WITH_FP static int fp_outer(int n)
-{
-	ra_fp_outer = (uint64_t)__builtin_return_address(0);
-	return fp_inner(n + 1) * 17 + sink;
-}
-
-/* An unwinder fed this process's executable mappings (through the proctab, as autoprof does),
- * tables built, and its mapping table as BPF sees it. */
-struct self {
-	struct symbolizer *sym;
-	struct proctab *pt;
-	struct unwinder *u;
-	struct unwind_proc proc;
-};
-
-static int self_init(struct self *e)
-{
-	struct symbolizer_opts opts = { .cache_bytes = 64 << 20 };
-	struct timespec ts;
-
-	memset(e, 0, sizeof(*e));
-	cap.copy = cap.copy ? cap.copy : malloc(COPY_MAX);
-	e->u = new_unwinder(16 << 20);
-	e->sym = symbolizer__new(&opts);
-	e->pt = e->sym ? proctab__new(e->sym) : NULL;
-	if (!cap.copy || !e->u || !e->pt)
-		return -ENOMEM;
-	proctab__set_listener(e->pt, unwinder__update, e->u);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (!proctab__get(e->pt, (uint32_t)getpid(), 0, ts.tv_sec * 1000000000ULL + ts.tv_nsec))
-		return -ENOMEM;
-	unwinder__wait_idle(e->u);
-	return unwinder__proc(e->u, (uint32_t)getpid(), &e->proc);
-}
-
-static void self_fini(struct self *e)
-{
-	proctab__set_listener(e->pt, NULL, NULL);
-	proctab__free(e->pt);
-	symbolizer__free(e->sym);
-	unwinder__free(e->u);
-}
+/* Walking copies of this process's own stack (tests/unit/stackcopy.h). */
 
 static uint32_t walk(struct self *e, const struct unwind_proc *proc, size_t len, uint64_t *pcs,
 		     uint32_t max, bool *truncated)
@@ -677,6 +551,76 @@ TEST(walk_copy_garbage_never_crashes)
 	self_fini(&e);
 }
 
+/* Evicts and rebuilds two tables in one row range, over and over. */
+struct churn {
+	struct unwinder *u;
+	struct dso *libc, *cxx;
+	volatile int stop;
+	volatile uint32_t cycles;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+	struct proc_map libc = { 0x10000, 0x20000, 0, c->libc }, cxx = { 0x10000, 0x20000, 0, c->cxx };
+
+	while (!c->stop) {
+		unwinder__update(c->u, 100, NULL, 0);
+		unwinder__update(c->u, 200, &cxx, 1);
+		unwinder__wait_idle(c->u);
+		unwinder__update(c->u, 200, NULL, 0);
+		unwinder__update(c->u, 100, &libc, 1);
+		unwinder__wait_idle(c->u);
+		c->cycles++;
+	}
+	return NULL;
+}
+
+TEST(walk_copy_while_tables_change)
+{
+	struct churn c = { .libc = elf_dso(LIBC), .cxx = elf_dso(LIBSTDCXX) };
+	struct unwinder_stats s;
+	uint32_t nc = rows_of(LIBC), nx = rows_of(LIBSTDCXX), walks = 0;
+	uint64_t pcs[WALK_MAX];
+	struct timespec t0, t;
+	struct self e;
+	pthread_t th;
+	bool truncated;
+
+	if (!c.cxx)
+		SKIP("no %s", LIBSTDCXX);
+	CHECK(c.libc && nc && nx);
+	CHECK(!self_init(&e));
+	sink = chain_a(1);
+	/* Room for one of the two: each evicts the other, its rows written where the other's
+	 * were, while this thread walks them. This process's mapping table names file slots of
+	 * another unwinder: lookups land in those rows as they change. */
+	c.u = new_unwinder_share((uint64_t)(nc > nx ? nc : nx) * sizeof(struct unwind_row), 1);
+	CHECK(c.u);
+	CHECK(!pthread_create(&th, NULL, churn_main, &c));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		uint32_t n = unwinder__walk_copy(c.u, &e.proc, cap.pc, cap.sp, cap.bp, cap.copy,
+						 cap.len, pcs, WALK_MAX, &truncated);
+
+		if (n < 1 || n > WALK_MAX)
+			FAILF("walk %u: %u frames", walks, n);
+		walks++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (c.cycles < 20 && t.tv_sec - t0.tv_sec < 20);
+	c.stop = 1;
+	pthread_join(th, NULL);
+	unwinder__stats(c.u, &s);
+	/* Each cycle evicted both tables and rebuilt them. */
+	CHECK(c.cycles >= 3);
+	CHECK(s.evictions >= 2 * c.cycles - 1);
+	CHECK(walks > 1000);
+	unwinder__free(c.u);
+	dso__put(c.libc);
+	dso__put(c.cxx);
+	self_fini(&e);
+}
+
 int main(void)
 {
 	ra_main = (uint64_t)__builtin_return_address(0);
@@ -689,5 +633,6 @@ int main(void)
 	RUN(walk_copy_through_qsort);
 	RUN(walk_copy_frame_pointers_without_table);
 	RUN(walk_copy_garbage_never_crashes);
+	RUN(walk_copy_while_tables_change);
 	return test_summary();
 }
