@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/types.h>
+
 #include "bpf/unwind.h"
 #include "src/symbolize/proctab.h"
 #include "src/symbolize/symbolizer.h"
@@ -38,7 +40,9 @@ struct capture {
 
 static struct capture cap;
 /* Return addresses each function of the chains saw: what the walk must find, in order. */
-static uint64_t ra_leaf, ra_cmp, ra_b, ra_a, ra_test, ra_fp_inner, ra_fp_outer, ra_main;
+static uint64_t ra_leaf, ra_cmp, ra_b, ra_a, ra_fp_inner, ra_fp_outer;
+/* Set by the test and by main, where a test binary has one. */
+static __attribute__((unused)) uint64_t ra_test, ra_main;
 static volatile int sink;
 
 static inline uint64_t stack_end(void)
