@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,21 @@ WITH_FP static int fp_outer(int n)
 {
 	ra_fp_outer = (uint64_t)__builtin_return_address(0);
 	return fp_inner(n + 1) * 17 + sink;
+}
+
+/* A signal handler's stack: the walk crosses the kernel's signal frame (__restore_rt). */
+static uint64_t ra_raiser;
+
+NO_FP static void on_signal(int sig)
+{
+	sink = leaf(sig) + 1;
+}
+
+NO_FP static int raiser(int n)
+{
+	ra_raiser = (uint64_t)__builtin_return_address(0);
+	raise(SIGUSR2);
+	return n * 19 + sink;
 }
 
 /* An unwinder fed this process's executable mappings (through the proctab, as autoprof does),

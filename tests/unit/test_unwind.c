@@ -478,6 +478,40 @@ TEST(walk_copy_frame_pointers_without_table)
 	self_fini(&e);
 }
 
+TEST(walk_copy_through_signal_frame)
+{
+	/* __restore_rt: mov $15 (rt_sigreturn), %rax; syscall */
+	static const unsigned char restorer[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00,
+						  0x00, 0x00, 0x0f, 0x05 };
+	struct sigaction sa = { .sa_handler = on_signal }, old;
+	uint64_t pcs[WALK_MAX];
+	struct self e;
+	bool truncated;
+	uint32_t n;
+	int j;
+
+	CHECK(!self_init(&e));
+	CHECK(!sigaction(SIGUSR2, &sa, &old));
+	ra_test = (uint64_t)__builtin_return_address(0);
+	sink = raiser(1);
+	sigaction(SIGUSR2, &old, NULL);
+	n = walk(&e, &e.proc, cap.len, pcs, WALK_MAX, &truncated);
+	CHECK(!truncated);
+	CHECK_EQ(pcs[0], cap.pc);
+	CHECK_EQ(pcs[1], ra_leaf);
+	/* The handler returns into the restorer, named one byte on like an interrupted pc. */
+	CHECK(n > 3 && in_libc(pcs[2]));
+	CHECK(!memcmp((const void *)(pcs[2] - 1), restorer, sizeof(restorer)));
+	/* Where the signal struck (in raise, in glibc), then raise's callers. */
+	CHECK(in_libc(pcs[3]));
+	j = index_of(pcs, n, ra_raiser);
+	CHECK(j >= 5 && (uint32_t)j + 2 < n);
+	CHECK(pcs[j - 1] > (uint64_t)raiser && pcs[j - 1] < (uint64_t)raiser + 256);
+	CHECK_EQ(pcs[j + 1], ra_test);
+	CHECK_EQ(pcs[j + 2], ra_main);
+	self_fini(&e);
+}
+
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rnd(void)
@@ -640,6 +674,7 @@ int main(void)
 	RUN(anonymous_code_and_many_mappings);
 	RUN(walk_copy_through_qsort);
 	RUN(walk_copy_frame_pointers_without_table);
+	RUN(walk_copy_through_signal_frame);
 	RUN(walk_copy_garbage_never_crashes);
 	RUN(walk_copy_while_tables_change);
 	return test_summary();
