@@ -73,7 +73,10 @@ int unwinder__proc(struct unwinder *u, uint32_t pid, struct unwind_proc *out);
  * the process's memory at [sp, sp + len); memory outside the copy is unreadable. proc from
  * unwinder__proc (NULL: frame pointers only). Writes the return addresses, pcs[0] = pc, to
  * pcs[0, max) and returns how many; *truncated: it stopped before the outermost frame (max
- * reached, memory outside the copy, a rule it cannot follow, no unwind info).
+ * reached, memory outside the copy, a rule it cannot follow, no unwind info). Unlike a BPF
+ * stack's leaf, pcs[0] is a return address too: step it back into the call like the others
+ * (past a signal frame, pcs are stored one byte on, as in BPF, so that the same step lands on
+ * them).
  */
 uint32_t unwinder__walk_copy(struct unwinder *u, const struct unwind_proc *proc, uint64_t pc,
 			     uint64_t sp, uint64_t bp, const void *stack, size_t len, uint64_t *pcs,

@@ -28,4 +28,8 @@ struct unwind_tables {
 /* Owned by the unwinder, fixed for its life. */
 const struct unwind_tables *unwinder__tables(struct unwinder *u);
 
+/* bpf/unwind_step.h's row search over the mapped arrays: the index in unwind_rows of the file's
+ * last row at or before off, or -1 (tests). */
+int unwinder__find_row(struct unwinder *u, const struct unwind_file *f, uint32_t off);
+
 #endif

@@ -55,6 +55,12 @@ static inline int copy_read(const struct unwind_walk_env *e, __u64 *dst, __u64 a
 
 #include "bpf/unwind_step.h"
 
+int unwinder__find_row(struct unwinder *u, const struct unwind_file *f, uint32_t off)
+{
+	tables = unwinder__tables(u);
+	return unwind__find_row(f, off);
+}
+
 int unwinder__proc(struct unwinder *u, uint32_t pid, struct unwind_proc *out)
 {
 	if (bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_procs"), &pid, out))

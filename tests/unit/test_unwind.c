@@ -17,6 +17,7 @@
 #include "src/symbolize/proctab.h"
 #include "src/unwind/cfi.h"
 #include "src/unwind/unwind.h"
+#include "src/unwind/unwind_priv.h"
 #include "stackcopy.h"
 #include "testlib.h"
 
@@ -79,44 +80,6 @@ static int last_row_at(const struct cfi_table *t, uint32_t off)
 	return r;
 }
 
-/* What bpf/unwind.bpf.h's unwind__find_row answers, from the maps it reads. */
-static int find_row_like_bpf(struct unwinder *u, const struct unwind_file *f, uint32_t off)
-{
-	int rows_fd = unwinder__map_fd(u, "unwind_rows"), pages_fd = unwinder__map_fd(u, "unwind_pages");
-	uint32_t page = off >> UNWIND_PAGE_SHIFT, k, lo, hi, start, v;
-	struct unwind_row r;
-
-	if (page < f->first_page)
-		return -1;
-	k = page - f->first_page;
-	hi = f->row_start + f->row_count;
-	if (k >= f->page_count) {
-		lo = hi - 1;
-	} else {
-		k += f->page_start;
-		if (bpf_map_lookup_elem(pages_fd, &k, &lo))
-			return -2;
-		k++;
-		if (k < f->page_start + f->page_count) {
-			if (bpf_map_lookup_elem(pages_fd, &k, &v))
-				return -2;
-			hi = v + 1;
-		}
-	}
-	start = lo;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (bpf_map_lookup_elem(rows_fd, &mid, &r))
-			return -2;
-		if (r.pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo == start ? -1 : (int)lo - 1;
-}
-
 TEST(shared_table_matches_cfi)
 {
 	struct dso *libc = elf_dso(LIBC);
@@ -125,10 +88,13 @@ TEST(shared_table_matches_cfi)
 	struct unwinder_stats s;
 	struct unwind_proc v;
 	struct unwind_file f;
+	const struct unwind_tables *tab;
 	struct unwind_row r;
-	uint32_t key;
+	uint32_t key, page;
 
 	CHECK(libc && u);
+	tab = unwinder__tables(u);
+	CHECK(tab->rows && tab->pages && tab->files);
 	/* Two processes, libc at different addresses (ASLR), one table. */
 	unwinder__update(u, 100,
 			 (struct proc_map[]){ { 0x7f0000028000, 0x7f000017d000, 0x28000, libc } }, 1);
@@ -156,9 +122,10 @@ TEST(shared_table_matches_cfi)
 	CHECK_EQ(f.page_count, (t.rows[t.nr - 1].pc >> UNWIND_PAGE_SHIFT) - f.first_page + 1);
 	CHECK_EQ(s.row_bytes, (uint64_t)t.nr * sizeof(struct unwind_row) +
 				      (uint64_t)f.page_count * sizeof(uint32_t));
-	/* Every offset finds, through the page index, the row a full search finds. */
+	/* Every offset finds, through the page index (bpf/unwind_step.h's search, over the
+	 * arrays BPF reads), the row a full search finds. */
 	for (uint32_t off = t.rows[0].pc; off < t.rows[t.nr - 1].pc + 64; off += 61) {
-		int want = last_row_at(&t, off), got = find_row_like_bpf(u, &f, off);
+		int want = last_row_at(&t, off), got = unwinder__find_row(u, &f, off);
 
 		if (got != (want < 0 ? -1 : (int)f.row_start + want))
 			FAILF("offset 0x%x: row %d through the page index, %d by full search", off,
@@ -169,6 +136,20 @@ TEST(shared_table_matches_cfi)
 		key = f.row_start + i;
 		CHECK(!bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_rows"), &key, &r));
 		CHECK(!memcmp(&r, &t.rows[i], sizeof(r)));
+		/* And so are the mapped arrays user space walks with, element for element. */
+		CHECK(!memcmp(&r, (const char *)tab->rows + key * UNWIND_ROW_STRIDE, sizeof(r)));
+		CHECK(!memcmp(&t.rows[i + 1 < t.nr ? i + 1 : i],
+			      (const char *)tab->rows +
+				      (key + (i + 1 < t.nr)) * UNWIND_ROW_STRIDE,
+			      sizeof(r)));
+	}
+	CHECK(!memcmp(&f, (const char *)tab->files + v.maps[0].file * UNWIND_FILE_STRIDE,
+		      sizeof(f)));
+	for (uint32_t k = 0; k < f.page_count; k += 97) {
+		key = f.page_start + k;
+		CHECK(!bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_pages"), &key, &page));
+		CHECK_EQ(*(const uint32_t *)((const char *)tab->pages + key * UNWIND_PAGE_STRIDE),
+			 page);
 	}
 	cfi_table__release(&t);
 
