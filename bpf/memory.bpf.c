@@ -195,8 +195,8 @@ struct walk_start {
 	__u64 pc, sp, bp;
 };
 
-/* The stack of the allocating call from `at` (the caller's registers right after the return, or
- * what the preload shim says they are); by frame pointers from ctx when there is no table. */
+/* The stack of the allocating call from `at` (the caller's registers right after the return);
+ * by frame pointers from ctx when there is no table. */
 static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_start *at,
 					 struct memory_alloc_event *e)
 {
@@ -225,7 +225,7 @@ static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_
 
 /*
  * A sampled allocation: into the live table, and to user space with the stack walked from the
- * registers of ctx (the allocating call's return, or the preload marker's entry).
+ * registers of ctx (the allocating call's return).
  */
 static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_start *at,
 					 __u32 pid, __u64 ptr, __u64 size, __u64 mean, __u32 flags)
@@ -305,41 +305,18 @@ int memory_return(struct pt_regs *ctx)
 }
 
 /*
- * Preload mode: the shim (preload/autoprof_preload.c) sampled in the process and calls its
- * markers for sampled allocations and their frees only; nothing here runs per allocation.
+ * Preload mode: the shim (preload/autoprof_preload.c) samples in the process and writes its
+ * samples and their frees into a ring autoprof reads; it calls this marker only when the ring
+ * filled another quarter, to have it drained before it is full.
  */
 SEC("uprobe.multi")
 int memory_marker(struct pt_regs *ctx)
 {
-	__u32 fn = bpf_get_attach_cookie(ctx) & 0xff;
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u64 ptr = PT_REGS_PARM1(ctx);
-	struct walk_start at;
+	struct memory_free_event ev = { .type = MEMORY_EV_FLUSH,
+					.pid = bpf_get_current_pid_tgid() >> 32 };
 
-	if (!ptr)
-		return 0;
-	if (fn == MEMORY_FN_PRELOAD_FREE) {
-		count(MEMORY_CNT_FREES);
-		forget(pid, ptr);
-	} else if (fn == MEMORY_FN_PRELOAD_ALLOC) {
-		count(MEMORY_CNT_SAMPLED);
-		/* From the program's call into the shim when the shim says where it was (its
-		 * frames are not walked at all), else from the marker (user space strips them). */
-		/* Both read before choosing: clang would load through a select between two ctx
-		 * offsets, which does not verify. */
-		struct walk_start shim = { PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), PT_REGS_PARM6(ctx) };
-		struct walk_start here = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
-
-		barrier_var(shim.pc);
-		barrier_var(shim.sp);
-		barrier_var(shim.bp);
-		barrier_var(here.pc);
-		barrier_var(here.sp);
-		barrier_var(here.bp);
-		at = shim.pc ? shim : here;
-		record_alloc(ctx, &at, pid, ptr, PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx) ?: 1,
-			     MEMORY_F_PRELOAD);
-	}
+	if (bpf_ringbuf_output(&memory_events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
+		count(MEMORY_CNT_DROP_RINGBUF);
 	return 0;
 }
 

@@ -26,9 +26,8 @@ enum memory_fn {
 	MEMORY_FN_VALLOC,	     /* valloc(size), pvalloc(size) */
 	MEMORY_FN_MMAP,		     /* mmap(addr, len, prot, flags, fd, off): anonymous, big */
 	MEMORY_FN_MUNMAP,	     /* munmap(addr, len) */
-	/* Preload mode: the shim's markers, called for sampled allocations only. */
-	MEMORY_FN_PRELOAD_ALLOC,     /* autoprof_preload_alloc(ptr, size, mean) */
-	MEMORY_FN_PRELOAD_FREE,	     /* autoprof_preload_free(ptr): a sampled block freed */
+	/* Preload mode: the shim's marker, called when its ring fills another quarter. */
+	MEMORY_FN_PRELOAD_FLUSH,     /* autoprof_preload_flush() */
 	/* Go: the runtime's own sampled path (register ABI: arguments in RAX, RBX, RCX...). */
 	MEMORY_FN_GO_MALLOC,	     /* runtime.mProf_Malloc([mp,] p, size): a sampled object */
 	MEMORY_FN_GO_FREE,	     /* runtime.freeSpecial(s, p, size): a profiled object swept */
@@ -56,13 +55,14 @@ struct memory_live {
 enum memory_event_type {
 	MEMORY_EV_ALLOC = 1, /* a sampled allocation, with its stack */
 	MEMORY_EV_FREE = 2,  /* a sampled allocation was freed (or moved by realloc) */
+	MEMORY_EV_FLUSH = 3, /* a preload shim's ring needs draining (pid; ptr unused) */
 };
 
 enum memory_event_flags {
 	MEMORY_F_UNTRACKED = 1 << 0,	   /* the live table was full: counted in allocs only */
 	MEMORY_F_USTACK_TRUNCATED = 1 << 1, /* the walk stopped before the outermost frame */
 	MEMORY_F_USTACK_FP = 1 << 2,	   /* walked by frame pointers (no table yet) */
-	MEMORY_F_PRELOAD = 1 << 3,	   /* from the preload shim: its frames lead the stack */
+	MEMORY_F_PRELOAD = 1 << 3,	   /* from the preload shim's ring (walked in user space) */
 	MEMORY_F_GO = 1 << 4,		   /* Go's runtime: its frames lead, mean is its rate */
 };
 
@@ -73,8 +73,8 @@ struct memory_free_event {
 };
 
 /* Sent with only nr_ustack entries of stack[], leaf first: stack[0] is the caller's return
- * address (the allocating call site); in preload mode the marker's pc, then the shim's frames
- * (user space strips them). mean: the sampling interval it was drawn with. */
+ * address (the allocating call site). mean: the sampling interval it was drawn with. Preload
+ * records become these in user space. */
 struct memory_alloc_event {
 	__u32 type; /* MEMORY_EV_ALLOC */
 	__u32 pid;

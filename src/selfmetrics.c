@@ -328,8 +328,8 @@ static void memory_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.procs_attached, "state", "attached", NULL);
 	metrics__sample(w, s.procs_pending, "state", "pending", NULL);
 	metrics__family(w, "autoprof_memory_preload_processes", METRIC_GAUGE,
-			"Attached processes profiled through the preload shim (its markers probed, "
-			"not the allocator)");
+			"Attached processes profiled through the preload shim (its ring read, "
+			"the allocator not probed)");
 	metrics__sample(w, s.procs_preload, NULL);
 	metrics__family(w, "autoprof_memory_go_processes", METRIC_GAUGE,
 			"Attached Go processes profiled through the runtime's sampled path "
@@ -354,11 +354,23 @@ static void memory_metrics(struct metrics_writer *w, void *ctx)
 	metrics__sample(w, s.ingested, NULL);
 	metrics__family(w, "autoprof_memory_dropped", METRIC_COUNTER,
 			"Memory samples lost or untracked, by reason: live_full (live table full: "
-			"in allocs, not in heap), ringbuf_full, store_memory, malformed");
+			"in allocs, not in heap), ringbuf_full, store_memory, malformed, "
+			"preload_ring_full (records a preload shim could not write), "
+			"preload_malformed (a shim's ring skipped to its head)");
 	metrics__sample(w, s.bpf[MEMORY_CNT_DROP_LIVE_FULL], "reason", "live_full", NULL);
 	metrics__sample(w, s.bpf[MEMORY_CNT_DROP_RINGBUF], "reason", "ringbuf_full", NULL);
 	metrics__sample(w, s.drop_store, "reason", "store_memory", NULL);
 	metrics__sample(w, s.drop_malformed, "reason", "malformed", NULL);
+	metrics__sample(w, s.preload.dropped, "reason", "preload_ring_full", NULL);
+	metrics__sample(w, s.preload.malformed, "reason", "preload_malformed", NULL);
+	metrics__family(w, "autoprof_memory_preload_ring_bytes", METRIC_COUNTER,
+			"Bytes of sampled allocations (with their stack copies) and frees read "
+			"from preload shims' rings");
+	metrics__sample(w, s.preload.bytes, NULL);
+	metrics__family(w, "autoprof_memory_preload_stacks_cut", METRIC_COUNTER,
+			"Preload samples whose stack copy was cut at the shim's "
+			"AUTOPROF_PRELOAD_STACK_MAX (their stacks end truncated)");
+	metrics__sample(w, s.preload.stack_cut, NULL);
 	metrics__family(w, "autoprof_memory_attaches", METRIC_COUNTER,
 			"Target processes whose allocator was probed (ok) or could not be (failed)");
 	metrics__sample(w, s.attach_ok, "result", "ok", NULL);

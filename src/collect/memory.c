@@ -33,10 +33,13 @@
 #include "../symbolize/maps.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
+#include "../unwind/unwind.h"
 #include "bpf/memory.h"
+#include "bpf/unwind.h"
 #include "bpf/memory.skel.h"
 #include "golabels.h"
 #include "memory.h"
+#include "preload.h"
 
 #define NSEC 1000000000ULL
 /* How long a new target process may take to map its allocator (ld.so maps libc within ms). */
@@ -70,16 +73,16 @@ static const struct {
 #define NR_ALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
 
 /*
- * The preload shim (preload/autoprof_preload.c): its record marks the library, its markers
- * take the probes. A process that maps it is probed there and nowhere else.
+ * The preload shim (preload/autoprof_preload.c): its record marks the library (and says where
+ * its ring is), its flush marker takes the one probe. A process that maps it is read through
+ * its ring and probed nowhere else.
  */
 static const struct {
 	const char *name;
 	enum memory_fn fn; /* 0: the record */
 } preload_syms[] = {
 	{ "autoprof_preload_v1", 0 },
-	{ "autoprof_preload_alloc", MEMORY_FN_PRELOAD_ALLOC },
-	{ "autoprof_preload_free", MEMORY_FN_PRELOAD_FREE },
+	{ "autoprof_preload_flush", MEMORY_FN_PRELOAD_FLUSH },
 };
 #define NR_PRELOAD_SYMS (sizeof(preload_syms) / sizeof(preload_syms[0]))
 
@@ -134,7 +137,7 @@ struct mproc {
 	bool attached;
 	enum mode mode;
 	bool seen; /* mark for a rescan */
-	uint64_t shim_lo, shim_hi; /* preload: where the shim is mapped (its frames lead stacks) */
+	struct preload_ring *pring; /* preload: the shim's ring */
 	/* Go: the runtime's functions (run-time addresses; they lead stacks), MemProfileRate's
 	 * address, read through mem_fd at each sample */
 	struct range *go_rt;
@@ -174,8 +177,16 @@ struct memory {
 	uint64_t live_bytes;
 	unsigned long long ingested, drop_store, drop_malformed, attach_ok, attach_failed;
 	unsigned long long probes_emulated, probes_entry;
+	/* preload rings: records read (allocations, frees), and what the closed rings had */
+	unsigned long long preload_allocs, preload_frees, preload_unwound_truncated;
+	struct preload_ring_stats preload_gone;
 	struct frame frames[MEMORY_MAX_USTACK + 1];
+	struct memory_alloc_event pev; /* a preload record as an event */
+	struct unwind_proc uproc;      /* the mapping table its walk uses */
 };
+
+static void preload_close(struct memory *m, struct mproc *p);
+static void preload_drain(struct memory *m, struct mproc *p);
 
 /* ---- the live table ------------------------------------------------------------------------- */
 
@@ -328,9 +339,12 @@ static int probe_offset(struct memory *m, Elf *elf, int fd, uint64_t vaddr, uint
 	return 0;
 }
 
-/* The preload shim's two markers, when fd is the shim. Returns 2, or 0. */
-static int find_preload_sites(struct memory *m, Elf *elf, int fd, struct site *sites)
+/* The preload shim's marker, when fd is the shim mapped at e (*rec: its record's address).
+ * Returns the number of sites, or 0. */
+static int find_preload_sites(struct memory *m, Elf *elf, int fd, const struct map_entry *e,
+			      struct site *sites, uint64_t *rec)
 {
+	uint64_t base;
 	const char *names[NR_PRELOAD_SYMS];
 	uint64_t vaddr[NR_PRELOAD_SYMS];
 	int nr = 0;
@@ -341,6 +355,9 @@ static int find_preload_sites(struct memory *m, Elf *elf, int fd, struct site *s
 	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++)
 		if (!vaddr[k])
 			return 0;
+	if (elf__load_base(elf, e->start, e->pgoff, &base))
+		return 0;
+	*rec = base + vaddr[0];
 	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++) {
 		uint64_t off;
 
@@ -479,8 +496,8 @@ static int find_go_sites(struct memory *m, Elf *elf, int fd, struct site *sites,
  * offset; *mode says which. Returns how many, 0 when it is neither the shim nor Go nor defines
  * both malloc and free. gi->rt is the caller's to free.
  */
-static int find_sites(struct memory *m, int fd, struct site *sites, enum mode *mode,
-		      struct go_info *gi)
+static int find_sites(struct memory *m, int fd, const struct map_entry *e, struct site *sites,
+		      enum mode *mode, struct go_info *gi, uint64_t *preload_rec)
 {
 	const char *names[NR_ALLOC_FNS];
 	uint64_t vaddr[NR_ALLOC_FNS];
@@ -492,7 +509,7 @@ static int find_sites(struct memory *m, int fd, struct site *sites, enum mode *m
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return 0;
-	nr = find_preload_sites(m, elf, fd, sites);
+	nr = find_preload_sites(m, elf, fd, e, sites, preload_rec);
 	if (nr) {
 		*mode = MODE_PRELOAD;
 		elf_end(elf);
@@ -629,6 +646,7 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 	char exe[PATH_MAX], link[64];
 	int err = -EAGAIN, nr = 0;
 	struct go_info gi = { 0 };
+	uint64_t preload_rec = 0;
 	enum mode mode;
 	ssize_t len;
 
@@ -649,7 +667,7 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 
 		if (fd < 0)
 			continue;
-		nr = find_sites(m, fd, sites, &mode, &gi);
+		nr = find_sites(m, fd, &cands[i].e, sites, &mode, &gi, &preload_rec);
 		close(fd);
 		if (!nr)
 			continue;
@@ -657,7 +675,18 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->pid,
 			 cands[i].e.start, cands[i].e.end);
 		if (mode == MODE_PRELOAD) {
-			/* The markers only: no probe on the allocator, no return probes. */
+			/* The ring, and the flush marker only: no probe on the allocator. */
+			p->pring = preload_ring__open(p->pid, preload_rec, &err);
+			/* Mapped, but its constructor has not made the ring yet: again later. */
+			if (!p->pring && err == -EAGAIN)
+				goto out;
+			if (!p->pring) {
+				pr_warn("pid %u: cannot read the preload shim's ring (%s): %s\n",
+					p->pid, cands[i].path,
+					err == -EPROTO ? "not this autoprof's version" :
+							 strerror(-err));
+				goto out;
+			}
 			p->entry = attach_sites(m->skel->progs.memory_marker, p, path, sites, nr,
 						false);
 		} else if (mode == MODE_GO) {
@@ -674,6 +703,7 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 			err = -errno;
 			bpf_link__destroy(p->entry);
 			p->entry = NULL;
+			preload_close(m, p);
 			pr_warn("pid %u: cannot attach to %s: %s\n", p->pid, cands[i].path,
 				strerror(-err));
 			goto out;
@@ -681,16 +711,14 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		snprintf(p->object, sizeof(p->object), "%s", cands[i].path);
 		p->attached = true;
 		p->mode = mode;
-		p->shim_lo = mode == MODE_PRELOAD ? cands[i].lo : 0;
-		p->shim_hi = mode == MODE_PRELOAD ? cands[i].hi : 0;
 		if (mode == MODE_GO)
 			mproc__set_go(p, &gi, &cands[i].e);
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
 		if (mode == MODE_PRELOAD)
-			pr_info("pid %u (%s): preload shim %s, its markers probed\n", p->pid,
-				p->exe, cands[i].path);
+			pr_info("pid %u (%s): preload shim %s, its ring read\n", p->pid, p->exe,
+				cands[i].path);
 		else if (mode == MODE_GO)
 			pr_info("pid %u (%s): Go runtime's sampled path probed (%s)\n", p->pid,
 				p->exe, nr > 1 ? "allocations and frees" : "allocations only");
@@ -705,8 +733,26 @@ out:
 	return err;
 }
 
+/* Keeps what a ring counted once it is closed. */
+static void preload_close(struct memory *m, struct mproc *p)
+{
+	struct preload_ring_stats st;
+
+	if (!p->pring)
+		return;
+	preload_ring__stats(p->pring, &st);
+	m->preload_gone.records += st.records;
+	m->preload_gone.bytes += st.bytes;
+	m->preload_gone.dropped += st.dropped;
+	m->preload_gone.stack_cut += st.stack_cut;
+	m->preload_gone.malformed += st.malformed;
+	preload_ring__close(p->pring);
+	p->pring = NULL;
+}
+
 static void mproc__detach(struct memory *m, struct mproc *p)
 {
+	preload_close(m, p);
 	bpf_link__destroy(p->ret);
 	bpf_link__destroy(p->entry);
 	p->ret = p->entry = NULL;
@@ -899,6 +945,8 @@ void memory__tick(struct memory *m)
 		pp = &p->next;
 	}
 	pthread_mutex_unlock(&m->lock);
+	for (struct mproc *p = m->procs; p; p = p->next)
+		preload_drain(m, p);
 }
 
 void memory__proc_event(void *arg, uint32_t pid, bool exit)
@@ -1016,9 +1064,8 @@ static bool in_ranges(const struct range *r, size_t n, uint64_t pc)
 }
 
 /*
- * How many leading frames of a sample are not the program's: the preload shim's (the marker,
- * the interposed function and its helpers, when the walk started at the marker) or Go's
- * runtime's (mProf_Malloc, mallocgc, newobject...), by address. The sample belongs to the first
+ * How many leading frames of a Go sample are not the program's: the runtime's (mProf_Malloc,
+ * mallocgc, newobject...), by address. The sample belongs to the first
  * frame after them, the caller of malloc or the Go function that allocated; a stack that is the
  * runtime's alone (its own allocations) is kept whole. *mean: a Go process's MemProfileRate.
  */
@@ -1029,10 +1076,7 @@ static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e
 
 	pthread_mutex_lock(&m->lock);
 	p = *mproc__find(m, e->pid);
-	if (p && p->mode == MODE_PRELOAD) {
-		while (n < e->nr_ustack && e->stack[n] >= p->shim_lo && e->stack[n] < p->shim_hi)
-			n++;
-	} else if (p && p->mode == MODE_GO) {
+	if (p && p->mode == MODE_GO) {
 		int64_t rate = 0;
 
 		while (n < e->nr_ustack && in_ranges(p->go_rt, p->nr_go_rt, e->stack[n]))
@@ -1070,7 +1114,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->drop_malformed++;
 		return;
 	}
-	if (e->flags & (MEMORY_F_PRELOAD | MEMORY_F_GO))
+	if (e->flags & MEMORY_F_GO)
 		skip = lead_frames(m, e, &mean);
 	nu -= skip;
 	/* Every entry is a return address, the first too (the allocating call's): step back
@@ -1139,11 +1183,81 @@ out:
 	pthread_mutex_unlock(&m->lock);
 }
 
+static void live__forget(struct memory *m, uint32_t pid, uint64_t ptr)
+{
+	struct live **pp;
+
+	pthread_mutex_lock(&m->lock);
+	pp = live__find(m, pid, ptr);
+	if (pp && *pp)
+		live__remove(m, pp);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- preload rings -------------------------------------------------------------------------- */
+
+struct drain {
+	struct memory *m;
+	struct mproc *p;
+	bool looked_up, have_proc; /* the unwinder's mapping table of the process, in m->uproc */
+};
+
+/* The stack of a preload record, walked from the copy the shim made (ours: no trap there). */
+static uint32_t preload_walk(struct drain *d, const struct autoprof_preload_rec *r,
+			     const void *stack, uint64_t *pcs, bool *truncated)
+{
+	struct unwinder *u = d->m->ctx->unwinder;
+
+	if (!d->looked_up) {
+		d->looked_up = true;
+		d->have_proc = u && !unwinder__proc(u, d->p->pid, &d->m->uproc);
+	}
+	return unwinder__walk_copy(u, d->have_proc ? &d->m->uproc : NULL, r->pc, r->sp, r->bp,
+				   stack, r->stack_len, pcs, MEMORY_MAX_USTACK, truncated);
+}
+
+static void preload_record(void *arg, const struct autoprof_preload_rec *r, const void *stack)
+{
+	struct drain *d = arg;
+	struct memory *m = d->m;
+	struct memory_alloc_event *e = &m->pev;
+	bool truncated = false;
+
+	if (r->type == AUTOPROF_REC_FREE) {
+		m->preload_frees++;
+		live__forget(m, d->p->pid, r->ptr);
+		return;
+	}
+	m->preload_allocs++;
+	*e = (struct memory_alloc_event){ .type = MEMORY_EV_ALLOC,
+					  .pid = d->p->pid,
+					  .ptr = r->ptr,
+					  .size = r->size,
+					  .time_ns = r->time_ns,
+					  .mean = r->mean ? r->mean : 1,
+					  .tid = r->tid,
+					  .flags = MEMORY_F_PRELOAD };
+	/* The thread's name is not in the record: the executable's stands for it. */
+	memcpy(e->comm, d->p->exe, sizeof(e->comm) - 1);
+	e->nr_ustack = preload_walk(d, r, stack, (uint64_t *)e->stack, &truncated);
+	if (truncated)
+		e->flags |= MEMORY_F_USTACK_TRUNCATED;
+	ingest_alloc(m, e, sizeof(*e));
+}
+
+/* On the ingest thread, which alone adds and removes processes: no lock to walk them. */
+static void preload_drain(struct memory *m, struct mproc *p)
+{
+	struct drain d = { .m = m, .p = p };
+
+	if (p->attached && p->pring)
+		preload_ring__drain(p->pring, preload_record, &d);
+}
+
 static int handle_event(void *arg, void *data, size_t size)
 {
 	struct memory *m = arg;
 	const struct memory_free_event *f = data;
-	struct live **pp;
 
 	if (size < sizeof(*f)) {
 		m->drop_malformed++;
@@ -1153,11 +1267,14 @@ static int handle_event(void *arg, void *data, size_t size)
 		ingest_alloc(m, data, size);
 		return 0;
 	}
-	pthread_mutex_lock(&m->lock);
-	pp = live__find(m, f->pid, f->ptr);
-	if (pp && *pp)
-		live__remove(m, pp);
-	pthread_mutex_unlock(&m->lock);
+	if (f->type == MEMORY_EV_FLUSH) {
+		struct mproc *p = *mproc__find(m, f->pid);
+
+		if (p)
+			preload_drain(m, p);
+		return 0;
+	}
+	live__forget(m, f->pid, f->ptr);
 	return 0;
 }
 
@@ -1381,7 +1498,18 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 	pthread_mutex_lock(&m->lock);
 	for (uint32_t i = 0; i < m->nr_targets; i++)
 		out->targets += !m->targets[i].removed;
+	out->preload = m->preload_gone;
 	for (struct mproc *p = m->procs; p; p = p->next) {
+		struct preload_ring_stats st;
+
+		if (p->pring) {
+			preload_ring__stats(p->pring, &st);
+			out->preload.records += st.records;
+			out->preload.bytes += st.bytes;
+			out->preload.dropped += st.dropped;
+			out->preload.stack_cut += st.stack_cut;
+			out->preload.malformed += st.malformed;
+		}
 		out->procs_attached += p->attached;
 		out->procs_preload += p->attached && p->mode == MODE_PRELOAD;
 		out->procs_go += p->attached && p->mode == MODE_GO;
@@ -1396,5 +1524,9 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 	out->attach_failed = m->attach_failed;
 	out->probes_emulated = m->probes_emulated;
 	out->probes_entry = m->probes_entry;
+	/* What the rings carried counts as what the markers' probes counted before them. */
+	out->bpf[MEMORY_CNT_SAMPLED] += m->preload_allocs;
+	out->bpf[MEMORY_CNT_FREES] += m->preload_frees;
+	out->bpf[MEMORY_CNT_FREES_SAMPLED] += m->preload_frees;
 	pthread_mutex_unlock(&m->lock);
 }

@@ -7,6 +7,7 @@
 #include "../lib/buf.h"
 #include "collect.h"
 #include "memsample.h"
+#include "preload.h"
 
 /*
  * Memory profiling in attach mode: uprobes on the allocator of each target process (whichever
@@ -61,6 +62,7 @@ struct memory_stats {
 	unsigned long long ingested, drop_store, drop_malformed;
 	unsigned long long attach_ok, attach_failed;
 	unsigned long long probes_emulated, probes_entry;
+	struct preload_ring_stats preload; /* preload rings, those closed included */
 };
 void memory__stats(struct memory *m, struct memory_stats *out);
 

@@ -71,7 +71,8 @@ int unwinder__proc(struct unwinder *u, uint32_t pid, struct unwind_proc *out);
  * Walks a copied stack: pc is a return address into the caller (the registers at a function's
  * entry, its return address popped: sp the caller's stack pointer, bp its rbp), stack[0, len)
  * the process's memory at [sp, sp + len); memory outside the copy is unreadable. proc from
- * unwinder__proc (NULL: frame pointers only). Writes the return addresses, pcs[0] = pc, to
+ * unwinder__proc (NULL: frame pointers only; u may be NULL then). Writes the return addresses,
+ * pcs[0] = pc, to
  * pcs[0, max) and returns how many; *truncated: it stopped before the outermost frame (max
  * reached, memory outside the copy, a rule it cannot follow, no unwind info). Unlike a BPF
  * stack's leaf, pcs[0] is a return address too: step it back into the call like the others

@@ -83,7 +83,10 @@ uint32_t unwinder__walk_copy(struct unwinder *u, const struct unwind_proc *proc,
 		.env = { .copy = stack, .base = sp, .len = len, .depth = max },
 	};
 
-	tables = unwinder__tables(u);
+	/* No unwinder (frame pointers only): proc is NULL, no table is looked at. */
+	if (!u && proc)
+		w.proc = NULL;
+	tables = u ? unwinder__tables(u) : NULL;
 	/* Each step either ends the walk or writes frame i: it ends by i == max at the latest. */
 	for (__u64 i = 0; !unwind__step(i, &w); i++)
 		;

@@ -118,18 +118,19 @@ def test_heap_and_allocs(env=None, mode="attach"):
 
 def test_preload():
     """The same program under LD_PRELOAD=libautoprof_preload.so (sampling at the daemon's
-    64 KiB, from the environment): profiled through the shim's markers only, no probe on malloc
-    or free; heap and allocs as in attach mode, attributed to the user's functions (no shim
-    frame in any stack)."""
+    64 KiB, from the environment): profiled through the shim's ring (stack copies unwound by
+    autoprof), no probe on malloc or free; heap and allocs as in attach mode, attributed to the
+    user's functions (no shim frame in any stack)."""
     calls = metric("autoprof_memory_calls_total", '{call="alloc"}')
     objs = test_heap_and_allocs(env={"LD_PRELOAD": SHIM,
                                      "AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"},
                                 mode="preload")
     assert metric("autoprof_memory_calls_total", '{call="alloc"}') == calls, \
         "an allocator probe fired in preload mode"
-    assert not any(k in ("malloc", "free", "sampled", "autoprof_preload_alloc")
+    assert not any(k in ("malloc", "free", "sampled", "ring_alloc", "autoprof_preload_flush")
                    for k in objs), objs
     assert metric("autoprof_memory_calls_total", '{call="free_sampled"}') > 0
+    assert metric("autoprof_memory_preload_ring_bytes_total") > 0
 
 
 def test_go():

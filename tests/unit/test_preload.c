@@ -1,18 +1,21 @@
-/* DEPS: preload/autoprof_preload.c */
+/* DEPS: preload/autoprof_preload.c src/collect/preload.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The preload shim linked into this test: its malloc family interposes every allocation of this
  * process (the executable comes first in symbol lookup, as LD_PRELOAD would), so the tests
  * drive it through the real functions and read its record: how many allocations it sampled, and
- * whether every sampled block's free (or realloc) was recognized. The markers are not probed
- * here; their first bytes are checked.
+ * whether every sampled block's free (or realloc) was recognized. Its ring is drained here the
+ * way autoprof does it (preload_ring__parse over the ring's bytes). The flush marker is not
+ * probed here; its first bytes are checked.
  */
 #include <malloc.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include "preload/autoprof_preload.h"
+#include "src/collect/preload.h"
 #include "testlib.h"
 
 #define NOP5 "\x0f\x1f\x44\x00\x00"
@@ -27,11 +30,183 @@ static uint64_t live(void)
 	return __atomic_load_n(&autoprof_preload_v1.live, __ATOMIC_RELAXED);
 }
 
-TEST(markers_start_with_nop5)
+TEST(marker_starts_with_nop5)
 {
-	CHECK_EQ(autoprof_preload_v1.version, 1);
-	CHECK(!memcmp((const void *)autoprof_preload_alloc, NOP5, 5));
-	CHECK(!memcmp((const void *)autoprof_preload_free, NOP5, 5));
+	CHECK_EQ(autoprof_preload_v1.version, AUTOPROF_PRELOAD_VERSION);
+	CHECK(!memcmp((const void *)autoprof_preload_flush, NOP5, 5));
+	CHECK(autoprof_preload_v1.ring);
+	CHECK_EQ(autoprof_preload_v1.ring_size, 4u << 20);
+}
+
+static struct autoprof_preload_ring *ring(void)
+{
+	return (void *)(uintptr_t)autoprof_preload_v1.ring;
+}
+
+/* What autoprof does, in this process: the committed records from tail on, tail past them. */
+static long drain_here(preload_rec_fn fn, void *arg)
+{
+	struct autoprof_preload_ring *r = ring();
+	uint64_t size = autoprof_preload_v1.ring_size;
+	long total = 0;
+
+	for (;;) {
+		uint64_t tail = r->tail, head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		uint64_t off = tail & (size - 1), n = head - tail;
+		long k;
+
+		if (n > size - off)
+			n = size - off;
+		if (!n)
+			return total;
+		k = preload_ring__parse(r->data + off, n, tail, fn, arg);
+		if (k <= 0)
+			return k < 0 ? k : total;
+		__atomic_store_n(&r->tail, tail + (uint64_t)k, __ATOMIC_RELEASE);
+		total += k;
+	}
+}
+
+#define MAX_SEEN 4096
+
+/* The records a drain saw: per thread, each ALLOC's pointer must come back in a FREE. */
+struct seen {
+	uint64_t allocs, frees, bad_order;
+	uint32_t nr_open;
+	struct {
+		uint32_t tid;
+		uint64_t ptr;
+	} open[MAX_SEEN];
+	struct autoprof_preload_rec last;
+	uint8_t last_stack[256];
+};
+
+static void see(void *arg, const struct autoprof_preload_rec *r, const void *stack)
+{
+	struct seen *s = arg;
+
+	if (r->type == AUTOPROF_REC_ALLOC) {
+		s->allocs++;
+		s->last = *r;
+		memcpy(s->last_stack, stack, r->stack_len < 256 ? r->stack_len : 256);
+		if (s->nr_open < MAX_SEEN)
+			s->open[s->nr_open++] = (typeof(s->open[0])){ r->tid, r->ptr };
+		return;
+	}
+	s->frees++;
+	for (uint32_t i = 0; i < s->nr_open; i++) {
+		if (s->open[i].ptr == r->ptr) {
+			s->bad_order += s->open[i].tid != r->tid;
+			s->open[i] = s->open[--s->nr_open];
+			return;
+		}
+	}
+	s->bad_order++; /* a free before its allocation, or of a block never reported */
+}
+
+static uintptr_t alloc_here_ret;
+static void *volatile sink;
+
+/* Runs the countdown out, so that the thread draws with the mean just set (the compiler may
+ * not drop the pair: the block escapes). */
+static void fresh_draw(void)
+{
+	sink = malloc(64 << 20);
+	free(sink);
+}
+
+static __attribute__((noinline)) void *alloc_here(size_t n)
+{
+	void *p = malloc(n);
+
+	alloc_here_ret = (uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+/* A record per sampled allocation and free, only while a consumer reads, with the stack. */
+TEST(ring_records)
+{
+	static struct seen s;
+	uint64_t head;
+	static volatile uintptr_t addr; /* not a pointer to the compiler's use-after-free check */
+	bool found = false;
+	void *p;
+	int local;
+
+	autoprof_preload_v1.mean = 1;
+	fresh_draw();
+	autoprof_preload_v1.consumer = 1;
+	CHECK(drain_here(NULL, NULL) >= 0);
+	p = alloc_here(100);
+	addr = (uintptr_t)p;
+	free(p);
+	memset(&s, 0, sizeof(s));
+	CHECK(drain_here(see, &s) > 0);
+	CHECK_EQ(s.allocs, 1);
+	CHECK_EQ(s.frees, 1);
+	CHECK_EQ(s.bad_order, 0);
+	CHECK_EQ(s.nr_open, 0);
+	CHECK_EQ(s.last.ptr, addr);
+	CHECK_EQ(s.last.size, 100);
+	CHECK_EQ(s.last.mean, 1);
+	CHECK(s.last.time_ns > 0);
+	/* The walk starts in the caller: its return address, its stack after the return. */
+	CHECK(s.last.pc > (uintptr_t)alloc_here && s.last.pc < (uintptr_t)alloc_here + 256);
+	CHECK(s.last.sp < (uintptr_t)&local && s.last.sp > (uintptr_t)&local - 4096);
+	CHECK(s.last.stack_len >= 64);
+	for (uint32_t i = 0; i + 8 <= (s.last.stack_len < 256 ? s.last.stack_len : 256); i += 8) {
+		uint64_t w;
+
+		memcpy(&w, s.last_stack + i, 8);
+		found |= w == alloc_here_ret;
+	}
+	if (!found)
+		FAILF("alloc_here's return address is not in the first 256 bytes of the copy");
+	/* No consumer: nothing written. */
+	autoprof_preload_v1.consumer = 0;
+	head = ring()->head;
+	free(alloc_here(100));
+	CHECK_EQ(ring()->head, head);
+	autoprof_preload_v1.mean = 512 * 1024;
+	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
+}
+
+/* Past the ring's end (pad records) many times, then full: losses counted, nothing torn. */
+TEST(ring_wraps_and_fills)
+{
+	static struct seen s;
+	uint64_t size = autoprof_preload_v1.ring_size, dropped0, head0 = ring()->head;
+	long n = 0;
+
+	autoprof_preload_v1.mean = 1;
+	fresh_draw();
+	autoprof_preload_v1.consumer = 1;
+	drain_here(NULL, NULL);
+	memset(&s, 0, sizeof(s));
+	dropped0 = autoprof_preload_v1.dropped;
+	for (int i = 0; i < 40000; i++) {
+		free(alloc_here(16 + (i % 7) * 8));
+		if (i % 64 == 63)
+			CHECK(drain_here(see, &s) >= 0);
+	}
+	CHECK(drain_here(see, &s) >= 0);
+	CHECK(ring()->head - head0 > 3 * size);
+	CHECK_EQ(autoprof_preload_v1.dropped, dropped0);
+	CHECK_EQ(s.allocs, 40000);
+	CHECK_EQ(s.frees, 40000);
+	CHECK_EQ(s.bad_order, 0);
+	/* Nobody drains: the ring fills, records are lost and counted, those in it intact. */
+	for (int i = 0; i < 40000 && autoprof_preload_v1.dropped == dropped0; i++)
+		free(alloc_here(32));
+	CHECK(autoprof_preload_v1.dropped > dropped0);
+	n = drain_here(see, &s);
+	CHECK(n > (long)(size / 2));
+	CHECK_EQ(ring()->head, ring()->tail);
+	CHECK_EQ(s.bad_order, 0);
+	autoprof_preload_v1.consumer = 0;
+	autoprof_preload_v1.mean = 512 * 1024;
+	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
 }
 
 struct churn {
@@ -142,11 +317,15 @@ TEST(every_function_tracked)
 	CHECK_EQ(live(), live0);
 	free(NULL);
 	autoprof_preload_v1.mean = 512 * 1024;
+	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
 }
+
+static int running;
 
 static void *thread_churn(void *arg)
 {
 	(void)arg;
+	__atomic_fetch_add(&running, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 100000; i++) {
 		void *p = malloc(16 + (i % 64) * 16);
 
@@ -154,30 +333,48 @@ static void *thread_churn(void *arg)
 		p = realloc(p, 32 + (i % 32) * 64);
 		free(p);
 	}
+	__atomic_fetch_sub(&running, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 /* Threads allocating and freeing at once, sharing slots and stripes: nothing lost or left. */
 TEST(threads)
 {
-	uint64_t s0 = sampled(), live0 = live();
+	uint64_t s0 = sampled(), live0 = live(), dropped0;
+	static struct seen s;
 	pthread_t t[4];
 
 	autoprof_preload_v1.mean = 4096;
+	autoprof_preload_v1.consumer = 1;
+	drain_here(NULL, NULL);
+	dropped0 = autoprof_preload_v1.dropped;
 	for (int i = 0; i < 4; i++)
 		CHECK(!pthread_create(&t[i], NULL, thread_churn, NULL));
+	/* Drained while four threads write: each record whole, each free after its allocation. */
+	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		CHECK(drain_here(see, &s) >= 0);
 	for (int i = 0; i < 4; i++)
 		CHECK(!pthread_join(t[i], NULL));
+	CHECK(drain_here(see, &s) >= 0);
+	autoprof_preload_v1.consumer = 0;
 	CHECK(sampled() - s0 > 1000);
+	if (autoprof_preload_v1.dropped == dropped0) {
+		CHECK_EQ(s.allocs, sampled() - s0);
+		CHECK_EQ(s.bad_order, 0);
+	}
+	CHECK(s.allocs + autoprof_preload_v1.dropped - dropped0 >= sampled() - s0);
 	/* A thread's own start may leave a sampled block live (its TLS, kept with its cached
 	 * stack); a lost free in the loops would leave hundreds. */
 	CHECK(live() - live0 <= 4);
 	autoprof_preload_v1.mean = 512 * 1024;
+	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
 }
 
 int main(void)
 {
-	RUN(markers_start_with_nop5);
+	RUN(marker_starts_with_nop5);
+	RUN(ring_records);
+	RUN(ring_wraps_and_fills);
 	RUN(samples_by_bytes);
 	RUN(every_function_tracked);
 	RUN(threads);
