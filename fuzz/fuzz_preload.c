@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target for what autoprof reads out of a preload process (bytes the process
+ * controls): the ring parser (src/collect/preload.c) and the walk of each allocation's stack
+ * copy (src/unwind/uwalk.c, bpf/unwind_step.h).
+ *   make fuzz-preload                   (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   build/tests/unit/test_fuzz_preload  replays fuzz/corpus/preload/ as an ordinary test
+ *
+ * An input is a struct fuzz_hdr, the ring's bytes from position hdr.pos on, and hdr.tab_len
+ * bytes at the end that describe unwind tables (struct fuzz_tab, then its arrays). Each ALLOC
+ * record's stack is walked by frame pointers alone (no unwinder, no proc, as without tables),
+ * checked frame by frame against a model of that walk, and, when the input has tables, again
+ * through them (a stand-in for the unwinder's mapped arrays, sized exactly).
+ *
+ * Checked: parse's result is -EBADMSG or a multiple of 16 no larger than the buffer, the same
+ * with and without a callback and again over just that prefix (drain parses twice); each record
+ * handed over is committed for its position, whole inside the buffer, an ALLOC or a FREE, its
+ * stack inside the record, after the previous one; parsing stopped where it had to; a walk
+ * writes at most max pcs, pcs[0] is the record's pc. Every buffer (ring, stack copy, pcs,
+ * tables) is allocated at its exact size, so ASan sees any read or write past one.
+ *
+ * Seeds (fuzz/corpus/preload/): ring-* are real rings, written by fuzz/gen_preload_corpus.c run
+ * under the shim (`bash fuzz/gen_preload_corpus.sh`, see there); edge-* are made by hand by
+ * the same program (--edge).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "collect/preload.h"
+#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
+
+#include "fuzz/fuzz_preload.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define REC_HDR sizeof(struct autoprof_preload_rec)
+
+/* ---- a stand-in for the unwinder: uwalk.c asks it for the mapped arrays ------------------- */
+
+static const struct unwind_tables *cur_tables;
+
+const struct unwind_tables *unwinder__tables(struct unwinder *u)
+{
+	(void)u;
+	return cur_tables;
+}
+
+int unwinder__map_fd(struct unwinder *u, const char *name)
+{
+	(void)u;
+	(void)name;
+	return -EBADF;
+}
+
+struct tables {
+	struct unwind_tables t;
+	struct unwind_proc proc;
+	void *rows, *pages, *files;
+};
+
+static void *dup_exact(const uint8_t *p, size_t n)
+{
+	void *q = malloc(n ? n : 1);
+
+	if (!q)
+		abort();
+	memcpy(q, p, n);
+	return q;
+}
+
+/* Rows go to their mapped stride (16 bytes), the rest as they come. */
+static void tables_make(struct tables *tb, const uint8_t *p, size_t len)
+{
+	struct fuzz_tab h;
+	size_t need;
+	uint32_t nmaps;
+
+	memset(tb, 0, sizeof(*tb));
+	memcpy(&h, p, sizeof(h));
+	p += sizeof(h);
+	len -= sizeof(h);
+	nmaps = h.nmaps < UNWIND_MAX_MAPPINGS ? h.nmaps : UNWIND_MAX_MAPPINGS;
+	if (nmaps * sizeof(struct unwind_mapping) > len)
+		nmaps = len / sizeof(struct unwind_mapping);
+	memcpy(tb->proc.maps, p, nmaps * sizeof(struct unwind_mapping));
+	p += nmaps * sizeof(struct unwind_mapping);
+	len -= nmaps * sizeof(struct unwind_mapping);
+	/* The count as the process's table says it, mappings or not (a torn table). */
+	tb->proc.nr = h.proc_nr;
+
+	need = (size_t)h.nfiles * sizeof(struct unwind_file);
+	tb->t.nfiles = need <= len ? h.nfiles : len / sizeof(struct unwind_file);
+	tb->files = dup_exact(p, tb->t.nfiles * sizeof(struct unwind_file));
+	p += tb->t.nfiles * sizeof(struct unwind_file);
+	len -= tb->t.nfiles * sizeof(struct unwind_file);
+
+	need = (size_t)h.npages * sizeof(uint32_t);
+	tb->t.npages = need <= len ? h.npages : len / sizeof(uint32_t);
+	tb->pages = dup_exact(p, tb->t.npages * sizeof(uint32_t));
+	p += tb->t.npages * sizeof(uint32_t);
+	len -= tb->t.npages * sizeof(uint32_t);
+
+	need = (size_t)h.nrows * sizeof(struct unwind_row);
+	tb->t.nrows = need <= len ? h.nrows : len / sizeof(struct unwind_row);
+	tb->rows = calloc(tb->t.nrows ? tb->t.nrows : 1, UNWIND_ROW_STRIDE);
+	if (!tb->rows)
+		abort();
+	for (uint32_t i = 0; i < tb->t.nrows; i++)
+		memcpy((char *)tb->rows + i * UNWIND_ROW_STRIDE, p + i * sizeof(struct unwind_row),
+		       sizeof(struct unwind_row));
+	tb->t.rows = tb->rows;
+	tb->t.pages = tb->pages;
+	tb->t.files = tb->files;
+}
+
+static void tables_free(struct tables *tb)
+{
+	free(tb->rows);
+	free(tb->pages);
+	free(tb->files);
+}
+
+/* ---- the checks ----------------------------------------------------------------------------- */
+
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond))                                                                     \
+			abort();                                                                 \
+	} while (0)
+
+struct ctx {
+	const uint8_t *buf;
+	size_t len;
+	uint64_t pos;
+	uint32_t max;
+	struct tables *tables; /* NULL: the input has none */
+	size_t end;	       /* where the last record handed over ended */
+	uint64_t nrec;
+	bool walk;
+};
+
+/* The frame-pointer walk as documented: pcs[0] = pc, then [bp + 8] and [bp] while bp is above
+ * sp and both words are in the copy; bp 0 ends it (a leaf alone: no info, truncated). */
+static bool copy_word(const uint8_t *copy, uint64_t base, uint64_t len, uint64_t addr,
+		      uint64_t *v)
+{
+	if (addr < base || len < 8 || addr - base > len - 8)
+		return false;
+	memcpy(v, copy + (addr - base), 8);
+	return true;
+}
+
+static uint32_t model_fp(uint64_t pc, uint64_t sp, uint64_t bp, const uint8_t *copy,
+			 uint64_t len, uint64_t *pcs, uint32_t max, bool *truncated)
+{
+	uint64_t base = sp, ra, nbp;
+	uint32_t n = 0;
+
+	for (;;) {
+		if (!pc) {
+			*truncated = false;
+			return n;
+		}
+		if (n >= max) {
+			*truncated = true;
+			return n;
+		}
+		pcs[n++] = pc;
+		if (!bp) {
+			*truncated = n == 1;
+			return n;
+		}
+		if (bp < sp || !copy_word(copy, base, len, bp + 8, &ra) ||
+		    !copy_word(copy, base, len, bp, &nbp)) {
+			*truncated = true;
+			return n;
+		}
+		sp = bp + 16;
+		bp = nbp;
+		pc = ra;
+	}
+}
+
+static void walk_one(struct ctx *c, const struct autoprof_preload_rec *r, const void *stack)
+{
+	uint64_t *pcs = malloc(c->max ? c->max * sizeof(*pcs) : 1);
+	uint64_t *want = malloc(c->max ? c->max * sizeof(*want) : 1);
+	void *copy = dup_exact(stack, r->stack_len);
+	bool truncated, want_trunc;
+	uint32_t n, nwant;
+
+	CHECK(pcs && want);
+	/* Frame pointers only: no unwinder, no process table. */
+	n = unwinder__walk_copy(NULL, NULL, r->pc, r->sp, r->bp, copy, r->stack_len, pcs, c->max,
+				&truncated);
+	nwant = model_fp(r->pc, r->sp, r->bp, copy, r->stack_len, want, c->max, &want_trunc);
+	CHECK(n == nwant && truncated == want_trunc);
+	CHECK(!n || !memcmp(pcs, want, n * sizeof(*pcs)));
+	/* A proc without an unwinder is ignored (frame pointers only, too). */
+	n = unwinder__walk_copy(NULL, c->tables ? &c->tables->proc : NULL, r->pc, r->sp, r->bp,
+				copy, r->stack_len, pcs, c->max, &truncated);
+	CHECK(n == nwant && truncated == want_trunc);
+
+	if (c->tables) {
+		cur_tables = &c->tables->t;
+		n = unwinder__walk_copy((struct unwinder *)c, &c->tables->proc, r->pc, r->sp, r->bp,
+					copy, r->stack_len, pcs, c->max, &truncated);
+		cur_tables = NULL;
+		CHECK(n <= c->max);
+		CHECK(r->pc || !n);
+		/* pc + 1 when its row is a signal frame's (the trampoline was returned to). */
+		CHECK(!r->pc || !c->max || (n >= 1 && (pcs[0] == r->pc || pcs[0] == r->pc + 1)));
+		/* No mapping at all: nothing but frame pointers to go by. */
+		if (!c->tables->proc.nr)
+			CHECK(n == nwant && truncated == want_trunc &&
+			      (!n || !memcmp(pcs, want, n * sizeof(*pcs))));
+	}
+	free(copy);
+	free(want);
+	free(pcs);
+}
+
+static void on_rec(void *arg, const struct autoprof_preload_rec *r, const void *stack)
+{
+	struct ctx *c = arg;
+	const uint8_t *p = (const uint8_t *)r;
+	size_t at;
+
+	CHECK(p >= c->buf && p < c->buf + c->len);
+	at = (size_t)(p - c->buf);
+	CHECK(at % AUTOPROF_REC_ALIGN == 0 && at >= c->end);
+	CHECK(r->commit == c->pos + at + 1);
+	CHECK(r->len >= REC_HDR && r->len % AUTOPROF_REC_ALIGN == 0 && r->len <= c->len - at);
+	CHECK(r->type == AUTOPROF_REC_ALLOC || r->type == AUTOPROF_REC_FREE);
+	CHECK(stack == p + REC_HDR);
+	if (r->type == AUTOPROF_REC_ALLOC)
+		CHECK(r->stack_len <= r->len - REC_HDR);
+	c->end = at + r->len;
+	c->nrec++;
+	if (c->walk && r->type == AUTOPROF_REC_ALLOC)
+		walk_one(c, r, stack);
+}
+
+static void fuzz_ring(const uint8_t *buf, size_t len, uint64_t pos, uint32_t max,
+		      struct tables *tables)
+{
+	struct ctx c = { .buf = buf, .len = len, .pos = pos, .max = max, .tables = tables,
+			 .walk = true };
+	struct ctx again = c;
+	long whole = preload_ring__parse(buf, len, pos, on_rec, &c);
+
+	CHECK(whole == -EBADMSG || (whole >= 0 && (size_t)whole <= len));
+	CHECK(preload_ring__parse(buf, len, pos, NULL, NULL) == whole);
+	if (whole < 0)
+		return;
+	CHECK(whole % AUTOPROF_REC_ALIGN == 0 && (size_t)whole >= c.end);
+	/* Parsing stopped at a record not committed, or committed but not all in the buffer. */
+	if (len - (size_t)whole >= AUTOPROF_REC_ALIGN) {
+		const struct autoprof_preload_rec *r = (const void *)(buf + whole);
+
+		CHECK(r->commit != pos + (uint64_t)whole + 1 || r->len > len - (size_t)whole);
+	}
+	/* drain's second pass reads just the whole records again: the same must come out. */
+	again.walk = false;
+	CHECK(preload_ring__parse(buf, (size_t)whole, pos, on_rec, &again) == whole);
+	CHECK(again.nrec == c.nrec && again.end == c.end);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_hdr h = {};
+	struct tables tb, *tables = NULL;
+	size_t tab_len = 0;
+	uint8_t *ring;
+	uint32_t max;
+
+	/* Whatever the header holds: a short input is a ring of what is there at position 0. */
+	if (size >= sizeof(h)) {
+		memcpy(&h, data, sizeof(h));
+		data += sizeof(h);
+		size -= sizeof(h);
+		tab_len = h.tab_len <= size ? h.tab_len : size;
+	}
+	max = h.max < UNWIND_MAX_FRAMES ? h.max : UNWIND_MAX_FRAMES;
+	if (tab_len >= sizeof(struct fuzz_tab)) {
+		tables_make(&tb, data + size - tab_len, tab_len);
+		tables = &tb;
+	}
+	/* The ring's bytes in a buffer of their exact size, aligned as autoprof's is. */
+	ring = dup_exact(data, size - tab_len);
+	fuzz_ring(ring, size - tab_len, h.pos, max, tables);
+	free(ring);
+	if (tables)
+		tables_free(tables);
+	return 0;
+}
