@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
@@ -75,46 +76,54 @@ static void *dup_exact(const uint8_t *p, size_t n)
 	return q;
 }
 
-/* Rows go to their mapped stride (16 bytes), the rest as they come. */
+/* n elements of size bytes from p, spaced stride bytes apart as in the mapped array. */
+static void *spread(const uint8_t *p, uint32_t n, size_t size, size_t stride)
+{
+	char *q = calloc(n ? n : 1, stride);
+
+	if (!q)
+		abort();
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(q + i * stride, p + i * size, size);
+	return q;
+}
+
+/* How many of want elements of size bytes the len bytes left hold; p and len move past them. */
+static uint32_t take(const uint8_t **p, size_t *len, uint32_t want, size_t size)
+{
+	uint32_t n = (size_t)want * size <= *len ? want : (uint32_t)(*len / size);
+
+	*p += n * size;
+	*len -= n * size;
+	return n;
+}
+
 static void tables_make(struct tables *tb, const uint8_t *p, size_t len)
 {
+	const uint8_t *at;
 	struct fuzz_tab h;
-	size_t need;
 	uint32_t nmaps;
 
 	memset(tb, 0, sizeof(*tb));
 	memcpy(&h, p, sizeof(h));
 	p += sizeof(h);
 	len -= sizeof(h);
-	nmaps = h.nmaps < UNWIND_MAX_MAPPINGS ? h.nmaps : UNWIND_MAX_MAPPINGS;
-	if (nmaps * sizeof(struct unwind_mapping) > len)
-		nmaps = len / sizeof(struct unwind_mapping);
-	memcpy(tb->proc.maps, p, nmaps * sizeof(struct unwind_mapping));
-	p += nmaps * sizeof(struct unwind_mapping);
-	len -= nmaps * sizeof(struct unwind_mapping);
+	at = p;
+	nmaps = take(&p, &len, h.nmaps < UNWIND_MAX_MAPPINGS ? h.nmaps : UNWIND_MAX_MAPPINGS,
+		     sizeof(struct unwind_mapping));
+	memcpy(tb->proc.maps, at, nmaps * sizeof(struct unwind_mapping));
 	/* The count as the process's table says it, mappings or not (a torn table). */
 	tb->proc.nr = h.proc_nr;
 
-	need = (size_t)h.nfiles * sizeof(struct unwind_file);
-	tb->t.nfiles = need <= len ? h.nfiles : len / sizeof(struct unwind_file);
-	tb->files = dup_exact(p, tb->t.nfiles * sizeof(struct unwind_file));
-	p += tb->t.nfiles * sizeof(struct unwind_file);
-	len -= tb->t.nfiles * sizeof(struct unwind_file);
-
-	need = (size_t)h.npages * sizeof(uint32_t);
-	tb->t.npages = need <= len ? h.npages : len / sizeof(uint32_t);
-	tb->pages = dup_exact(p, tb->t.npages * sizeof(uint32_t));
-	p += tb->t.npages * sizeof(uint32_t);
-	len -= tb->t.npages * sizeof(uint32_t);
-
-	need = (size_t)h.nrows * sizeof(struct unwind_row);
-	tb->t.nrows = need <= len ? h.nrows : len / sizeof(struct unwind_row);
-	tb->rows = calloc(tb->t.nrows ? tb->t.nrows : 1, UNWIND_ROW_STRIDE);
-	if (!tb->rows)
-		abort();
-	for (uint32_t i = 0; i < tb->t.nrows; i++)
-		memcpy((char *)tb->rows + i * UNWIND_ROW_STRIDE, p + i * sizeof(struct unwind_row),
-		       sizeof(struct unwind_row));
+	at = p;
+	tb->t.nfiles = take(&p, &len, h.nfiles, sizeof(struct unwind_file));
+	tb->files = spread(at, tb->t.nfiles, sizeof(struct unwind_file), UNWIND_FILE_STRIDE);
+	at = p;
+	tb->t.npages = take(&p, &len, h.npages, sizeof(uint32_t));
+	tb->pages = spread(at, tb->t.npages, sizeof(uint32_t), UNWIND_PAGE_STRIDE);
+	at = p;
+	tb->t.nrows = take(&p, &len, h.nrows, sizeof(struct unwind_row));
+	tb->rows = spread(at, tb->t.nrows, sizeof(struct unwind_row), UNWIND_ROW_STRIDE);
 	tb->t.rows = tb->rows;
 	tb->t.pages = tb->pages;
 	tb->t.files = tb->files;
@@ -273,6 +282,79 @@ static void fuzz_ring(const uint8_t *buf, size_t len, uint64_t pos, uint32_t max
 	CHECK(again.nrec == c.nrec && again.end == c.end);
 }
 
+/* ---- the drain, through /proc/self/mem ----------------------------------------------------- */
+
+static struct autoprof_preload fake = { .version = AUTOPROF_PRELOAD_VERSION };
+
+struct dctx {
+	uint64_t from, head; /* positions the records must lie in */
+	uint64_t next;	     /* the lowest position the next record may have */
+};
+
+static void on_drained(void *arg, const struct autoprof_preload_rec *r, const void *stack)
+{
+	struct dctx *d = arg;
+	uint64_t at = r->commit - 1;
+
+	CHECK(r->type == AUTOPROF_REC_ALLOC || r->type == AUTOPROF_REC_FREE);
+	CHECK(r->len >= REC_HDR && r->len % AUTOPROF_REC_ALIGN == 0);
+	CHECK(at - d->from >= d->next - d->from && at - d->from <= d->head - d->from);
+	CHECK(r->len <= d->head - at && r->len <= fake.ring_size - (at & (fake.ring_size - 1)));
+	CHECK(stack == r + 1);
+	if (r->type == AUTOPROF_REC_ALLOC)
+		CHECK(r->stack_len <= r->len - REC_HDR);
+	d->next = at + r->len;
+}
+
+/*
+ * Drains until nothing moves (a drain takes one ring's worth at most). Then the ring is empty
+ * or waits at a record not committed yet: never stuck at one that is (autoprof would wait for
+ * it forever).
+ */
+static void fuzz_drain(const uint8_t *buf, size_t len, uint64_t pos, uint32_t head_add)
+{
+	uint64_t size = 4096, tail;
+	struct autoprof_preload_ring *r;
+	struct preload_ring *pr;
+	struct dctx d;
+	int err, i;
+
+	while (size < len)
+		size *= 2;
+	r = calloc(1, sizeof(*r) + size);
+	CHECK(r);
+	for (size_t k = 0; k < len; k++)
+		r->data[(pos + k) & (size - 1)] = buf[k];
+	r->head = r->tail = pos;
+	fake.ring = (uintptr_t)r;
+	fake.ring_size = size;
+	pr = preload_ring__open((uint32_t)getpid(), (uintptr_t)&fake, &err);
+	CHECK(pr && r->tail == pos);
+	r->head = pos + (head_add ? head_add : len);
+	d = (struct dctx){ .from = pos, .head = r->head, .next = pos };
+	for (i = 0; i < 8; i++) {
+		tail = r->tail;
+		CHECK(preload_ring__drain(pr, on_drained, &d) >= 0);
+		/* Forward, at most to head; d.next: the records handed over are behind it. */
+		CHECK(r->tail - pos <= r->head - pos && r->tail - tail <= r->head - tail);
+		if (r->tail == tail)
+			break;
+		d.from = d.next = r->tail;
+	}
+	CHECK(i < 8);
+	if (r->tail != r->head) {
+		const struct autoprof_preload_rec *rec =
+			(const void *)(r->data + (r->tail & (size - 1)));
+
+		CHECK(r->head - r->tail >= AUTOPROF_REC_ALIGN &&
+		      size - (r->tail & (size - 1)) >= AUTOPROF_REC_ALIGN);
+		CHECK(rec->commit != r->tail + 1);
+	}
+	preload_ring__close(pr);
+	CHECK(!fake.consumer);
+	free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_hdr h = {};
@@ -296,6 +378,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The ring's bytes in a buffer of their exact size, aligned as autoprof's is. */
 	ring = dup_exact(data, size - tab_len);
 	fuzz_ring(ring, size - tab_len, h.pos, max, tables);
+	if (h.flags & FUZZ_DRAIN)
+		fuzz_drain(ring, size - tab_len, h.pos, h.head);
 	free(ring);
 	if (tables)
 		tables_free(tables);

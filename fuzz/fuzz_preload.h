@@ -13,16 +13,22 @@
 struct fuzz_hdr {
 	uint64_t pos;	  /* ring position of the first ring byte (commit words name it + 1) */
 	uint8_t max;	  /* pcs a walk has room for (at most 127) */
-	uint8_t pad;
+	uint8_t flags;	  /* enum fuzz_flags */
 	uint16_t tab_len; /* bytes of tables at the input's end; fewer than a fuzz_tab: none */
-	uint32_t pad2;
+	uint32_t head;	  /* FUZZ_DRAIN: the ring's head, pos + this (0: + the ring bytes) */
+};
+
+enum fuzz_flags {
+	/* Also drained by preload_ring__drain, through /proc/self/mem: the ring bytes laid from
+	 * pos on in a ring of the next power of two (at least 4096), wrapping at its end. */
+	FUZZ_DRAIN = 1 << 0,
 };
 
 /*
  * Unwind tables for the walk: then nmaps struct unwind_mapping (the process's table, whose
  * count says proc_nr), nfiles struct unwind_file, npages __u32, nrows struct unwind_row
- * (packed; the fuzzer spaces them as the mapped array does). Counts past the bytes there are
- * cut to what is there.
+ * (packed here; the fuzzer spaces them as the mapped arrays do, 8-byte aligned). Counts past
+ * the bytes there are cut to what is there.
  */
 struct fuzz_tab {
 	uint32_t proc_nr;

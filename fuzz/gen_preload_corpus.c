@@ -42,10 +42,9 @@ static void put(struct tab *t, const void *p, size_t n)
 	t->len += n;
 }
 
-static void seed(const char *name, uint64_t pos, uint8_t max, const void *ring, size_t n,
-		 const struct tab *tab)
+static void seed_hdr(const char *name, struct fuzz_hdr h, const void *ring, size_t n,
+		     const struct tab *tab)
 {
-	struct fuzz_hdr h = { .pos = pos, .max = max, .tab_len = tab ? (uint16_t)tab->len : 0 };
 	char path[4096];
 	FILE *f;
 
@@ -57,8 +56,26 @@ static void seed(const char *name, uint64_t pos, uint8_t max, const void *ring, 
 		failed = 1;
 		return;
 	}
-	printf("%-28s pos %8" PRIu64 " ring bytes %6zu tables %4zu\n", name, pos, n,
-	       tab ? tab->len : 0);
+	printf("%-28s pos %8" PRIu64 " ring bytes %6zu tables %4zu%s\n", name, h.pos, n,
+	       tab ? tab->len : 0, h.flags & FUZZ_DRAIN ? " drained" : "");
+}
+
+static void seed(const char *name, uint64_t pos, uint8_t max, const void *ring, size_t n,
+		 const struct tab *tab)
+{
+	struct fuzz_hdr h = { .pos = pos, .max = max, .tab_len = tab ? (uint16_t)tab->len : 0 };
+
+	seed_hdr(name, h, ring, n, tab);
+}
+
+/* Drained too, with head at pos + head_add (0: the bytes' end). */
+static void seed_drain(const char *name, uint64_t pos, uint32_t head_add, const void *ring,
+		       size_t n)
+{
+	struct fuzz_hdr h = { .pos = pos, .max = UNWIND_MAX_FRAMES, .flags = FUZZ_DRAIN,
+			      .head = head_add };
+
+	seed_hdr(name, h, ring, n, NULL);
 }
 
 /* ---- real rings ----------------------------------------------------------------------------- */
@@ -76,6 +93,8 @@ static void consume(int on)
  * name-tables) and gives that room back (name NULL: all of [tail, head)). The shim must be
  * quiet: the caller turned the consumer off. Returns the bytes dumped.
  */
+static int drain; /* dump() writes a drained variant too */
+
 static size_t dump(const char *name, const struct tab *tab)
 {
 	uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE), tail = ring->tail;
@@ -85,6 +104,10 @@ static size_t dump(const char *name, const struct tab *tab)
 
 	if (name) {
 		seed(name, tail, UNWIND_MAX_FRAMES, ring->data + off, n, NULL);
+		if (drain) {
+			snprintf(tname, sizeof(tname), "%s-drained", name);
+			seed_drain(tname, tail, 0, ring->data + off, n);
+		}
 		if (tab) {
 			snprintf(tname, sizeof(tname), "%s-tables", name);
 			seed(tname, tail, UNWIND_MAX_FRAMES, ring->data + off, n, tab);
@@ -160,46 +183,62 @@ static void *thread_main(void *arg)
  * over it (what -fno-omit-frame-pointer code follows: cfa = rbp + 16, rbp saved at cfa - 16),
  * so that the walks go through the rows, not around them.
  */
-static int self_tables(struct tab *t)
+/* The executable mapping of our own file: its start, end and file offset. */
+static int self_text(uint64_t *start, uint64_t *end, uint64_t *off)
 {
 	char line[4096], exe[4096], path[4096];
-	uint64_t start = 0, end = 0, off = 0;
 	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	FILE *f = fopen("/proc/self/maps", "r");
+	int err = -1;
 
-	if (k <= 0 || !f)
+	if (k <= 0 || !f) {
+		if (f)
+			fclose(f);
 		return -1;
+	}
 	exe[k] = 0;
-	while (fgets(line, sizeof(line), f)) {
+	while (err && fgets(line, sizeof(line), f)) {
 		char perms[8];
 
 		path[0] = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", &start,
-			   &end, perms, &off, path) >= 4 &&
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095s", start,
+			   end, perms, off, path) >= 4 &&
 		    perms[2] == 'x' && !strcmp(path, exe))
-			break;
-		start = end = 0;
+			err = 0;
 	}
 	fclose(f);
-	if (!end)
-		return -1;
+	return err;
+}
 
-	struct unwind_mapping m = { start, (__u32)(end - start), (__u32)off, 0, 0 };
-	__u32 first = (__u32)off, last = (__u32)(off + (end - start));
-	__u32 first_page = first >> UNWIND_PAGE_SHIFT, npages = (last >> UNWIND_PAGE_SHIFT) - first_page + 1;
-	struct unwind_file file = { 0, 2, 0, 0, npages, first_page };
-	struct unwind_row rows[2] = {
-		{ first, 16, UNWIND_CFA_RBP, UNWIND_RBP_OFFSET, -16 },
-		{ last, 0, UNWIND_CFA_NONE, UNWIND_RBP_SAME, 0 },
-	};
-	struct fuzz_tab h = { .proc_nr = 1, .nmaps = 1, .nfiles = 1, .npages = npages, .nrows = 2 };
+static int self_tables(struct tab *t)
+{
+	struct unwind_mapping m = { .file = 0 };
+	struct unwind_file file = { .row_count = 2 };
+	struct unwind_row rows[2];
+	struct fuzz_tab h = { .proc_nr = 1, .nmaps = 1, .nfiles = 1, .nrows = 2 };
+	uint64_t start, end, off;
+	__u32 first, last;
+
+	if (self_text(&start, &end, &off))
+		return -1;
+	m.start = start;
+	m.len = (__u32)(end - start);
+	m.file_off = (__u32)off;
+	first = (__u32)off;
+	last = (__u32)(off + (end - start));
+	file.first_page = first >> UNWIND_PAGE_SHIFT;
+	file.page_count = (last >> UNWIND_PAGE_SHIFT) - file.first_page + 1;
+	h.npages = file.page_count;
+	rows[0] = (struct unwind_row){ first, 16, UNWIND_CFA_RBP, UNWIND_RBP_OFFSET, -16 };
+	rows[1] = (struct unwind_row){ last, 0, UNWIND_CFA_NONE, UNWIND_RBP_SAME, 0 };
 
 	t->len = 0;
 	put(t, &h, sizeof(h));
 	put(t, &m, sizeof(m));
 	put(t, &file, sizeof(file));
-	for (__u32 p = 0; p < npages; p++) {
-		__u32 row = ((first_page + p) << UNWIND_PAGE_SHIFT) >= last;
+	/* Each page's first byte is under row 0 until the page holding the last row. */
+	for (__u32 p = 0; p < file.page_count; p++) {
+		__u32 row = ((file.first_page + p) << UNWIND_PAGE_SHIFT) >= last;
 
 		put(t, &row, sizeof(row));
 	}
@@ -231,7 +270,9 @@ static int real_rings(void)
 	for (i = 0; i < 6; i += 2)
 		free(p[i]);
 	consume(0);
+	drain = 1;
 	dump("ring-alloc-free", have_tab ? &tab : NULL);
+	drain = 0;
 
 	consume(1);
 	p[0] = top_alloc(0, 100);
@@ -271,7 +312,9 @@ static int real_rings(void)
 		while (ring->head / size == start / size)
 			free(top_alloc(1, 48));
 		consume(0);
+		drain = 1;
 		dump("ring-wrap-end", NULL);
+		drain = 0;
 		dump("ring-wrap-start", have_tab ? &tab : NULL);
 	}
 	return 0;
@@ -307,8 +350,11 @@ static struct autoprof_preload_rec *add(uint64_t pos, uint32_t type, uint32_t le
 static void add_chain(uint64_t pos, uint64_t sp, int nframes, int loop)
 {
 	uint32_t stack_len = (uint32_t)nframes * 32;
-	struct autoprof_preload_rec *r = add(pos, AUTOPROF_REC_ALLOC, REC_HDR + stack_len, stack_len);
-	uint64_t *w = (uint64_t *)(r + 1);
+	struct autoprof_preload_rec *r;
+	uint64_t *w;
+
+	r = add(pos, AUTOPROF_REC_ALLOC, REC_HDR + stack_len, stack_len);
+	w = (uint64_t *)(r + 1);
 
 	r->pc = 0x401000;
 	r->sp = sp;
@@ -373,6 +419,25 @@ static void edge(void)
 	add(pos, AUTOPROF_REC_FREE, REC_HDR, 0);
 	add_chain(pos, sp, 8, 0);
 	seed("edge-straddle-end", pos, 127, buf, at - 100, NULL);
+
+	/* Drained: an allocation committed across the ring's end (4096 bytes when drained),
+	 * committed past head, a head less than a header past tail, a head more than a ring
+	 * past tail. */
+	pos = 2 * 4096 - 256;
+	at = 0;
+	add(pos, AUTOPROF_REC_FREE, REC_HDR, 0);
+	add_chain(pos, sp, 8, 0);
+	seed_drain("drain-straddle-end", pos, 0, buf, at);
+	seed_drain("drain-past-head", pos, REC_HDR + 64, buf, at);
+	seed_drain("drain-head-unaligned", pos, REC_HDR + 8, buf, at);
+	seed_drain("drain-head-far", pos, 1u << 20, buf, at);
+	at = 0;
+	add(pos, AUTOPROF_REC_FREE, REC_HDR, 0);
+	add(pos, AUTOPROF_REC_PAD, 256 - REC_HDR, 0);
+	add(pos, AUTOPROF_REC_FREE, REC_HDR, 0);
+	memset(buf + at, 0, REC_HDR);
+	seed_drain("drain-pad-wrap-uncommitted", pos, at + REC_HDR, buf, at + REC_HDR);
+	pos = 4096;
 
 	/* Not committed: the word names another position; then one never written. */
 	at = 0;

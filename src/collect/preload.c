@@ -168,6 +168,12 @@ static void count_rec(void *arg, const struct autoprof_preload_rec *rec, const v
 	c->fn(c->arg, rec, stack);
 }
 
+/* Whether the record at buf's start (at least a header's start there) is committed for pos. */
+static bool rec_committed(const uint8_t *buf, uint64_t pos)
+{
+	return ((const struct autoprof_preload_rec *)buf)->commit == pos + 1;
+}
+
 int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 {
 	struct counting c = { fn, arg, 0 };
@@ -203,7 +209,14 @@ int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 			return err;
 		whole = preload_ring__parse(r->buf, n, r->tail, NULL, NULL);
 		if (whole <= 0) {
-			if (!whole)
+			/*
+			 * Nothing committed at tail yet, or what no shim writes: a committed record
+			 * running past head or past the ring's end (n fell short of a chunk for
+			 * one of them), or less than a header's room before head. Either would
+			 * stop the ring here for good.
+			 */
+			if (!whole && (n >= CHUNK || (n >= AUTOPROF_REC_ALIGN &&
+						      !rec_committed(r->buf, r->tail))))
 				break;
 			goto malformed;
 		}

@@ -35,7 +35,8 @@ void preload_ring__close(struct preload_ring *r);
 /*
  * Hands the committed records to fn and gives their room back. Returns the number of records,
  * or a negative errno (-ESRCH: the process is gone). A malformed ring (a record whose length
- * cannot be) is skipped to its head and counted.
+ * cannot be, a committed one running past head or the ring's end, a head less than a header
+ * past tail) is skipped to its head and counted.
  */
 int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg);
 

@@ -370,6 +370,120 @@ TEST(threads)
 	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
 }
 
+/*
+ * preload_ring__drain through /proc/self/mem on a ring made here by hand, as a process could
+ * write it (not this shim's): what no shim writes stops nothing. A committed record running
+ * past the ring's end or past head, or a head less than a header past tail, is counted
+ * malformed and skipped to head (before, the ring stayed stuck at it for good).
+ */
+static struct autoprof_preload fake = { .version = AUTOPROF_PRELOAD_VERSION, .stack_max = 1024 };
+
+static void fake_rec(struct autoprof_preload_ring *r, uint64_t pos, uint32_t type, uint32_t len)
+{
+	struct autoprof_preload_rec *rec = (void *)(r->data + (pos & (fake.ring_size - 1)));
+
+	memset(rec, 0, sizeof(*rec));
+	rec->type = type;
+	rec->len = len;
+	rec->commit = pos + 1;
+}
+
+struct drained {
+	unsigned allocs, frees;
+};
+
+static void count_drained(void *arg, const struct autoprof_preload_rec *r, const void *stack)
+{
+	struct drained *d = arg;
+
+	(void)stack;
+	if (r->type == AUTOPROF_REC_ALLOC)
+		d->allocs++;
+	else
+		d->frees++;
+}
+
+static int fake_drain(struct preload_ring *pr, struct drained *d)
+{
+	memset(d, 0, sizeof(*d));
+	return preload_ring__drain(pr, count_drained, d);
+}
+
+TEST(drain_skips_what_no_shim_writes)
+{
+	const uint64_t size = 4096, hdr = sizeof(struct autoprof_preload_rec);
+	struct autoprof_preload_ring *r = aligned_alloc(64, sizeof(*r) + size);
+	struct preload_ring_stats st;
+	struct preload_ring *pr;
+	struct drained d;
+	uint64_t pos;
+	int err;
+
+	CHECK(r);
+	memset(r, 0, sizeof(*r) + size);
+	pos = 3 * size - 256;
+	r->head = r->tail = pos;
+	fake.ring = (uintptr_t)r;
+	fake.ring_size = size;
+	pr = preload_ring__open((uint32_t)getpid(), (uintptr_t)&fake, &err);
+	CHECK(pr);
+	if (!pr)
+		goto out_free;
+	CHECK_EQ(fake.consumer, (uint64_t)getpid());
+
+	/* A free, then an allocation committed across the ring's end (no pad before it). */
+	fake_rec(r, pos, AUTOPROF_REC_FREE, hdr);
+	fake_rec(r, pos + hdr, AUTOPROF_REC_ALLOC, 336);
+	r->head = pos + hdr + 336;
+	CHECK_EQ(fake_drain(pr, &d), 1);
+	CHECK_EQ(d.frees, 1);
+	CHECK_EQ(r->tail, pos + hdr);
+	CHECK_EQ(fake_drain(pr, &d), 0);
+	preload_ring__stats(pr, &st);
+	CHECK_EQ(st.malformed, 1);
+	CHECK_EQ(r->tail, r->head);
+
+	/* Records the shim would write go through after that. */
+	pos = r->head;
+	fake_rec(r, pos, AUTOPROF_REC_ALLOC, hdr + 64);
+	((struct autoprof_preload_rec *)(r->data + (pos & (size - 1))))->stack_len = 64;
+	fake_rec(r, pos + hdr + 64, AUTOPROF_REC_FREE, hdr);
+	r->head = pos + 2 * hdr + 64;
+	CHECK_EQ(fake_drain(pr, &d), 2);
+	CHECK_EQ(d.allocs, 1);
+	CHECK_EQ(r->tail, r->head);
+
+	/* Committed, but running past head. */
+	pos = r->head;
+	fake_rec(r, pos, AUTOPROF_REC_FREE, hdr);
+	r->head = pos + 64;
+	CHECK_EQ(fake_drain(pr, &d), 0);
+	preload_ring__stats(pr, &st);
+	CHECK_EQ(st.malformed, 2);
+	CHECK_EQ(r->tail, pos + 64);
+
+	/* A head 8 bytes past tail: no header fits. */
+	r->head += 8;
+	CHECK_EQ(fake_drain(pr, &d), 0);
+	preload_ring__stats(pr, &st);
+	CHECK_EQ(st.malformed, 3);
+	CHECK_EQ(r->tail, r->head);
+
+	/* Not committed yet: waited for, not skipped. */
+	pos = r->head;
+	memset(r->data + (pos & (size - 1)), 0, hdr);
+	r->head = pos + hdr;
+	CHECK_EQ(fake_drain(pr, &d), 0);
+	preload_ring__stats(pr, &st);
+	CHECK_EQ(st.malformed, 3);
+	CHECK_EQ(r->tail, pos);
+
+	preload_ring__close(pr);
+	CHECK_EQ(fake.consumer, 0);
+out_free:
+	free(r);
+}
+
 int main(void)
 {
 	RUN(marker_starts_with_nop5);
@@ -378,5 +492,6 @@ int main(void)
 	RUN(samples_by_bytes);
 	RUN(every_function_tracked);
 	RUN(threads);
+	RUN(drain_skips_what_no_shim_writes);
 	return test_summary();
 }
