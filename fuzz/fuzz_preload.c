@@ -1,27 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for what autoprof reads out of a preload process (bytes the process
- * controls): the ring parser (src/collect/preload.c) and the walk of each allocation's stack
- * copy (src/unwind/uwalk.c, bpf/unwind_step.h).
+ * controls): the ring parser and drain (src/collect/preload.c) and the walk of each
+ * allocation's stack copy (src/unwind/uwalk.c, bpf/unwind_step.h).
  *   make fuzz-preload                   (clang, ASan + UBSan; see tests/fuzz.mk)
  *   build/tests/unit/test_fuzz_preload  replays fuzz/corpus/preload/ as an ordinary test
  *
- * An input is a struct fuzz_hdr, the ring's bytes from position hdr.pos on, and hdr.tab_len
- * bytes at the end that describe unwind tables (struct fuzz_tab, then its arrays). Each ALLOC
- * record's stack is walked by frame pointers alone (no unwinder, no proc, as without tables),
+ * An input (fuzz/fuzz_preload.h) is a struct fuzz_hdr, the ring's bytes from position hdr.pos
+ * on, and hdr.tab_len bytes at the end that describe unwind tables. Each ALLOC record's stack is
+ * walked by frame pointers alone (no unwinder: proc NULL, and a proc, which is then ignored),
  * checked frame by frame against a model of that walk, and, when the input has tables, again
- * through them (a stand-in for the unwinder's mapped arrays, sized exactly).
+ * through them (this file stands in for the unwinder: unwinder__tables gives uwalk.c arrays
+ * made from the input at their mapped strides, sized exactly; the process's table may claim
+ * more mappings than it has, slots and indexes may point anywhere). With FUZZ_DRAIN the bytes
+ * are also laid into a ring in this process's memory and drained by preload_ring__drain
+ * through /proc/self/mem, as autoprof reads a process's.
  *
- * Checked: parse's result is -EBADMSG or a multiple of 16 no larger than the buffer, the same
- * with and without a callback and again over just that prefix (drain parses twice); each record
- * handed over is committed for its position, whole inside the buffer, an ALLOC or a FREE, its
- * stack inside the record, after the previous one; parsing stopped where it had to; a walk
- * writes at most max pcs, pcs[0] is the record's pc. Every buffer (ring, stack copy, pcs,
- * tables) is allocated at its exact size, so ASan sees any read or write past one.
+ * Checked (abort on a violation): parse's result is -EBADMSG or a multiple of 16 no larger
+ * than the buffer, the same with and without a callback and again over just that prefix
+ * (drain parses twice); each record handed over is committed for its position, whole inside
+ * the buffer, an ALLOC or a FREE, its stack inside the record, after the previous one; parsing
+ * stopped where it had to. A walk writes at most max pcs, pcs[0] is the record's pc (+ 1
+ * after a signal frame's row), a frame-pointer walk is exactly the model's. A drain hands over
+ * records between tail and head, never across the ring's end, moves tail forward to head at
+ * most, and leaves the ring empty or at a record not committed yet: never stuck at one that
+ * is. Every buffer (ring, stack copy, pcs, tables) is allocated at its exact size, so ASan sees
+ * any read or write past one.
  *
- * Seeds (fuzz/corpus/preload/): ring-* are real rings, written by fuzz/gen_preload_corpus.c run
- * under the shim (`bash fuzz/gen_preload_corpus.sh`, see there); edge-* are made by hand by
- * the same program (--edge).
+ * Seeds (fuzz/corpus/preload/), rewritten by `bash fuzz/gen_preload_corpus.sh`: ring-* are
+ * real rings, dumped by fuzz/gen_preload_corpus.c running under the shim (every allocation
+ * sampled, 64 KiB ring, 2 KiB stack copies) with their positions; *-tables add a table of the
+ * generator's own code (a frame-pointer rule), *-drained are drained too; edge-* and drain-*
+ * are made by hand by the same program (--edge): pads, impossible lengths, records cut by the
+ * buffer's or the ring's end or running past head, empty and short inputs, garbage, deep and
+ * looping frame-pointer chains, torn tables. found-* are inputs the fuzzer found.
  */
 #include <errno.h>
 #include <stdbool.h>
