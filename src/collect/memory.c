@@ -955,6 +955,10 @@ void memory__proc_event(void *arg, uint32_t pid, bool exit)
 	struct mproc **pp;
 	char exe[256];
 
+	/* A preload ring outlives its process (we map it): what it wrote last still counts. */
+	pp = mproc__find(m, pid);
+	if (*pp)
+		preload_drain(m, *pp);
 	pthread_mutex_lock(&m->lock);
 	pp = mproc__find(m, pid);
 	/* A new image or none: the old one's probes and live set are gone with it. */

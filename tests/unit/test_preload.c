@@ -11,6 +11,7 @@
 #include <malloc.h>
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -168,6 +169,37 @@ TEST(ring_records)
 	head = ring()->head;
 	free(alloc_here(100));
 	CHECK_EQ(ring()->head, head);
+	autoprof_preload_v1.mean = 512 * 1024;
+	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
+}
+
+/* A forked child writes its own ring (the parent's is shared memory), and only once read. */
+TEST(fork_gets_its_own_ring)
+{
+	uint64_t head;
+	int status;
+	pid_t pid;
+
+	autoprof_preload_v1.mean = 1;
+	fresh_draw();
+	autoprof_preload_v1.consumer = 1;
+	drain_here(NULL, NULL);
+	head = ring()->head;
+	pid = fork();
+	if (pid == 0) {
+		int bad = autoprof_preload_v1.consumer != 0 || ring()->head != 0 ||
+			  (uintptr_t)ring() != autoprof_preload_v1.ring;
+
+		autoprof_preload_v1.consumer = 1;
+		free(alloc_here(100));
+		_exit(bad ? 2 : ring()->head ? 0 : 3);
+	}
+	CHECK(pid > 0);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK_EQ(ring()->head, head);
+	autoprof_preload_v1.consumer = 0;
 	autoprof_preload_v1.mean = 512 * 1024;
 	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
 }
@@ -375,6 +407,7 @@ int main(void)
 	RUN(marker_starts_with_nop5);
 	RUN(ring_records);
 	RUN(ring_wraps_and_fills);
+	RUN(fork_gets_its_own_ring);
 	RUN(samples_by_bytes);
 	RUN(every_function_tracked);
 	RUN(threads);
