@@ -245,7 +245,11 @@ int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 	return (int)c.n;
 }
 
-void preload_ring__stats(const struct preload_ring *r, struct preload_ring_stats *out)
+void preload_ring__add_stats(const struct preload_ring *r, struct preload_ring_stats *sum)
 {
-	*out = r->st;
+	sum->records += r->st.records;
+	sum->bytes += r->st.bytes;
+	sum->dropped += r->st.dropped;
+	sum->stack_cut += r->st.stack_cut;
+	sum->malformed += r->st.malformed;
 }

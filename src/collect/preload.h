@@ -49,7 +49,8 @@ struct preload_ring_stats {
 	uint64_t stack_cut; /* stack copies the shim cut at its stack_max (its count) */
 	uint64_t malformed; /* times the ring held what no record can be */
 };
-void preload_ring__stats(const struct preload_ring *r, struct preload_ring_stats *out);
+/* Adds r's counts to *sum (rings of many processes, and of those gone, add up). */
+void preload_ring__add_stats(const struct preload_ring *r, struct preload_ring_stats *sum);
 
 /*
  * Lower level, for tests and the fuzzer: the records of buf, the ring's bytes from position
