@@ -29,6 +29,7 @@ struct preload_ring {
 	struct autoprof_preload_ring *ring; /* the shim's pages, mapped here too */
 	size_t map_len;
 	uint64_t tail; /* ours; published to the shim after each step */
+	bool broken;   /* its head was set where no record can start: not read again */
 	struct preload_ring_stats st;
 };
 
@@ -200,6 +201,14 @@ static void count_rec(void *arg, const struct autoprof_preload_rec *rec, const v
 	c->fn(c->arg, rec, stack);
 }
 
+/* Whether the record at data[off] (tail's) is committed. */
+static bool committed(const struct preload_ring *r, uint64_t off)
+{
+	const struct autoprof_preload_rec *rec = (const void *)(r->ring->data + off);
+
+	return __atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE) == r->tail + 1;
+}
+
 int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 {
 	struct counting c = { fn, arg, 0 };
@@ -207,6 +216,8 @@ int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 	struct autoprof_preload rec;
 	long whole = 0;
 
+	if (r->broken)
+		return 0;
 	/* At most one ring's worth a call: a busy process must not hold the ingest thread. */
 	while (r->tail - start < r->size) {
 		uint64_t off = r->tail & (r->size - 1), n;
@@ -214,13 +225,20 @@ int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 		head = __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
 		if (head == r->tail)
 			break;
-		if (head - r->tail > r->size) {
+		if (head - r->tail > r->size || head % AUTOPROF_REC_ALIGN) {
 			whole = -EBADMSG;
 			break;
 		}
 		n = head - r->tail;
 		n = n < r->size - off ? n : r->size - off;
 		whole = preload_ring__parse(r->ring->data + off, n, r->tail, count_rec, &c);
+		/*
+		 * Nothing whole at tail: either its record is not committed yet, or it is and
+		 * runs past head or the ring's end, which no shim writes and which would stop
+		 * the ring here for good.
+		 */
+		if (!whole && committed(r, off))
+			whole = -EBADMSG;
 		if (whole <= 0)
 			break;
 		r->tail += (uint64_t)whole;
@@ -236,6 +254,7 @@ int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 			 r->tail, head);
 		r->tail = head;
 		__atomic_store_n(&r->ring->tail, r->tail, __ATOMIC_RELEASE);
+		r->broken = head % AUTOPROF_REC_ALIGN != 0;
 	}
 	r->st.records += c.n;
 	if (mem_io(r, &rec, sizeof(rec), r->rec_addr, false))
