@@ -13,8 +13,9 @@
  * through them (this file stands in for the unwinder: unwinder__tables gives uwalk.c arrays
  * made from the input at their mapped strides, sized exactly; the process's table may claim
  * more mappings than it has, slots and indexes may point anywhere). With FUZZ_DRAIN the bytes
- * are also laid into a ring in this process's memory and drained by preload_ring__drain
- * through /proc/self/mem, as autoprof reads a process's.
+ * are also laid into a ring in this process (a sealed memfd, as the shim makes it) and drained
+ * by preload_ring__drain, which maps it through /proc/self/map_files as autoprof maps a
+ * process's.
  *
  * Checked (abort on a violation): parse's result is -EBADMSG or a multiple of 16 no larger
  * than the buffer, the same with and without a callback and again over just that prefix
@@ -36,11 +37,13 @@
  * looping frame-pointer chains, torn tables. found-* are inputs the fuzzer found.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/types.h>
@@ -248,10 +251,12 @@ static void walk_one(struct ctx *c, const struct autoprof_preload_rec *r, const 
 	free(pcs);
 }
 
+/* r is parse's checked copy of the header; stack (right after the header) says where it is. */
 static void on_rec(void *arg, const struct autoprof_preload_rec *r, const void *stack)
 {
 	struct ctx *c = arg;
-	const uint8_t *p = (const uint8_t *)r;
+	const uint8_t *p = (const uint8_t *)stack - REC_HDR;
+	struct autoprof_preload_rec in_buf;
 	size_t at;
 
 	CHECK(p >= c->buf && p < c->buf + c->len);
@@ -260,9 +265,15 @@ static void on_rec(void *arg, const struct autoprof_preload_rec *r, const void *
 	CHECK(r->commit == c->pos + at + 1);
 	CHECK(r->len >= REC_HDR && r->len % AUTOPROF_REC_ALIGN == 0 && r->len <= c->len - at);
 	CHECK(r->type == AUTOPROF_REC_ALLOC || r->type == AUTOPROF_REC_FREE);
-	CHECK(stack == p + REC_HDR);
-	if (r->type == AUTOPROF_REC_ALLOC)
-		CHECK(r->stack_len <= r->len - REC_HDR);
+	/* The copy is of the header there (nothing writes this buffer meanwhile); a FREE's stack
+	 * length, whatever is there, reads as 0. */
+	memcpy(&in_buf, p, sizeof(in_buf));
+	if (r->type == AUTOPROF_REC_FREE) {
+		CHECK(!r->stack_len);
+		in_buf.stack_len = 0;
+	}
+	CHECK(!memcmp(&in_buf, r, sizeof(in_buf)));
+	CHECK(r->stack_len <= r->len - REC_HDR);
 	c->end = at + r->len;
 	c->nrec++;
 	if (c->walk && r->type == AUTOPROF_REC_ALLOC)
@@ -299,6 +310,7 @@ static void fuzz_ring(const uint8_t *buf, size_t len, uint64_t pos, uint32_t max
 static struct autoprof_preload fake = { .version = AUTOPROF_PRELOAD_VERSION };
 
 struct dctx {
+	const uint8_t *data; /* the ring's */
 	uint64_t from, head; /* positions the records must lie in */
 	uint64_t next;	     /* the lowest position the next record may have */
 };
@@ -312,10 +324,26 @@ static void on_drained(void *arg, const struct autoprof_preload_rec *r, const vo
 	CHECK(r->len >= REC_HDR && r->len % AUTOPROF_REC_ALIGN == 0);
 	CHECK(at - d->from >= d->next - d->from && at - d->from <= d->head - d->from);
 	CHECK(r->len <= d->head - at && r->len <= fake.ring_size - (at & (fake.ring_size - 1)));
-	CHECK(stack == r + 1);
-	if (r->type == AUTOPROF_REC_ALLOC)
-		CHECK(r->stack_len <= r->len - REC_HDR);
+	/* The drain maps the ring on its own: the same bytes, at another address. */
+	CHECK(!memcmp(stack, d->data + (at & (fake.ring_size - 1)) + REC_HDR, r->stack_len));
+	CHECK(r->stack_len <= r->len - REC_HDR && (r->type == AUTOPROF_REC_ALLOC || !r->stack_len));
 	d->next = at + r->len;
+}
+
+/* The ring as the shim makes it: a memfd sealed against shrinking, mapped shared. */
+static struct autoprof_preload_ring *ring_make(uint64_t size, size_t *map_len)
+{
+	int fd = memfd_create("fuzz-preload-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	void *p = MAP_FAILED;
+
+	*map_len = sizeof(struct autoprof_preload_ring) + size;
+	if (fd >= 0 && !ftruncate(fd, (off_t)*map_len) &&
+	    !fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))
+		p = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK(p != MAP_FAILED);
+	return p;
 }
 
 /*
@@ -328,13 +356,13 @@ static void fuzz_drain(const uint8_t *buf, size_t len, uint64_t pos, uint32_t he
 	uint64_t size = 4096, tail;
 	struct autoprof_preload_ring *r;
 	struct preload_ring *pr;
+	size_t map_len;
 	struct dctx d;
 	int err, i;
 
 	while (size < len)
 		size *= 2;
-	r = calloc(1, sizeof(*r) + size);
-	CHECK(r);
+	r = ring_make(size, &map_len);
 	for (size_t k = 0; k < len; k++)
 		r->data[(pos + k) & (size - 1)] = buf[k];
 	r->head = r->tail = pos;
@@ -343,7 +371,7 @@ static void fuzz_drain(const uint8_t *buf, size_t len, uint64_t pos, uint32_t he
 	pr = preload_ring__open((uint32_t)getpid(), (uintptr_t)&fake, &err);
 	CHECK(pr && r->tail == pos);
 	r->head = pos + (head_add ? head_add : len);
-	d = (struct dctx){ .from = pos, .head = r->head, .next = pos };
+	d = (struct dctx){ .data = r->data, .from = pos, .head = r->head, .next = pos };
 	for (i = 0; i < 8; i++) {
 		tail = r->tail;
 		CHECK(preload_ring__drain(pr, on_drained, &d) >= 0);
@@ -365,7 +393,7 @@ static void fuzz_drain(const uint8_t *buf, size_t len, uint64_t pos, uint32_t he
 	}
 	preload_ring__close(pr);
 	CHECK(!fake.consumer);
-	free(r);
+	munmap(r, map_len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

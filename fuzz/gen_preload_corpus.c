@@ -431,6 +431,8 @@ static void edge(void)
 	seed_drain("drain-past-head", pos, REC_HDR + 64, buf, at);
 	seed_drain("drain-head-unaligned", pos, REC_HDR + 8, buf, at);
 	seed_drain("drain-head-far", pos, 1u << 20, buf, at);
+	/* Opened at an unaligned head (the process's to set), then an aligned one. */
+	seed_drain("drain-tail-unaligned", pos + 4, 2 * REC_HDR - 4, buf, at);
 	at = 0;
 	add(pos, AUTOPROF_REC_FREE, REC_HDR, 0);
 	add(pos, AUTOPROF_REC_PAD, 256 - REC_HDR, 0);

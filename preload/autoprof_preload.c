@@ -40,6 +40,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -337,7 +338,29 @@ extern void *__libc_stack_end;
 
 static struct autoprof_preload_ring *ring;
 
-/* Made before main with the system call itself: our mmap would take it for an allocation. */
+/*
+ * The ring's memory: a sealed memfd mapped shared, so that autoprof maps the same pages
+ * (through /proc/PID/map_files) and reads them without a system call or a copy. Sealed against
+ * shrinking, so that this process cannot make autoprof's accesses fault. At addr (MAP_FIXED:
+ * replacing a forked child's inherited one) or anywhere. Mapped with the system call itself:
+ * our mmap would take it for an allocation. NULL when it cannot be made.
+ */
+static void *ring_map(void *addr)
+{
+	size_t len = sizeof(*ring) + autoprof_preload_v1.ring_size;
+	int fd = memfd_create("autoprof-preload-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	void *p = MAP_FAILED;
+
+	if (fd < 0)
+		return NULL;
+	if (!ftruncate(fd, (off_t)len) &&
+	    !fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		p = sys_mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | (addr ? MAP_FIXED : 0),
+			     fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static void ring_init(void)
 {
 	const char *s = getenv("AUTOPROF_PRELOAD_RING_SIZE");
@@ -358,12 +381,11 @@ static void ring_init(void)
 		if (v <= size / 4 && v <= (512u << 10))
 			autoprof_preload_v1.stack_max = v & ~7ull;
 	}
-	p = sys_mmap(NULL, sizeof(*ring) + size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	autoprof_preload_v1.ring_size = size;
+	p = ring_map(NULL);
+	if (!p)
 		return;
 	ring = p;
-	autoprof_preload_v1.ring_size = size;
 	__atomic_store_n(&autoprof_preload_v1.ring, (uint64_t)(uintptr_t)p, __ATOMIC_RELEASE);
 }
 
@@ -815,6 +837,11 @@ static void fork_child(void)
 {
 	fork_done();
 	__atomic_store_n(&autoprof_preload_v1.consumer, 0, __ATOMIC_RELAXED);
+	/* The parent's ring is shared memory: the child gets its own, where the old one was. */
+	if (ring && !ring_map(ring)) {
+		__atomic_store_n(&autoprof_preload_v1.ring, 0, __ATOMIC_RELEASE);
+		ring = NULL;
+	}
 }
 
 /* Before main: the real functions, and the interval from the environment. */

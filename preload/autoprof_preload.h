@@ -4,15 +4,17 @@
 
 /*
  * What libautoprof_preload.so shares with autoprof: the record autoprof finds it by (in
- * .dynsym), the ring of sampled allocations and frees it writes in its own memory, which
- * autoprof reads through /proc/PID/mem, and the one marker autoprof probes.
+ * .dynsym), the ring of sampled allocations and frees it writes, and the one marker autoprof
+ * probes.
  *
  * Version 2: a sampled allocation or free costs the process no trap. The shim copies the
  * allocating thread's registers at the call and its stack from there up (up to stack_max
  * bytes) into the ring; autoprof drains it on its own CPU time, unwinds each copy with the
- * same tables BPF uses, and stores the sample. Records are written only while autoprof says
- * it reads them (consumer). When a writer takes the ring past another quarter of its size it
- * calls autoprof_preload_flush, whose uprobe wakes autoprof (one trap per quarter ring).
+ * same tables BPF uses, and stores the sample. The ring is a sealed memfd (no shrinking or
+ * growing) mapped shared: autoprof maps the same pages through /proc/PID/map_files. Records are
+ * written only while autoprof says it reads them (consumer). When a writer takes the ring past
+ * another quarter of its size it calls autoprof_preload_flush, whose uprobe wakes autoprof (one
+ * trap per quarter ring).
  */
 #include <stddef.h>
 #include <stdint.h>

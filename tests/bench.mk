@@ -21,6 +21,11 @@ $(BUILD)/bench/malloc_loop: bench/malloc_loop.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $< -o $@
 
+# bench/libpassthrough.so: malloc and free forwarded, nothing else (the floor of any shim).
+$(BUILD)/bench/libpassthrough.so: bench/passthrough.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $< -o $@ -ldl
+
 # bench/call_loop: the loop of calls bench/probes.sh times bare, under funclatency and autoprof.
 $(BUILD)/bench/call_loop: bench/call_loop.c
 	@mkdir -p $(@D)

@@ -736,16 +736,9 @@ out:
 /* Keeps what a ring counted once it is closed. */
 static void preload_close(struct memory *m, struct mproc *p)
 {
-	struct preload_ring_stats st;
-
 	if (!p->pring)
 		return;
-	preload_ring__stats(p->pring, &st);
-	m->preload_gone.records += st.records;
-	m->preload_gone.bytes += st.bytes;
-	m->preload_gone.dropped += st.dropped;
-	m->preload_gone.stack_cut += st.stack_cut;
-	m->preload_gone.malformed += st.malformed;
+	preload_ring__add_stats(p->pring, &m->preload_gone);
 	preload_ring__close(p->pring);
 	p->pring = NULL;
 }
@@ -955,6 +948,10 @@ void memory__proc_event(void *arg, uint32_t pid, bool exit)
 	struct mproc **pp;
 	char exe[256];
 
+	/* A preload ring outlives its process (we map it): what it wrote last still counts. */
+	pp = mproc__find(m, pid);
+	if (*pp)
+		preload_drain(m, *pp);
 	pthread_mutex_lock(&m->lock);
 	pp = mproc__find(m, pid);
 	/* A new image or none: the old one's probes and live set are gone with it. */
@@ -1500,16 +1497,8 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 		out->targets += !m->targets[i].removed;
 	out->preload = m->preload_gone;
 	for (struct mproc *p = m->procs; p; p = p->next) {
-		struct preload_ring_stats st;
-
-		if (p->pring) {
-			preload_ring__stats(p->pring, &st);
-			out->preload.records += st.records;
-			out->preload.bytes += st.bytes;
-			out->preload.dropped += st.dropped;
-			out->preload.stack_cut += st.stack_cut;
-			out->preload.malformed += st.malformed;
-		}
+		if (p->pring)
+			preload_ring__add_stats(p->pring, &out->preload);
 		out->procs_attached += p->attached;
 		out->procs_preload += p->attached && p->mode == MODE_PRELOAD;
 		out->procs_go += p->attached && p->mode == MODE_GO;

@@ -8,28 +8,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
 #include "preload.h"
 
 /*
- * Bytes read at once. A record is at most 80 bytes and the shim's stack_max (at most a quarter
- * of its ring, and autoprof refuses rings whose records could exceed this), so one always fits.
+ * The longest record autoprof takes: the header and a stack copy of the shim's stack_max, which
+ * it keeps to at most 512 KiB (a ring allowing more is refused).
  */
-#define CHUNK (1u << 20)
+#define MAX_REC (1u << 20)
 #define REC_HDR sizeof(struct autoprof_preload_rec)
 
 struct preload_ring {
 	uint32_t pid;
-	int fd; /* /proc/PID/mem, read-write */
-	uint64_t rec_addr, ring_addr, size;
-	uint64_t tail; /* ours; the shim's copy is written after each step */
-	uint8_t *buf;  /* CHUNK bytes */
+	int fd; /* /proc/PID/mem: the record (consumer, counts) */
+	uint64_t rec_addr, size;
+	struct autoprof_preload_ring *ring; /* the shim's pages, mapped here too */
+	size_t map_len;
+	uint64_t tail; /* ours; published to the shim after each step */
+	bool broken;   /* its head was set where no record can start: not read again */
 	struct preload_ring_stats st;
 };
-
-#define DATA_OFF offsetof(struct autoprof_preload_ring, data)
 
 /* A process gone (its memory with it) reads as 0 bytes or EIO. */
 static int mem_io(struct preload_ring *r, void *p, size_t n, uint64_t addr, bool write)
@@ -48,11 +50,44 @@ static int write_u64(struct preload_ring *r, uint64_t addr, uint64_t v)
 	return mem_io(r, &v, sizeof(v), addr, true);
 }
 
+/*
+ * Maps the ring's memfd, found through the process's mapping at addr. Only a memfd sealed
+ * against shrinking is mapped: the process could otherwise truncate it and make our reads
+ * fault.
+ */
+static int map_ring(struct preload_ring *r, uint64_t addr)
+{
+	uint64_t end = addr + ((r->map_len + 4095) & ~4095ul);
+	struct stat st;
+	char path[96];
+	void *p;
+	int fd, seals, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, r->pid, addr, end);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -EPROTO : -errno;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) ||
+	    (uint64_t)st.st_size < r->map_len) {
+		err = -EPROTO;
+		goto out_close;
+	}
+	p = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto out_close;
+	}
+	r->ring = p;
+out_close:
+	close(fd);
+	return err;
+}
+
 struct preload_ring *preload_ring__open(uint32_t pid, uint64_t record_addr, int *err)
 {
 	struct preload_ring *r = calloc(1, sizeof(*r));
 	struct autoprof_preload rec;
-	uint64_t head;
 	char path[64];
 
 	if (!r) {
@@ -75,36 +110,28 @@ struct preload_ring *preload_ring__open(uint32_t pid, uint64_t record_addr, int 
 		*err = -EAGAIN;
 		goto out_close;
 	}
-	/* A version 1 shim (markers, no ring) or a ring whose records might not fit a chunk. */
-	if (rec.version < 2 || rec.ring_size < 4096 ||
-	    (rec.ring_size & (rec.ring_size - 1)) || rec.stack_max + REC_HDR > CHUNK) {
+	/* A version 1 shim (markers, no ring) or a ring whose records might be too long. */
+	if (rec.version < 2 || rec.ring_size < 4096 || rec.ring_size > (1ull << 30) ||
+	    (rec.ring_size & (rec.ring_size - 1)) || rec.stack_max + REC_HDR > MAX_REC) {
 		*err = -EPROTO;
 		goto out_close;
 	}
-	r->ring_addr = rec.ring;
 	r->size = rec.ring_size;
-	r->buf = malloc(CHUNK);
-	if (!r->buf) {
-		*err = -ENOMEM;
-		goto out_close;
-	}
-	/* What is there was written for no one (or a reader before us): start at its head. */
-	*err = mem_io(r, &head, sizeof(head), r->ring_addr + offsetof(struct autoprof_preload_ring,
-								     head),
-		      false);
-	if (!*err)
-		*err = write_u64(r, r->ring_addr + offsetof(struct autoprof_preload_ring, tail),
-				 head);
-	if (!*err)
-		*err = write_u64(r, record_addr + offsetof(struct autoprof_preload, consumer),
-				 (uint64_t)getpid());
+	r->map_len = sizeof(*r->ring) + r->size;
+	*err = map_ring(r, rec.ring);
 	if (*err)
-		goto out_buf;
-	r->tail = head;
+		goto out_close;
+	/* What is there was written for no one (or a reader before us): start at its head. */
+	r->tail = __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&r->ring->tail, r->tail, __ATOMIC_RELEASE);
+	*err = write_u64(r, record_addr + offsetof(struct autoprof_preload, consumer),
+			 (uint64_t)getpid());
+	if (*err)
+		goto out_unmap;
 	return r;
 
-out_buf:
-	free(r->buf);
+out_unmap:
+	munmap(r->ring, r->map_len);
 out_close:
 	close(r->fd);
 out_free:
@@ -118,8 +145,8 @@ void preload_ring__close(struct preload_ring *r)
 		return;
 	/* The process may be gone or exec'd: nothing to tell then. */
 	write_u64(r, r->rec_addr + offsetof(struct autoprof_preload, consumer), 0);
+	munmap(r->ring, r->map_len);
 	close(r->fd);
-	free(r->buf);
 	free(r);
 }
 
@@ -129,23 +156,29 @@ long preload_ring__parse(const uint8_t *buf, size_t len, uint64_t pos, preload_r
 	size_t at = 0;
 
 	while (len - at >= AUTOPROF_REC_ALIGN) {
-		const struct autoprof_preload_rec *rec = (const void *)(buf + at);
+		const struct autoprof_preload_rec *p = (const void *)(buf + at);
+		struct autoprof_preload_rec rec;
 		uint32_t n;
 
-		if (rec->commit != pos + at + 1)
+		/* The commit word first: what the writer stored before it is then in place. */
+		if (__atomic_load_n(&p->commit, __ATOMIC_ACQUIRE) != pos + at + 1)
 			break;
-		n = rec->len;
-		if (n < AUTOPROF_REC_ALIGN || n % AUTOPROF_REC_ALIGN || n > CHUNK)
+		/* A copy: the process may still write the ring, and what was checked must stay. */
+		memcpy(&rec, p, len - at < REC_HDR ? AUTOPROF_REC_ALIGN : REC_HDR);
+		n = rec.len;
+		if (n < AUTOPROF_REC_ALIGN || n % AUTOPROF_REC_ALIGN || n > MAX_REC)
 			return -EBADMSG;
 		if (n > len - at)
-			break; /* committed, but only its start was read */
-		if (rec->type == AUTOPROF_REC_ALLOC || rec->type == AUTOPROF_REC_FREE) {
+			break; /* committed, but only its start is in buf */
+		if (rec.type == AUTOPROF_REC_ALLOC || rec.type == AUTOPROF_REC_FREE) {
 			if (n < REC_HDR)
 				return -EBADMSG;
-			if (rec->type == AUTOPROF_REC_ALLOC && rec->stack_len > n - REC_HDR)
+			if (rec.type == AUTOPROF_REC_ALLOC && rec.stack_len > n - REC_HDR)
 				return -EBADMSG;
+			if (rec.type == AUTOPROF_REC_FREE)
+				rec.stack_len = 0;
 			if (fn)
-				fn(arg, rec, rec + 1);
+				fn(arg, &rec, p + 1);
 		}
 		/* Pads and types from a newer shim are stepped over. */
 		at += n;
@@ -168,97 +201,75 @@ static void count_rec(void *arg, const struct autoprof_preload_rec *rec, const v
 	c->fn(c->arg, rec, stack);
 }
 
-/* Whether the record at buf's start (at least a header's start there) is committed for pos. */
-static bool rec_committed(const uint8_t *buf, uint64_t pos)
+/* Whether the record at data[off] (tail's) is committed. */
+static bool committed(const struct preload_ring *r, uint64_t off)
 {
-	return ((const struct autoprof_preload_rec *)buf)->commit == pos + 1;
+	const struct autoprof_preload_rec *rec = (const void *)(r->ring->data + off);
+
+	return __atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE) == r->tail + 1;
 }
 
 int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 {
 	struct counting c = { fn, arg, 0 };
-	uint64_t head, start = r->tail;
+	uint64_t head = 0, start = r->tail;
 	struct autoprof_preload rec;
-	int err;
+	long whole = 0;
 
+	if (r->broken)
+		return 0;
 	/* At most one ring's worth a call: a busy process must not hold the ingest thread. */
 	while (r->tail - start < r->size) {
 		uint64_t off = r->tail & (r->size - 1), n;
-		long whole;
 
-		err = mem_io(r, &head, sizeof(head),
-			     r->ring_addr + offsetof(struct autoprof_preload_ring, head), false);
-		if (err)
-			return err;
+		head = __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
 		if (head == r->tail)
 			break;
-		if (head - r->tail > r->size) {
+		/* tail too: it starts at the head the process had when we opened its ring. */
+		if (head - r->tail > r->size || (head | r->tail) % AUTOPROF_REC_ALIGN) {
 			whole = -EBADMSG;
-			goto malformed;
+			break;
 		}
 		n = head - r->tail;
 		n = n < r->size - off ? n : r->size - off;
-		n = n < CHUNK ? n : CHUNK;
+		whole = preload_ring__parse(r->ring->data + off, n, r->tail, count_rec, &c);
 		/*
-		 * Twice: the first read finds the records already committed, the second reads
-		 * them whole. One read alone could see a commit word and, copied before it in
-		 * the same read, the bytes the writer stored before committing.
+		 * Nothing whole at tail: either its record is not committed yet, or it is and
+		 * runs past head or the ring's end, which no shim writes and which would stop
+		 * the ring here for good.
 		 */
-		err = mem_io(r, r->buf, n, r->ring_addr + DATA_OFF + off, false);
-		if (err)
-			return err;
-		whole = preload_ring__parse(r->buf, n, r->tail, NULL, NULL);
-		if (whole <= 0) {
-			/*
-			 * Nothing committed at tail yet, or what no shim writes: a committed record
-			 * running past head or past the ring's end (n fell short of a chunk for
-			 * one of them), or less than a header's room before head. Either would
-			 * stop the ring here for good.
-			 */
-			if (!whole && (n >= CHUNK || (n >= AUTOPROF_REC_ALIGN &&
-						      !rec_committed(r->buf, r->tail))))
-				break;
-			goto malformed;
-		}
-		err = mem_io(r, r->buf, (size_t)whole, r->ring_addr + DATA_OFF + off, false);
-		if (err)
-			return err;
-		whole = preload_ring__parse(r->buf, (size_t)whole, r->tail, count_rec, &c);
-		if (whole <= 0) {
-			if (!whole)
-				break;
-			goto malformed;
-		}
+		if (!whole && committed(r, off))
+			whole = -EBADMSG;
+		if (whole <= 0)
+			break;
 		r->tail += (uint64_t)whole;
 		r->st.bytes += (uint64_t)whole;
-		err = write_u64(r, r->ring_addr + offsetof(struct autoprof_preload_ring, tail),
-				r->tail);
-		if (err)
-			return err;
+		__atomic_store_n(&r->ring->tail, r->tail, __ATOMIC_RELEASE);
 		if ((uint64_t)whole < n)
 			break;
 	}
-	goto out;
-
-malformed:
-	/* Nothing after a record of impossible length can be found: skip to the head. */
-	r->st.malformed++;
-	pr_debug("pid %u: malformed ring at %" PRIu64 ", skipped to %" PRIu64 "\n", r->pid,
-		 r->tail, head);
-	r->tail = head;
-	err = write_u64(r, r->ring_addr + offsetof(struct autoprof_preload_ring, tail), r->tail);
-	if (err)
-		return err;
-out:
-	r->st.records += c.n;
-	if (!mem_io(r, &rec, sizeof(rec), r->rec_addr, false)) {
-		r->st.dropped = rec.dropped;
-		r->st.stack_cut = rec.stack_cut;
+	if (whole < 0) {
+		/* Nothing after a record of impossible length can be found: skip to the head. */
+		r->st.malformed++;
+		pr_debug("pid %u: malformed ring at %" PRIu64 ", skipped to %" PRIu64 "\n", r->pid,
+			 r->tail, head);
+		r->tail = head;
+		__atomic_store_n(&r->ring->tail, r->tail, __ATOMIC_RELEASE);
+		r->broken = head % AUTOPROF_REC_ALIGN != 0;
 	}
+	r->st.records += c.n;
+	if (mem_io(r, &rec, sizeof(rec), r->rec_addr, false))
+		return c.n ? (int)c.n : -ESRCH;
+	r->st.dropped = rec.dropped;
+	r->st.stack_cut = rec.stack_cut;
 	return (int)c.n;
 }
 
-void preload_ring__stats(const struct preload_ring *r, struct preload_ring_stats *out)
+void preload_ring__add_stats(const struct preload_ring *r, struct preload_ring_stats *sum)
 {
-	*out = r->st;
+	sum->records += r->st.records;
+	sum->bytes += r->st.bytes;
+	sum->dropped += r->st.dropped;
+	sum->stack_cut += r->st.stack_cut;
+	sum->malformed += r->st.malformed;
 }

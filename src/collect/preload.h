@@ -3,9 +3,10 @@
 #define AUTOPROF_COLLECT_PRELOAD_H
 
 /*
- * The preload shim's ring (preload/autoprof_preload.h), read out of its process through
- * /proc/PID/mem: sampled allocations with a copy of their stack, and their frees, written by
- * the process without a trap. The memory collector owns one reader per preload process and
+ * The preload shim's ring (preload/autoprof_preload.h), mapped from its process (the shim's
+ * sealed memfd, through /proc/PID/map_files): sampled allocations with a copy of their stack,
+ * and their frees, written by the process without a trap; the shim's record is read and written
+ * through /proc/PID/mem. The memory collector owns one reader per preload process and
  * drains it from the ingest thread (on its timer, and when the shim's flush marker fires).
  */
 #include <stddef.h>
@@ -16,8 +17,9 @@
 struct preload_ring;
 
 /*
- * Called for each committed record, in ring order. stack: the ALLOC record's stack copy
- * (r->stack_len bytes), valid during the call only.
+ * Called for each committed record, in ring order. r: a copy of its header, checked; stack: the
+ * ALLOC record's stack copy (r->stack_len bytes, still in the ring: the process may change
+ * them, never their extent), valid during the call only.
  */
 typedef void (*preload_rec_fn)(void *arg, const struct autoprof_preload_rec *r,
 			       const void *stack);
@@ -25,8 +27,8 @@ typedef void (*preload_rec_fn)(void *arg, const struct autoprof_preload_rec *r,
 /*
  * Opens the ring of process pid whose struct autoprof_preload is at record_addr, skips what is
  * in it, and tells the shim to write records (consumer). NULL with *err: -ESRCH (gone),
- * -EAGAIN (its ring is not made yet), -EPROTO (a shim before version 2, or a ring whose
- * records could be too long), another negative errno. The caller owns it.
+ * -EAGAIN (its ring is not made yet), -EPROTO (a shim before version 2, a ring whose records
+ * could be too long, or one not in a sealed memfd), another negative errno. The caller owns it.
  */
 struct preload_ring *preload_ring__open(uint32_t pid, uint64_t record_addr, int *err);
 /* Tells the shim to stop writing (when the process is still there) and frees r; accepts NULL. */
@@ -34,9 +36,9 @@ void preload_ring__close(struct preload_ring *r);
 
 /*
  * Hands the committed records to fn and gives their room back. Returns the number of records,
- * or a negative errno (-ESRCH: the process is gone). A malformed ring (a record whose length
- * cannot be, a committed one running past head or the ring's end, a head less than a header
- * past tail) is skipped to its head and counted.
+ * or -ESRCH when the process is gone and none were left (the ring outlives it: what it wrote
+ * last is still drained). A malformed ring (a record whose length cannot be) is skipped to its
+ * head and counted.
  */
 int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg);
 
@@ -47,13 +49,14 @@ struct preload_ring_stats {
 	uint64_t stack_cut; /* stack copies the shim cut at its stack_max (its count) */
 	uint64_t malformed; /* times the ring held what no record can be */
 };
-void preload_ring__stats(const struct preload_ring *r, struct preload_ring_stats *out);
+/* Adds r's counts to *sum (rings of many processes, and of those gone, add up). */
+void preload_ring__add_stats(const struct preload_ring *r, struct preload_ring_stats *sum);
 
 /*
  * Lower level, for tests and the fuzzer: the records of buf, the ring's bytes from position
- * pos on (len bytes, not crossing the ring's end), to fn. Returns the bytes of whole committed
- * records from buf's start (parsing stops at the first record not committed), or -EBADMSG when
- * a committed record's length cannot be.
+ * pos on (len bytes, not crossing the ring's end; buf 8-byte aligned), to fn. Returns the bytes
+ * of whole committed records from buf's start (parsing stops at the first record not
+ * committed), or -EBADMSG when a committed record's length cannot be.
  */
 long preload_ring__parse(const uint8_t *buf, size_t len, uint64_t pos, preload_rec_fn fn,
 			 void *arg);

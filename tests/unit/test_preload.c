@@ -8,9 +8,11 @@
  * way autoprof does it (preload_ring__parse over the ring's bytes). The flush marker is not
  * probed here; its first bytes are checked.
  */
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -168,6 +170,37 @@ TEST(ring_records)
 	head = ring()->head;
 	free(alloc_here(100));
 	CHECK_EQ(ring()->head, head);
+	autoprof_preload_v1.mean = 512 * 1024;
+	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
+}
+
+/* A forked child writes its own ring (the parent's is shared memory), and only once read. */
+TEST(fork_gets_its_own_ring)
+{
+	uint64_t head;
+	int status;
+	pid_t pid;
+
+	autoprof_preload_v1.mean = 1;
+	fresh_draw();
+	autoprof_preload_v1.consumer = 1;
+	drain_here(NULL, NULL);
+	head = ring()->head;
+	pid = fork();
+	if (pid == 0) {
+		int bad = autoprof_preload_v1.consumer != 0 || ring()->head != 0 ||
+			  (uintptr_t)ring() != autoprof_preload_v1.ring;
+
+		autoprof_preload_v1.consumer = 1;
+		free(alloc_here(100));
+		_exit(bad ? 2 : ring()->head ? 0 : 3);
+	}
+	CHECK(pid > 0);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK_EQ(ring()->head, head);
+	autoprof_preload_v1.consumer = 0;
 	autoprof_preload_v1.mean = 512 * 1024;
 	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
 }
@@ -371,10 +404,10 @@ TEST(threads)
 }
 
 /*
- * preload_ring__drain through /proc/self/mem on a ring made here by hand, as a process could
- * write it (not this shim's): what no shim writes stops nothing. A committed record running
- * past the ring's end or past head, or a head less than a header past tail, is counted
- * malformed and skipped to head (before, the ring stayed stuck at it for good).
+ * preload_ring__drain on a ring made here by hand (a sealed memfd, as the shim makes it), as a
+ * process could write it: what no shim writes stops nothing. A committed record running past
+ * the ring's end or past head, or a head where no record can start, is counted malformed and
+ * skipped to head (before, the ring stayed stuck at it for good).
  */
 static struct autoprof_preload fake = { .version = AUTOPROF_PRELOAD_VERSION, .stack_max = 1024 };
 
@@ -403,6 +436,14 @@ static void count_drained(void *arg, const struct autoprof_preload_rec *r, const
 		d->frees++;
 }
 
+static struct preload_ring_stats ring_stats(const struct preload_ring *pr)
+{
+	struct preload_ring_stats st = {};
+
+	preload_ring__add_stats(pr, &st);
+	return st;
+}
+
 static int fake_drain(struct preload_ring *pr, struct drained *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -412,15 +453,22 @@ static int fake_drain(struct preload_ring *pr, struct drained *d)
 TEST(drain_skips_what_no_shim_writes)
 {
 	const uint64_t size = 4096, hdr = sizeof(struct autoprof_preload_rec);
-	struct autoprof_preload_ring *r = aligned_alloc(64, sizeof(*r) + size);
+	int fd = memfd_create("test-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct autoprof_preload_ring *r = MAP_FAILED;
 	struct preload_ring_stats st;
 	struct preload_ring *pr;
 	struct drained d;
 	uint64_t pos;
 	int err;
 
-	CHECK(r);
-	memset(r, 0, sizeof(*r) + size);
+	CHECK(fd >= 0);
+	if (fd >= 0 && !ftruncate(fd, sizeof(*r) + size) &&
+	    !fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))
+		r = mmap(NULL, sizeof(*r) + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	CHECK(r != MAP_FAILED);
+	if (r == MAP_FAILED)
+		return;
 	pos = 3 * size - 256;
 	r->head = r->tail = pos;
 	fake.ring = (uintptr_t)r;
@@ -439,7 +487,7 @@ TEST(drain_skips_what_no_shim_writes)
 	CHECK_EQ(d.frees, 1);
 	CHECK_EQ(r->tail, pos + hdr);
 	CHECK_EQ(fake_drain(pr, &d), 0);
-	preload_ring__stats(pr, &st);
+	st = ring_stats(pr);
 	CHECK_EQ(st.malformed, 1);
 	CHECK_EQ(r->tail, r->head);
 
@@ -458,30 +506,30 @@ TEST(drain_skips_what_no_shim_writes)
 	fake_rec(r, pos, AUTOPROF_REC_FREE, hdr);
 	r->head = pos + 64;
 	CHECK_EQ(fake_drain(pr, &d), 0);
-	preload_ring__stats(pr, &st);
+	st = ring_stats(pr);
 	CHECK_EQ(st.malformed, 2);
 	CHECK_EQ(r->tail, pos + 64);
-
-	/* A head 8 bytes past tail: no header fits. */
-	r->head += 8;
-	CHECK_EQ(fake_drain(pr, &d), 0);
-	preload_ring__stats(pr, &st);
-	CHECK_EQ(st.malformed, 3);
-	CHECK_EQ(r->tail, r->head);
 
 	/* Not committed yet: waited for, not skipped. */
 	pos = r->head;
 	memset(r->data + (pos & (size - 1)), 0, hdr);
 	r->head = pos + hdr;
 	CHECK_EQ(fake_drain(pr, &d), 0);
-	preload_ring__stats(pr, &st);
-	CHECK_EQ(st.malformed, 3);
+	st = ring_stats(pr);
+	CHECK_EQ(st.malformed, 2);
 	CHECK_EQ(r->tail, pos);
+
+	/* A head 8 bytes on: no record starts there. */
+	r->head = pos + 8;
+	CHECK_EQ(fake_drain(pr, &d), 0);
+	st = ring_stats(pr);
+	CHECK_EQ(st.malformed, 3);
+	CHECK_EQ(r->tail, r->head);
 
 	preload_ring__close(pr);
 	CHECK_EQ(fake.consumer, 0);
 out_free:
-	free(r);
+	munmap(r, sizeof(*r) + size);
 }
 
 int main(void)
@@ -489,6 +537,7 @@ int main(void)
 	RUN(marker_starts_with_nop5);
 	RUN(ring_records);
 	RUN(ring_wraps_and_fills);
+	RUN(fork_gets_its_own_ring);
 	RUN(samples_by_bytes);
 	RUN(every_function_tracked);
 	RUN(threads);
