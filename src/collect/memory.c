@@ -312,7 +312,7 @@ static int syms_query__match(const struct elf_symbol *s, void *ctx)
  * here, not local); 0 for those it lacks. */
 static void lookup_syms(Elf *elf, const char *const *names, size_t n, uint64_t *vaddr)
 {
-	struct syms_query q = { names, n, vaddr };
+	struct syms_query q = {names, n, vaddr};
 
 	memset(vaddr, 0, n * sizeof(*vaddr));
 	elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, syms_query__match, &q);
@@ -416,7 +416,7 @@ static int runtime_range__add(const struct elf_symbol *s, void *ctx)
 		rv->r = r;
 		rv->cap = cap;
 	}
-	rv->r[rv->n++] = (struct range){ s->sym.st_value, s->sym.st_value + s->sym.st_size };
+	rv->r[rv->n++] = (struct range){s->sym.st_value, s->sym.st_value + s->sym.st_size};
 	return 0;
 }
 

@@ -599,7 +599,7 @@ static int func_query__match(const struct elf_symbol *s, void *ctx)
 static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p, char *why,
 			    size_t why_len)
 {
-	struct func_query q = { .name = name };
+	struct func_query q = {.name = name};
 	uint8_t code[CODE_BYTES];
 	enum memprobe_kind kind;
 	uint64_t off;

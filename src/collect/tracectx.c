@@ -91,10 +91,10 @@ static int tls_sym__match(const struct elf_symbol *s, void *ctx)
 	if (GELF_ST_TYPE(s->sym.st_info) != STT_TLS || strcmp(s->name, q->want))
 		return 0;
 	*q->ts = (struct tls_sym){
-		.dynsym_ndx = s->table,
-		.index = s->index,
-		.value = s->sym.st_value,
-		.defined = s->sym.st_shndx != SHN_UNDEF,
+	    .dynsym_ndx = s->table,
+	    .index = s->index,
+	    .value = s->sym.st_value,
+	    .defined = s->sym.st_shndx != SHN_UNDEF,
 	};
 	return 1;
 }
@@ -102,7 +102,7 @@ static int tls_sym__match(const struct elf_symbol *s, void *ctx)
 /* Returns 0 with the symbol filled, -ENOENT when .dynsym has no such TLS symbol. */
 static int tls_sym__find(Elf *elf, const char *want, struct tls_sym *ts)
 {
-	struct tls_sym_query q = { .want = want, .ts = ts };
+	struct tls_sym_query q = {.want = want, .ts = ts};
 
 	return elf__for_each_symbol(elf, ELF_DYNSYM, tls_sym__match, &q) ? 0 : -ENOENT;
 }

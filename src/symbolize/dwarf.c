@@ -164,7 +164,7 @@ static int range_vec__add_die(struct range_vec *rv, Dwarf_Die *die, size_t idx)
  */
 static bool has_debug_info(Elf *elf)
 {
-	static const char *const names[] = { ".debug_info", ".zdebug_info" };
+	static const char *const names[] = {".debug_info", ".zdebug_info"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		GElf_Shdr shdr;

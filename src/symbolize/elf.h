@@ -42,15 +42,15 @@ int elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t n);
 Elf_Scn *elf__section(Elf *elf, const char *name, GElf_Shdr *shdr);
 
 /* Which symbol tables elf__for_each_symbol walks. */
-#define ELF_SYMTAB (1u << 0)	/* .symtab (SHT_SYMTAB) */
-#define ELF_DYNSYM (1u << 1)	/* .dynsym (SHT_DYNSYM) */
+#define ELF_SYMTAB (1u << 0) /* .symtab (SHT_SYMTAB) */
+#define ELF_DYNSYM (1u << 1) /* .dynsym (SHT_DYNSYM) */
 
 struct elf_symbol {
-	const char *name;	/* owned by elf; never NULL */
+	const char *name; /* owned by elf; never NULL */
 	GElf_Sym sym;
-	size_t index;		/* in its table; entry 0 (reserved) is never passed */
-	size_t table;		/* section index of its table: the sh_link of its relocations */
-	bool dynsym;		/* from .dynsym, not .symtab */
+	size_t index; /* in its table; entry 0 (reserved) is never passed */
+	size_t table; /* section index of its table: the sh_link of its relocations */
+	bool dynsym;  /* from .dynsym, not .symtab */
 };
 
 /*

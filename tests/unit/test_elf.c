@@ -456,7 +456,7 @@ TEST(for_each_symbol_stripped_and_debug_file)
 
 TEST(for_each_symbol_stops)
 {
-	struct sym_seen ss = { .want = "fixture_beta", .stop = true };
+	struct sym_seen ss = {.want = "fixture_beta", .stop = true};
 	int fd, nr;
 	Elf *elf;
 
