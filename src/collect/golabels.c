@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "../lib/log.h"
+#include "../symbolize/elf.h"
 #include "golabels.h"
 
 #define BUILDINFO_MAGIC "\xff Go buildinf:"
@@ -35,26 +36,6 @@ struct probe_cache_entry {
 
 static struct probe_cache_entry probe_cache[PROBE_CACHE];
 static unsigned int probe_cache_next;
-
-/* The section named name, or NULL. */
-static Elf_Scn *elf__section(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, shdr))
-			continue;
-		n = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
 
 bool golabels__is_go(Elf *elf)
 {
@@ -96,29 +77,6 @@ int golabels__buildinfo_version(const uint8_t *data, size_t size, char *out, siz
 	return 0;
 }
 
-/* n bytes at virtual address vaddr of the file, through its PT_LOAD segments. */
-static int elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t n)
-{
-	size_t phnum;
-
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	for (size_t i = 0; i < phnum; i++) {
-		Elf_Data *d;
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
-		    vaddr - ph.p_vaddr >= ph.p_filesz || n > ph.p_filesz - (vaddr - ph.p_vaddr))
-			continue;
-		d = elf_getdata_rawchunk(elf, ph.p_offset + (vaddr - ph.p_vaddr), n, ELF_T_BYTE);
-		if (!d || d->d_size != n)
-			return -EIO;
-		memcpy(buf, d->d_buf, n);
-		return 0;
-	}
-	return -ENOENT;
-}
-
 /* Before Go 1.18 the header points at runtime.buildVersion, a string header. */
 static int buildinfo__version_by_pointer(Elf *elf, const uint8_t *data, char *out, size_t n)
 {
@@ -136,7 +94,7 @@ static int buildinfo__version_by_pointer(Elf *elf, const uint8_t *data, char *ou
 	return 0;
 }
 
-static int elf__go_version(Elf *elf, char *out, size_t n)
+static int go_version__read(Elf *elf, char *out, size_t n)
 {
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
@@ -279,34 +237,15 @@ static int dwarf__go_offsets(Elf *elf, struct golabels_offsets *o)
 }
 
 /* runtime.tlsg in .symtab: where g lives in the TLS block when a system linker placed it. */
-static void elf__find_tlsg(Elf *elf, struct golabels_offsets *o)
+static int tlsg__match(const struct elf_symbol *s, void *ctx)
 {
-	Elf_Scn *scn = NULL;
+	struct golabels_offsets *o = ctx;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			return;
-		for (size_t i = 1; i < shdr.sh_size / shdr.sh_entsize; i++) {
-			const char *name;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (name && !strcmp(name, "runtime.tlsg")) {
-				o->tlsg_found = true;
-				o->tlsg = sym.st_value;
-				return;
-			}
-		}
-		return;
-	}
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_TLS || strcmp(s->name, "runtime.tlsg"))
+		return 0;
+	o->tlsg_found = true;
+	o->tlsg = s->sym.st_value;
+	return 1;
 }
 
 static int probe(Elf *elf, struct golabels_offsets *o)
@@ -316,7 +255,7 @@ static int probe(Elf *elf, struct golabels_offsets *o)
 	if (!golabels__is_go(elf))
 		return -ENODATA;
 	memset(o, 0, sizeof(*o));
-	err = elf__go_version(elf, o->version, sizeof(o->version));
+	err = go_version__read(elf, o->version, sizeof(o->version));
 	if (err)
 		o->version[0] = '\0';
 	/*
@@ -333,7 +272,7 @@ static int probe(Elf *elf, struct golabels_offsets *o)
 		o->from_dwarf = true;
 	else if (!o->version[0])
 		return -ENOTSUP;
-	elf__find_tlsg(elf, o);
+	elf__for_each_symbol(elf, ELF_SYMTAB, tlsg__match, o);
 	return 0;
 }
 

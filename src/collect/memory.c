@@ -288,37 +288,34 @@ struct site {
 	bool ret;
 };
 
+struct syms_query {
+	const char *const *names;
+	size_t n;
+	uint64_t *vaddr;
+};
+
+static int syms_query__match(const struct elf_symbol *s, void *ctx)
+{
+	struct syms_query *q = ctx;
+	int type = GELF_ST_TYPE(s->sym.st_info);
+
+	if ((type != STT_FUNC && type != STT_OBJECT) || s->sym.st_shndx == SHN_UNDEF ||
+	    !s->sym.st_value || GELF_ST_BIND(s->sym.st_info) == STB_LOCAL)
+		return 0;
+	for (size_t k = 0; k < q->n; k++)
+		if (!q->vaddr[k] && !strcmp(s->name, q->names[k]))
+			q->vaddr[k] = s->sym.st_value;
+	return 0;
+}
+
 /* The addresses of names[0, n) in elf's .dynsym and .symtab (functions and objects defined
  * here, not local); 0 for those it lacks. */
 static void lookup_syms(Elf *elf, const char *const *names, size_t n, uint64_t *vaddr)
 {
-	Elf_Scn *scn = NULL;
+	struct syms_query q = {names, n, vaddr};
 
 	memset(vaddr, 0, n * sizeof(*vaddr));
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-			int type;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				continue;
-			type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_OBJECT) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			for (size_t k = 0; name && k < n; k++)
-				if (!vaddr[k] && !strcmp(name, names[k]))
-					vaddr[k] = sym.st_value;
-		}
-	}
+	elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, syms_query__match, &q);
 }
 
 /* The probe offset of the function at vaddr: on its first emulated instruction (counted). */
@@ -373,30 +370,21 @@ static int find_preload_sites(struct memory *m, Elf *elf, int fd, const struct m
 /* Whether a Go executable's runtime.mProf_Malloc takes mp first (by its .go.buildinfo). */
 static bool go_mp_first(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	char version[32];
+	Elf_Data *data;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
 	int minor;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	scn = elf__section(elf, ".go.buildinfo", &sh);
+	if (!scn)
 		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		char version[32];
-		Elf_Data *data;
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".go.buildinfo"))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || golabels__buildinfo_version(data->d_buf, data->d_size, version,
-							 sizeof(version)))
-			return false;
-		return sscanf(version, "go1.%d", &minor) == 1 && minor >= GO_MP_FIRST_MINOR;
-	}
-	return false;
+	data = elf_getdata(scn, NULL);
+	/* d_buf is NULL for a NOBITS section, whose d_size is still the section's. */
+	if (!data || !data->d_buf ||
+	    golabels__buildinfo_version(data->d_buf, data->d_size, version, sizeof(version)))
+		return false;
+	return sscanf(version, "go1.%d", &minor) == 1 && minor >= GO_MP_FIRST_MINOR;
 }
 
 static int range__cmp(const void *a, const void *b)
@@ -406,41 +394,42 @@ static int range__cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+struct ranges {
+	struct range *r;
+	size_t n, cap;
+};
+
+static int runtime_range__add(const struct elf_symbol *s, void *ctx)
+{
+	struct ranges *rv = ctx;
+
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || !s->sym.st_size ||
+	    strncmp(s->name, "runtime.", 8))
+		return 0;
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 512;
+		struct range *r = realloc(rv->r, cap * sizeof(*r));
+
+		/* Out of memory: the ranges found so far. */
+		if (!r)
+			return -ENOMEM;
+		rv->r = r;
+		rv->cap = cap;
+	}
+	rv->r[rv->n++] = (struct range){s->sym.st_value, s->sym.st_value + s->sym.st_size};
+	return 0;
+}
+
 /* The runtime package's functions in .symtab, sorted, touching ones merged. */
 static void go_runtime_ranges(Elf *elf, struct go_info *gi)
 {
-	Elf_Scn *scn = NULL;
-	size_t n = 0, cap = 0;
-	struct range *r = NULL;
+	struct ranges rv = {};
+	struct range *r;
+	size_t n;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_size)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || strncmp(name, "runtime.", 8))
-				continue;
-			if (n == cap) {
-				struct range *nr = realloc(r, (cap = cap ? cap * 2 : 512) * sizeof(*r));
-
-				if (!nr)
-					goto out;
-				r = nr;
-			}
-			r[n++] = (struct range){ sym.st_value, sym.st_value + sym.st_size };
-		}
-	}
-out:
+	elf__for_each_symbol(elf, ELF_SYMTAB, runtime_range__add, &rv);
+	r = rv.r;
+	n = rv.n;
 	if (n)
 		qsort(r, n, sizeof(*r), range__cmp);
 	gi->nr_rt = 0;

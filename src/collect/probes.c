@@ -578,49 +578,44 @@ void probes__tick(struct probes *pr)
 
 /* ---- resolving a probe in its binary ------------------------------------------------------- */
 
+struct func_query {
+	const char *name;
+	uint64_t vaddr, size;
+};
+
+static int func_query__match(const struct elf_symbol *s, void *ctx)
+{
+	struct func_query *q = ctx;
+
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
+	    !s->sym.st_value || strcmp(s->name, q->name))
+		return 0;
+	q->vaddr = s->sym.st_value;
+	q->size = s->sym.st_size;
+	return 1;
+}
+
 /* The file offset to probe function `name` at (moved to an emulated instruction). */
 static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p, char *why,
 			    size_t why_len)
 {
-	uint64_t vaddr = 0, size = 0, off;
-	Elf_Scn *scn = NULL;
+	struct func_query q = {.name = name};
 	uint8_t code[CODE_BYTES];
 	enum memprobe_kind kind;
+	uint64_t off;
 	ssize_t len;
 
-	while (!vaddr && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(data, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name)) {
-				vaddr = sym.st_value;
-				size = sym.st_size;
-				break;
-			}
-		}
-	}
-	if (!vaddr) {
+	/* The first definition in section order: .dynsym comes before .symtab. */
+	elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, func_query__match, &q);
+	if (!q.vaddr) {
 		snprintf(why, why_len, "function: no function \"%s\" in %s", name, p->spec.binary);
 		return -EINVAL;
 	}
-	if (elf__vaddr_to_offset(elf, vaddr, &off)) {
+	if (elf__vaddr_to_offset(elf, q.vaddr, &off)) {
 		snprintf(why, why_len, "function: \"%s\" is outside the loadable segments", name);
 		return -EINVAL;
 	}
-	len = pread(fd, code, size && size < sizeof(code) ? size : sizeof(code), (off_t)off);
+	len = pread(fd, code, q.size && q.size < sizeof(code) ? q.size : sizeof(code), (off_t)off);
 	off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
 	p->emulated = kind == MEMPROBE_EMULATED;
 	p->offsets[0] = off;

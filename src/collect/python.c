@@ -272,43 +272,28 @@ struct pysyms {
 	bool has_runtime, has_version, has_code_type, has_eval;
 };
 
-static void elf__python_syms(Elf *elf, struct pysyms *s)
+/* The runtime's symbols in .dynsym; the last definition of each wins. */
+static int pysyms__match(const struct elf_symbol *es, void *ctx)
 {
-	Elf_Scn *scn = NULL;
+	struct pysyms *s = ctx;
+	const char *n = es->name;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!n || (n[0] != '_' && n[0] != 'P'))
-				continue;
-			if (!strcmp(n, "_PyRuntime")) {
-				s->runtime = sym;
-				s->has_runtime = true;
-			} else if (!strcmp(n, "Py_Version")) {
-				s->version = sym;
-				s->has_version = true;
-			} else if (!strcmp(n, "PyCode_Type")) {
-				s->code_type = sym;
-				s->has_code_type = true;
-			} else if (!strcmp(n, "_PyEval_EvalFrameDefault")) {
-				s->eval = sym;
-				s->has_eval = true;
-			}
-		}
+	if (es->sym.st_shndx == SHN_UNDEF || (n[0] != '_' && n[0] != 'P'))
+		return 0;
+	if (!strcmp(n, "_PyRuntime")) {
+		s->runtime = es->sym;
+		s->has_runtime = true;
+	} else if (!strcmp(n, "Py_Version")) {
+		s->version = es->sym;
+		s->has_version = true;
+	} else if (!strcmp(n, "PyCode_Type")) {
+		s->code_type = es->sym;
+		s->has_code_type = true;
+	} else if (!strcmp(n, "_PyEval_EvalFrameDefault")) {
+		s->eval = es->sym;
+		s->has_eval = true;
 	}
+	return 0;
 }
 
 /* The file offset of vaddr (in a PT_LOAD's file part), or -ENOENT. */
@@ -443,7 +428,7 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		goto close_fd;
-	elf__python_syms(elf, &s);
+	elf__for_each_symbol(elf, ELF_DYNSYM, pysyms__match, &s);
 	if (!s.has_runtime)
 		goto end_elf;
 	/* Py_Version (3.11+) is PY_VERSION_HEX: 0x030b02f0 for 3.11.2. */

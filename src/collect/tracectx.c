@@ -79,41 +79,32 @@ static bool locate__seen(struct locate_ctx *lc, const char *path)
 	return false;
 }
 
-/* Returns 0 with the symbol filled, -ENOENT when .dynsym has no such TLS symbol. */
-static int elf__find_tls_sym(Elf *elf, const char *want, struct tls_sym *ts)
+struct tls_sym_query {
+	const char *want;
+	struct tls_sym *ts;
+};
+
+static int tls_sym__match(const struct elf_symbol *s, void *ctx)
 {
-	Elf_Scn *scn = NULL;
+	struct tls_sym_query *q = ctx;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		size_t n;
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_TLS || strcmp(s->name, q->want))
+		return 0;
+	*q->ts = (struct tls_sym){
+	    .dynsym_ndx = s->table,
+	    .index = s->index,
+	    .value = s->sym.st_value,
+	    .defined = s->sym.st_shndx != SHN_UNDEF,
+	};
+	return 1;
+}
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			return -ENOENT;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (size_t i = 1; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
+/* Returns 0 with the symbol filled, -ENOENT when .dynsym has no such TLS symbol. */
+static int tls_sym__find(Elf *elf, const char *want, struct tls_sym *ts)
+{
+	struct tls_sym_query q = {.want = want, .ts = ts};
 
-			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || strcmp(name, want))
-				continue;
-			ts->dynsym_ndx = elf_ndxscn(scn);
-			ts->index = i;
-			ts->value = sym.st_value;
-			ts->defined = sym.st_shndx != SHN_UNDEF;
-			return 0;
-		}
-		/* An object has a single .dynsym. */
-		return -ENOENT;
-	}
-	return -ENOENT;
+	return elf__for_each_symbol(elf, ELF_DYNSYM, tls_sym__match, &q) ? 0 : -ENOENT;
 }
 
 /*
@@ -123,7 +114,7 @@ static int elf__find_tls_sym(Elf *elf, const char *want, struct tls_sym *ts)
  * PT_TLS, so the first byte's misalignment is 0 in practice and this is roundup(memsz, align),
  * which is also what a static executable gets.
  */
-static int elf__exe_tp_offset(Elf *elf, uint64_t sym_value, int64_t *tp_offset)
+static int tls__exe_tp_offset(Elf *elf, uint64_t sym_value, int64_t *tp_offset)
 {
 	size_t phnum;
 
@@ -153,7 +144,7 @@ static int elf__exe_tp_offset(Elf *elf, uint64_t sym_value, int64_t *tp_offset)
  * symbol, or, when the object binds it locally, against symbol 0 with the variable's offset in
  * the block as addend. *addend is what ld.so added to the variable's offset. -ENOENT: none.
  */
-static int elf__find_tls_got(Elf *elf, const struct tls_sym *ts, uint64_t *got, int64_t *addend)
+static int tls_sym__find_got(Elf *elf, const struct tls_sym *ts, uint64_t *got, int64_t *addend)
 {
 	bool found_ie = false;
 	Elf_Scn *scn = NULL;
@@ -234,7 +225,7 @@ static int locate__from_got(struct locate_ctx *lc, Elf *elf, const struct map_en
 	uint64_t base, got;
 	int err;
 
-	err = elf__find_tls_got(elf, ts, &got, &addend);
+	err = tls_sym__find_got(elf, ts, &got, &addend);
 	if (err)
 		/* General-dynamic only (__tls_get_addr): no offset stored in the process. */
 		return -ENOTSUP;
@@ -263,11 +254,11 @@ static int locate__var(struct locate_ctx *lc, Elf *elf, const struct map_entry *
 		       const struct tls_sym *ts, const char *name, int64_t *tp_offset)
 {
 	if (is_exe && ts->defined)
-		return elf__exe_tp_offset(elf, ts->value, tp_offset);
+		return tls__exe_tp_offset(elf, ts->value, tp_offset);
 	return locate__from_got(lc, elf, e, ts, name, tp_offset);
 }
 
-static bool elf__has_tls_segment(Elf *elf)
+static bool tls__has_segment(Elf *elf)
 {
 	size_t phnum;
 
@@ -298,8 +289,8 @@ static int locate__go(struct locate_ctx *lc, int fd, Elf *elf, const struct map_
 	err = golabels__probe(fd, elf, &go);
 	if (err)
 		return err;
-	if (elf__has_tls_segment(elf)) {
-		err = elf__exe_tp_offset(elf, go.tlsg_found ? go.tlsg : 0, &off);
+	if (tls__has_segment(elf)) {
+		err = tls__exe_tp_offset(elf, go.tlsg_found ? go.tlsg : 0, &off);
 		if (err)
 			return err;
 	}
@@ -343,7 +334,7 @@ static int locate__elastic(struct locate_ctx *lc, Elf *elf, const struct map_ent
 	int64_t off;
 	int err;
 
-	if (elf__find_tls_sym(elf, ELASTIC_SYMBOL, &ts))
+	if (tls_sym__find(elf, ELASTIC_SYMBOL, &ts))
 		return -ENOENT;
 	err = locate__var(lc, elf, e, is_exe, &ts, ELASTIC_SYMBOL, &off);
 	if (err)
@@ -390,7 +381,7 @@ static int locate__mapping(const struct map_entry *e, void *ctx)
 		goto end_elf;
 	is_exe = !strcmp(e->path, lc->exe) || ehdr.e_type == ET_EXEC;
 
-	if (!elf__find_tls_sym(elf, TRACECTX_SYMBOL, &ts)) {
+	if (!tls_sym__find(elf, TRACECTX_SYMBOL, &ts)) {
 		int64_t off;
 
 		err = locate__var(lc, elf, e, is_exe, &ts, TRACECTX_SYMBOL, &off);

@@ -178,26 +178,6 @@ static int debuginfo__elf_begin(int fd, Elf **out)
 	return 0;
 }
 
-/* The section called name, or NULL. */
-static Elf_Scn *elf__section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *s;
-
-		if (!gelf_getshdr(scn, shdr))
-			continue;
-		s = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (s && !strcmp(s, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /*
  * .gnu_debuglink: the debug file's base name, NUL, padding to 4 bytes, then the CRC32 of the
  * whole debug file in the binary's byte order. Returns 0, -ENODATA or -EINVAL (malformed).
@@ -217,7 +197,7 @@ static int debuglink__read(int bin_fd, char *name, size_t name_size, uint32_t *c
 	if (err)
 		return err;
 	err = -ENODATA;
-	scn = elf__section_by_name(elf, ".gnu_debuglink", &shdr);
+	scn = elf__section(elf, ".gnu_debuglink", &shdr);
 	if (!scn || shdr.sh_type == SHT_NOBITS || !gelf_getehdr(elf, &ehdr))
 		goto out_elf;
 	data = elf_rawdata(scn, NULL);
@@ -458,7 +438,7 @@ int debuginfo__open_minidebuginfo(int bin_fd)
 	err = debuginfo__elf_begin(bin_fd, &elf);
 	if (err)
 		return err;
-	scn = elf__section_by_name(elf, ".gnu_debugdata", &shdr);
+	scn = elf__section(elf, ".gnu_debugdata", &shdr);
 	if (!scn || shdr.sh_type == SHT_NOBITS || !shdr.sh_size) {
 		err = -ENODATA;
 		goto out_elf;

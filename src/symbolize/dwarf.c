@@ -13,6 +13,7 @@
 
 #include "../lib/log.h"
 #include "dwarf.h"
+#include "elf.h"
 
 /* Deeper nesting than this (scopes in scopes, or namespaces in classes) is malformed DWARF; the
  * limit keeps a hostile file from exhausting the stack of our recursive walk. */
@@ -157,24 +158,19 @@ static int range_vec__add_die(struct range_vec *rv, Dwarf_Die *die, size_t idx)
 	return 0;
 }
 
-static bool elf__has_debug_info(Elf *elf)
+/*
+ * A stripped binary's debug file keeps the names but turns code into NOBITS; the binary itself
+ * may keep an empty .debug_info after objcopy games.
+ */
+static bool has_debug_info(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	static const char *const names[] = {".debug_info", ".zdebug_info"};
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		GElf_Shdr shdr;
-		const char *name;
 
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		/* A stripped binary's debug file keeps the names but turns code into NOBITS; the
-		 * binary itself may keep an empty .debug_info after objcopy games. */
-		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) &&
-		    shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0)
+		if (elf__section(elf, names[i], &shdr) && shdr.sh_type != SHT_NOBITS &&
+		    shdr.sh_size > 0)
 			return true;
 	}
 	return false;
@@ -246,7 +242,7 @@ int dwarf_info__open(int fd, struct dwarf_info **out)
 	}
 	/* Checked here rather than from dwarf_begin_elf's failure: libdw's error codes are not
 	 * public, and "no DWARF" must be told apart from "broken DWARF". */
-	if (!elf__has_debug_info(di->elf)) {
+	if (!has_debug_info(di->elf)) {
 		err = -ENODATA;
 		goto out_free;
 	}

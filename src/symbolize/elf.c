@@ -181,6 +181,86 @@ int elf__load_base(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *base)
 	return -ENOENT;
 }
 
+int elf__read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t n)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return -EINVAL;
+	for (size_t i = 0; i < phnum; i++) {
+		Elf_Data *d;
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
+		    vaddr - ph.p_vaddr >= ph.p_filesz || n > ph.p_filesz - (vaddr - ph.p_vaddr))
+			continue;
+		d = elf_getdata_rawchunk(elf, ph.p_offset + (vaddr - ph.p_vaddr), n, ELF_T_BYTE);
+		if (!d || d->d_size != n)
+			return -EIO;
+		memcpy(buf, d->d_buf, n);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+Elf_Scn *elf__section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+int elf__for_each_symbol(Elf *elf, unsigned int tables,
+			 int (*fn)(const struct elf_symbol *s, void *ctx), void *ctx)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		struct elf_symbol s;
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t nr;
+
+		if (!gelf_getshdr(scn, &shdr) || !shdr.sh_entsize)
+			continue;
+		if (!((shdr.sh_type == SHT_SYMTAB && (tables & ELF_SYMTAB)) ||
+		      (shdr.sh_type == SHT_DYNSYM && (tables & ELF_DYNSYM))))
+			continue;
+		/* A debug file's .dynsym is NOBITS: libelf gives its size but no bytes. */
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		s.table = elf_ndxscn(scn);
+		s.dynsym = shdr.sh_type == SHT_DYNSYM;
+		nr = shdr.sh_size / shdr.sh_entsize;
+		for (s.index = 1; s.index < nr; s.index++) {
+			int ret;
+
+			if (!gelf_getsym(data, (int)s.index, &s.sym))
+				break;
+			s.name = elf_strptr(elf, shdr.sh_link, s.sym.st_name);
+			if (!s.name)
+				continue;
+			ret = fn(&s, ctx);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 int elf__read_build_id(int fd, char *hex, size_t hex_size)
 {
 	char buf[2 * BUILD_ID_MAX + 1];

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "elf.h"
 #include "gosym.h"
 
 /*
@@ -290,7 +291,7 @@ const char *go_symtab__lookup(const struct go_symtab *gs, uint64_t vaddr, uint64
 	return name;
 }
 
-static int elf__pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t off)
+static int pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t off)
 {
 	while (len) {
 		ssize_t n = pread(fd, buf, len, (off_t)off);
@@ -315,8 +316,11 @@ struct pclntab_loc {
 	uint64_t text_addr; /* start of .text, for a textStart left zero */
 };
 
-/* The file range of the section holding vaddr, or false. */
-static bool elf__vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset, uint64_t *avail)
+/*
+ * The file range of the allocated PROGBITS section holding vaddr, or false: the table ends with
+ * its section, which a PT_LOAD can run past.
+ */
+static bool section__file_range(Elf *elf, uint64_t vaddr, uint64_t *offset, uint64_t *avail)
 {
 	Elf_Scn *scn = NULL;
 
@@ -335,50 +339,42 @@ static bool elf__vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset, uin
 	return false;
 }
 
+struct pclntab_syms {
+	uint64_t start, end;
+};
+
+/* runtime.pclntab and runtime.epclntab, defined; the last of each name wins. */
+static int pclntab_syms__match(const struct elf_symbol *s, void *ctx)
+{
+	struct pclntab_syms *ps = ctx;
+
+	if (s->sym.st_shndx == SHN_UNDEF || strncmp(s->name, "runtime.", 8))
+		return 0;
+	if (!strcmp(s->name + 8, "pclntab"))
+		ps->start = s->sym.st_value;
+	else if (!strcmp(s->name + 8, "epclntab"))
+		ps->end = s->sym.st_value;
+	return 0;
+}
+
 /*
  * Where the table is when the section has been merged away (external linking of a PIE puts it in
  * .data.rel.ro): between the runtime.pclntab and runtime.epclntab symbols, if .symtab is kept.
  */
-static bool elf__find_pclntab_symbols(Elf *elf, struct pclntab_loc *loc)
+static bool pclntab__find_by_symbols(Elf *elf, struct pclntab_loc *loc)
 {
-	uint64_t start = 0, end = 0, avail;
-	Elf_Scn *scn = NULL;
+	struct pclntab_syms ps = {};
+	uint64_t avail;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		size_t nr;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		nr = shdr.sh_size / shdr.sh_entsize;
-		for (size_t i = 1; i < nr; i++) {
-			const char *name;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				break;
-			if (sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || strncmp(name, "runtime.", 8))
-				continue;
-			if (!strcmp(name + 8, "pclntab"))
-				start = sym.st_value;
-			else if (!strcmp(name + 8, "epclntab"))
-				end = sym.st_value;
-		}
-	}
-	if (!start || end <= start || !elf__vaddr_to_offset(elf, start, &loc->offset, &avail))
+	elf__for_each_symbol(elf, ELF_SYMTAB, pclntab_syms__match, &ps);
+	if (!ps.start || ps.end <= ps.start ||
+	    !section__file_range(elf, ps.start, &loc->offset, &avail))
 		return false;
-	loc->size = end - start < avail ? end - start : avail;
+	loc->size = ps.end - ps.start < avail ? ps.end - ps.start : avail;
 	return true;
 }
 
-static int elf__find_pclntab(Elf *elf, struct pclntab_loc *loc)
+static int pclntab__find(Elf *elf, struct pclntab_loc *loc)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -407,7 +403,7 @@ static int elf__find_pclntab(Elf *elf, struct pclntab_loc *loc)
 			found = true;
 		}
 	}
-	if (!found && !elf__find_pclntab_symbols(elf, loc))
+	if (!found && !pclntab__find_by_symbols(elf, loc))
 		return -ENODATA;
 	return 0;
 }
@@ -431,7 +427,7 @@ int go_symtab__open(int fd, struct go_symtab **out)
 		err = -ENOEXEC;
 		goto out_end;
 	}
-	err = elf__find_pclntab(elf, &loc);
+	err = pclntab__find(elf, &loc);
 	if (err)
 		goto out_end;
 	if (loc.size < HDR_FIXED || loc.size > PCLNTAB_MAX_SIZE) {
@@ -453,7 +449,7 @@ int go_symtab__open(int fd, struct go_symtab **out)
 	 * A private copy rather than a mapping: a mapped file that shrinks under us would kill the
 	 * daemon with SIGBUS, and libelf's view goes away with elf_end() anyway.
 	 */
-	err = elf__pread_all(fd, gs->data, loc.size, loc.offset);
+	err = pread_all(fd, gs->data, loc.size, loc.offset);
 	if (err)
 		goto out_free;
 	gs->data[loc.size] = '\0';

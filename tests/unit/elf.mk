@@ -4,7 +4,7 @@
 ELF_FIXTURE_DIR := $(BUILD)/fixtures
 ELF_FIXTURE_CFLAGS := -O0 -g -fno-inline
 ELF_FIXTURES := $(addprefix $(ELF_FIXTURE_DIR)/,symbols-pie symbols-nopie symbols-stripped \
-	symbols-nobuildid libsym.so libsym-stripped.so)
+	symbols-nobuildid symbols-pie.debug libsym.so libsym-stripped.so)
 TEST_FIXTURES += $(ELF_FIXTURES)
 
 # -rdynamic puts the global functions in .dynsym too, which is all a stripped copy keeps.
@@ -22,6 +22,10 @@ $(ELF_FIXTURE_DIR)/symbols-nobuildid: tests/fixtures/symbols.c
 
 $(ELF_FIXTURE_DIR)/symbols-stripped: $(ELF_FIXTURE_DIR)/symbols-pie
 	strip --strip-all $< -o $@
+
+# A separate debug file: .symtab kept, .dynsym and code turned into NOBITS.
+$(ELF_FIXTURE_DIR)/symbols-pie.debug: $(ELF_FIXTURE_DIR)/symbols-pie
+	objcopy --only-keep-debug $< $@
 
 $(ELF_FIXTURE_DIR)/libsym.so: tests/fixtures/libsym.c
 	@mkdir -p $(@D)

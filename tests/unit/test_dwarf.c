@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/dwarf.c src/lib/log.c */
+/* DEPS: src/symbolize/dwarf.c src/symbolize/elf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Source lines and inline chains of the fixtures built by tests/unit/dwarf.mk, checked frame by

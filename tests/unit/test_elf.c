@@ -339,6 +339,190 @@ TEST(offset_to_vaddr_nopie)
 	check_offset_to_vaddr(fixture("symbols-nopie"), false);
 }
 
+static int elf__open_path(const char *path, int *fd, Elf **elf)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf) {
+		close(*fd);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+struct sym_seen {
+	const char *want;
+	int nr_symtab, nr_dynsym, nr_want;
+	struct elf_symbol last;
+	bool stop;
+};
+
+static int sym_seen__count(const struct elf_symbol *s, void *ctx)
+{
+	struct sym_seen *ss = ctx;
+
+	if (s->dynsym)
+		ss->nr_dynsym++;
+	else
+		ss->nr_symtab++;
+	if (strcmp(s->name, ss->want))
+		return 0;
+	ss->nr_want++;
+	ss->last = *s;
+	return ss->stop ? 7 : 0;
+}
+
+/* Counts and finds want in path's tables; the table and index it gives must hold it. */
+static void check_symbols(const char *path, unsigned int tables, const char *want,
+			  struct sym_seen *ss)
+{
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+	Elf_Scn *scn;
+	int fd, ret;
+	Elf *elf;
+
+	memset(ss, 0, sizeof(*ss));
+	ss->want = want;
+	CHECK_EQ(elf__open_path(path, &fd, &elf), 0);
+	ret = elf__for_each_symbol(elf, tables, sym_seen__count, ss);
+	CHECK_EQ(ret, 0);
+	if (ss->nr_want) {
+		scn = elf_getscn(elf, ss->last.table);
+		CHECK(scn && gelf_getshdr(scn, &shdr));
+		CHECK_EQ(shdr.sh_type, ss->last.dynsym ? SHT_DYNSYM : SHT_SYMTAB);
+		CHECK(gelf_getsym(elf_getdata(scn, NULL), (int)ss->last.index, &sym));
+		CHECK_EQ(sym.st_value, ss->last.sym.st_value);
+		CHECK_STR(elf_strptr(elf, shdr.sh_link, sym.st_name), want);
+	}
+	elf_end(elf);
+	close(fd);
+}
+
+TEST(for_each_symbol_tables)
+{
+	const char *path = fixture("symbols-pie");
+	uint64_t start, size;
+	struct sym_seen ss;
+
+	CHECK_EQ(test_nm_symbol(path, "fixture_alpha", false, &start, &size), 0);
+	check_symbols(path, ELF_SYMTAB, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_want, 1);
+	CHECK_EQ(ss.nr_dynsym, 0);
+	CHECK(!ss.last.dynsym);
+	CHECK_EQ(ss.last.sym.st_value, start);
+	/* -rdynamic: in both tables, .dynsym first in section order. */
+	check_symbols(path, ELF_SYMTAB | ELF_DYNSYM, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_want, 2);
+	CHECK(ss.nr_dynsym > 0 && ss.nr_symtab > ss.nr_dynsym);
+	CHECK(!ss.last.dynsym);
+	check_symbols(path, ELF_DYNSYM, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_want, 1);
+	CHECK(ss.last.dynsym);
+	CHECK_EQ(ss.last.sym.st_value, start);
+	/* A static function is in .symtab only. */
+	check_symbols(path, ELF_DYNSYM, "fixture_static", &ss);
+	CHECK_EQ(ss.nr_want, 0);
+	check_symbols(path, ELF_SYMTAB, "fixture_static", &ss);
+	CHECK_EQ(ss.nr_want, 1);
+	CHECK_EQ(GELF_ST_BIND(ss.last.sym.st_info), STB_LOCAL);
+	/* Undefined symbols are passed too: printf comes from libc. */
+	check_symbols(path, ELF_DYNSYM, "printf", &ss);
+	CHECK_EQ(ss.nr_want, 1);
+	CHECK_EQ(ss.last.sym.st_shndx, SHN_UNDEF);
+	check_symbols(path, 0, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_symtab + ss.nr_dynsym, 0);
+}
+
+TEST(for_each_symbol_stripped_and_debug_file)
+{
+	struct sym_seen ss;
+
+	check_symbols(fixture("symbols-stripped"), ELF_SYMTAB, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_symtab, 0);
+	check_symbols(fixture("symbols-stripped"), ELF_SYMTAB | ELF_DYNSYM, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_want, 1);
+	CHECK(ss.last.dynsym);
+	/* The debug file's .dynsym is NOBITS: nothing from it, and no crash. */
+	check_symbols(fixture("symbols-pie.debug"), ELF_DYNSYM, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_dynsym, 0);
+	check_symbols(fixture("symbols-pie.debug"), ELF_SYMTAB, "fixture_alpha", &ss);
+	CHECK_EQ(ss.nr_want, 1);
+}
+
+TEST(for_each_symbol_stops)
+{
+	struct sym_seen ss = {.want = "fixture_beta", .stop = true};
+	int fd, nr;
+	Elf *elf;
+
+	CHECK_EQ(elf__open_path(fixture("symbols-pie"), &fd, &elf), 0);
+	CHECK_EQ(elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, sym_seen__count, &ss), 7);
+	CHECK_EQ(ss.nr_want, 1);
+	CHECK(ss.last.dynsym);
+	nr = ss.nr_symtab + ss.nr_dynsym;
+	/* It stopped in .dynsym: .symtab was never reached. */
+	CHECK_EQ(ss.nr_symtab, 0);
+	CHECK(nr > 0);
+	elf_end(elf);
+	close(fd);
+}
+
+TEST(section_by_name)
+{
+	GElf_Shdr shdr, dbg;
+	Elf_Scn *scn;
+	int fd, fd2;
+	Elf *elf, *elf2;
+
+	CHECK_EQ(elf__open_path(fixture("symbols-pie"), &fd, &elf), 0);
+	scn = elf__section(elf, ".text", &shdr);
+	CHECK(scn);
+	CHECK_EQ(shdr.sh_type, SHT_PROGBITS);
+	CHECK(shdr.sh_flags & SHF_EXECINSTR);
+	CHECK(elf__section(elf, ".symtab", &shdr));
+	CHECK_EQ(shdr.sh_type, SHT_SYMTAB);
+	CHECK(!elf__section(elf, ".no_such_section", &shdr));
+	CHECK(!elf__section(elf, ".tex", &shdr));
+	CHECK(elf__section(elf, ".text", &shdr) == scn);
+	/* The debug file keeps the name and address, the code becomes NOBITS. */
+	CHECK_EQ(elf__open_path(fixture("symbols-pie.debug"), &fd2, &elf2), 0);
+	CHECK(elf__section(elf2, ".text", &dbg));
+	CHECK_EQ(dbg.sh_type, SHT_NOBITS);
+	CHECK_EQ(dbg.sh_addr, shdr.sh_addr);
+	elf_end(elf2);
+	close(fd2);
+	elf_end(elf);
+	close(fd);
+}
+
+TEST(read_vaddr)
+{
+	const char *path = fixture("symbols-nopie");
+	uint64_t start, size, off, va, fsz, file_off;
+	uint8_t got[16], want[16];
+	int fd;
+	Elf *elf;
+
+	CHECK_EQ(test_nm_symbol(path, "fixture_alpha", false, &start, &size), 0);
+	CHECK_EQ(readelf__exec_load(path, &off, &va, &fsz), 0);
+	CHECK_EQ(elf__open_path(path, &fd, &elf), 0);
+	CHECK_EQ(elf__vaddr_to_offset(elf, start, &file_off), 0);
+	CHECK_EQ(pread(fd, want, sizeof(want), (off_t)file_off), (ssize_t)sizeof(want));
+	CHECK_EQ(elf__read_vaddr(elf, start, got, sizeof(got)), 0);
+	CHECK(!memcmp(got, want, sizeof(got)));
+	/* The last bytes of the segment, and one byte too many. */
+	CHECK_EQ(elf__read_vaddr(elf, va + fsz - 4, got, 4), 0);
+	CHECK_EQ(elf__read_vaddr(elf, va + fsz - 4, got, 5), -ENOENT);
+	CHECK_EQ(elf__read_vaddr(elf, 1ull << 40, got, 1), -ENOENT);
+	elf_end(elf);
+	close(fd);
+}
+
 static int write_temp(const char *content, size_t len, char *path, size_t path_size)
 {
 	int fd;
@@ -500,6 +684,11 @@ int main(void)
 	RUN(no_build_id);
 	RUN(offset_to_vaddr_pie);
 	RUN(offset_to_vaddr_nopie);
+	RUN(for_each_symbol_tables);
+	RUN(for_each_symbol_stripped_and_debug_file);
+	RUN(for_each_symbol_stops);
+	RUN(section_by_name);
+	RUN(read_vaddr);
 	RUN(not_elf);
 	RUN(sizes);
 	RUN(symbolizes_own_function);

@@ -1,4 +1,4 @@
-/* DEPS: src/collect/golabels.c src/lib/log.c */
+/* DEPS: src/collect/golabels.c src/symbolize/elf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Go pprof labels: the Go version from .go.buildinfo, the per-release offset table, and the

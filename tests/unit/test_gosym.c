@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/gosym.c src/lib/log.c */
+/* DEPS: src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Go function names and source lines from .gopclntab, checked against what the Go toolchain's
