@@ -56,8 +56,11 @@ $(CFI_FIXTURE_DIR)/cfi-c: tests/fixtures/inlines.c
 	@mkdir -p $(@D)
 	$(CC) $(CFI_FIXTURE_CFLAGS) -fPIE -pie $< -o $@
 
-$(CFI_FIXTURE_DIR)/cfi-cxx: tests/unit/cfi.mk
-	@mkdir -p $(@D)
+# $(file) is expanded before the recipe runs: the directory must exist by then (order-only).
+$(CFI_FIXTURE_DIR)/.made:
+	@mkdir -p $(@D) && touch $@
+
+$(CFI_FIXTURE_DIR)/cfi-cxx: tests/unit/cfi.mk | $(CFI_FIXTURE_DIR)/.made
 	$(file >$@.cc,$(CFI_CXX_SRC))
 	$(CXX) $(CFI_FIXTURE_CFLAGS) $@.cc -o $@
 
