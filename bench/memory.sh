@@ -8,12 +8,17 @@
 # alone and profiled by autoprof), all in one run, with a pass-through interposer
 # (bench/passthrough.c: what any LD_PRELOAD shim costs before it does anything). Probes are on the loop's process only
 # (bpftrace -p, autoprof's pid target). Prints ns per pair and the ratios. The cheap runs (bare,
-# preload) do 100x more pairs and are each the best of 5.
-#   bench/memory.sh [PAIRS]     (PAIRS under probes, default 200000)
+# pass-through, shim alone, preload) do 100x more pairs, in ROUNDS rounds of one run each, in
+# turn (this VM's speed drifts by 10 % within minutes: runs of one kind minutes apart would
+# measure the drift); each row is the median of its runs, the preload ratio the median of the
+# rounds' ratios. autoprof runs through all rounds (its on-CPU sampling costs the bare runs too,
+# about 0.1 %).
+#   bench/memory.sh [PAIRS]     (PAIRS under probes, default 200000; ROUNDS=7)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 PAIRS=${1:-200000}
+ROUNDS=${ROUNDS:-7}
 AP=$BUILD/autoprof
 LOOP=$BUILD/bench/malloc_loop
 PASS=$BUILD/bench/libpassthrough.so
@@ -55,17 +60,12 @@ with_bpftrace() {
 	wait "$bt" 2>/dev/null || true
 }
 
-# best5 CMD...: the lowest of five runs' ns per pair.
-best5() {
-	for _ in 1 2 3 4 5; do "$@"; done | sort -g | head -1
-}
+# median: the median of the numbers on stdin.
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 bare_run() { start_loop $((PAIRS * 100)); finish_loop; }
 pass_run() { start_loop $((PAIRS * 100)) LD_PRELOAD="$PASS"; finish_loop; }
 shim_run() { start_loop $((PAIRS * 100)) LD_PRELOAD="$SHIM"; finish_loop; }
 
-bare=$(best5 bare_run)
-pass=$(best5 pass_run)
-shim=$(best5 shim_run)
 counting=$(with_bpftrace "uprobe:$LIBC:malloc,uprobe:$LIBC:free { @c = count(); }
 	uretprobe:$LIBC:malloc { @r = count(); }")
 stacks=$(with_bpftrace "uprobe:$LIBC:malloc { @[ustack] = sum(arg0); }")
@@ -94,9 +94,21 @@ preload_run() {
 	done
 	finish_loop
 }
-ap_cpu0=$(cpu_ns "$ap_pid")
-preload=$(best5 preload_run)
-ap_cpu=$(($(cpu_ns "$ap_pid") - ap_cpu0))
+ap_cpu=0
+: >"$tmp/rounds"
+for _ in $(seq "$ROUNDS"); do
+	b=$(bare_run) pt=$(pass_run) sh=$(shim_run)
+	c0=$(cpu_ns "$ap_pid")
+	pr=$(preload_run)
+	ap_cpu=$((ap_cpu + $(cpu_ns "$ap_pid") - c0))
+	echo "$b $pt $sh $pr" >>"$tmp/rounds"
+done
+bare=$(awk '{print $1}' "$tmp/rounds" | median)
+pass=$(awk '{print $2}' "$tmp/rounds" | median)
+shim=$(awk '{print $3}' "$tmp/rounds" | median)
+preload=$(awk '{print $4}' "$tmp/rounds" | median)
+preload_ratio=$(awk '{print $4 / $1}' "$tmp/rounds" | median)
+preload_total=$(awk '{s += $4} END {print s}' "$tmp/rounds")
 preload_sampled=$(curl -sf "localhost:$port/metrics" |
 	awk '/^autoprof_memory_calls_total\{call="alloc_sampled"\}/ {print $2}')
 emulated=$(curl -sf "localhost:$port/metrics" |
@@ -104,7 +116,7 @@ emulated=$(curl -sf "localhost:$port/metrics" |
 entry=$(curl -sf "localhost:$port/metrics" |
 	awk '/^autoprof_memory_probes_total\{placement="entry"\}/ {print $2}')
 
-echo "malloc/free pairs of mixed sizes (16 B..4 KiB), $PAIRS pairs under probes ($((PAIRS * 100)) bare and preload), $(nproc) CPUs"
+echo "malloc/free pairs of mixed sizes (16 B..4 KiB), $PAIRS pairs under probes ($((PAIRS * 100)) bare and preload, medians of $ROUNDS rounds), $(nproc) CPUs"
 printf '%-46s %12s %10s\n' "run" "ns/pair" "vs bare"
 for row in "bare:$bare" "bpftrace counting (malloc+free+uretprobe):$counting" \
 	"bpftrace @[ustack] = sum(arg0) on malloc:$stacks" "autoprof attach mode (512 KiB):$attach" \
@@ -116,10 +128,10 @@ for row in "bare:$bare" "bpftrace counting (malloc+free+uretprobe):$counting" \
 done
 printf 'autoprof / bpftrace counting: %.3f (goal <= 0.25); samples taken: %s; probes on emulated instructions: %s, at an entry: %s\n' \
 	"$(echo "$attach / $counting" | bc -l)" "$sampled" "$emulated" "$entry"
-printf 'autoprof preload mode / bare: %.3f (goal <= 1.10); samples taken in preload mode: %s\n' \
-	"$(echo "$preload / $bare" | bc -l)" "$((${preload_sampled%.*} - ${sampled%.*}))"
-# The five preload runs' loop CPU is at least 5 x best x pairs (the best run's figure).
-printf 'autoprof CPU in the 5 preload runs: %.0f ms (draining rings, unwinding, storing), the loops'"'"' at least %.0f ms; preload records lost to a full ring: %s\n' \
-	"$(echo "$ap_cpu / 1000000" | bc -l)" "$(echo "5 * $preload * $PAIRS * 100 / 1000000" | bc -l)" \
+printf 'autoprof preload mode / bare, median of the rounds: %.3f (goal <= 1.10); per round: %s; samples taken in preload mode: %s\n' \
+	"$preload_ratio" "$(awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $4 / $1}' "$tmp/rounds")" \
+	"$((${preload_sampled%.*} - ${sampled%.*}))"
+printf 'autoprof CPU in the %s preload runs: %.0f ms (draining rings, unwinding, storing), the loops'"'"' %.0f ms; preload records lost to a full ring: %s\n' \
+	"$ROUNDS" "$(echo "$ap_cpu / 1000000" | bc -l)" "$(echo "$preload_total * $PAIRS * 100 / 1000000" | bc -l)" \
 	"$(curl -sf "localhost:$port/metrics" |
 		awk '/^autoprof_memory_dropped_total\{reason="preload_ring_full"\}/ {print $2}')"
