@@ -13,12 +13,16 @@
 # measure the drift); each row is the median of its runs, the preload ratio the median of the
 # rounds' ratios. autoprof runs through all rounds (its on-CPU sampling costs the bare runs too,
 # about 0.1 %).
+# The loop runs on the last CPU, autoprof on the others.
 #   bench/memory.sh [PAIRS]     (PAIRS under probes, default 200000; ROUNDS=7)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 PAIRS=${1:-200000}
 ROUNDS=${ROUNDS:-7}
+# The loop on the last CPU, autoprof on the others (with one CPU, both on it).
+LOOP_CPU=$(($(nproc) - 1))
+AP_CPUS=0-$((LOOP_CPU > 0 ? LOOP_CPU - 1 : 0))
 AP=$BUILD/autoprof
 LOOP=$BUILD/bench/malloc_loop
 PASS=$BUILD/bench/libpassthrough.so
@@ -35,7 +39,7 @@ LIBC=$(readlink -f "$LIBC")
 start_loop() {
 	rm -f "$tmp/in" "$tmp/out"
 	mkfifo "$tmp/in"
-	env "${@:2}" "$LOOP" "$1" <"$tmp/in" >"$tmp/out" &
+	env "${@:2}" taskset -c "$LOOP_CPU" "$LOOP" "$1" <"$tmp/in" >"$tmp/out" &
 	exec 3>"$tmp/in"
 	until [ -s "$tmp/out" ]; do sleep 0.01; done
 	loop_pid=$(head -1 "$tmp/out")
@@ -71,7 +75,7 @@ counting=$(with_bpftrace "uprobe:$LIBC:malloc,uprobe:$LIBC:free { @c = count(); 
 stacks=$(with_bpftrace "uprobe:$LIBC:malloc { @[ustack] = sum(arg0); }")
 
 port=$(free_port)
-"$AP" --web.listen-address=127.0.0.1:$port >"$tmp/ap.log" 2>&1 &
+taskset -c "$AP_CPUS" "$AP" --web.listen-address=127.0.0.1:$port >"$tmp/ap.log" 2>&1 &
 ap_pid=$!
 pids+=($ap_pid)
 until curl -sf "localhost:$port/metrics" | grep -q autoprof_cpus_sampled; do sleep 0.1; done
