@@ -129,6 +129,15 @@ static void ingest_loop(struct daemon *d)
 			break;
 		}
 		ring_buffer__consume(ctx->rb);
+		/*
+		 * Only now does /metrics show CPUs sampled, which clients take for "profiling now":
+		 * the samples and exec events queued while the collectors loaded (the off-CPU BPF
+		 * load alone takes 0.1-1.6 s on a busy machine) are drained, the first sight of
+		 * every process on the host with them. An exec event still waiting behind them
+		 * leaves the process's first samples without their trace context (proc.c).
+		 */
+		if (!d->ingesting)
+			__atomic_store_n(&d->ingesting, true, __ATOMIC_RELEASE);
 		proc_collector__reap(d->procs);
 		memory__tick(d->memory);
 		probes__tick(d->probes);

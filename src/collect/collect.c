@@ -70,6 +70,32 @@ unsigned long long collect__now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* Finds where pid's threads publish their trace context and tells the samplers' map: true when
+ * they publish one. */
+static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid)
+{
+	struct tracectx_loc loc;
+
+	if (tracectx__locate((int)pid, &loc))
+		return false;
+	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY)) {
+		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
+		return false;
+	}
+	pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
+		 (long long)loc.tp_offset);
+	return true;
+}
+
+/* Marks p's current maps as looked at; published: the samplers are to look the context up. */
+static void looked_at(struct collect_ctx *ctx, struct proc *p, uint32_t pid, bool published)
+{
+	*proc__collector_flags(p) = proc__maps_generation(p);
+	/* Samplers skip the trace-context lookup for processes without this flag. */
+	if (published && ctx->unwinder)
+		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
+}
+
 /*
  * Where the process's threads publish their trace context (OTEP 4947, Go pprof labels, Elastic
  * APM), for the BPF programs to read at
@@ -79,24 +105,20 @@ unsigned long long collect__now_ns(void)
  */
 void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid)
 {
-	unsigned int *looked = proc__collector_flags(p);
-	uint32_t gen = proc__maps_generation(p);
-	struct tracectx_loc loc;
+	if (*proc__collector_flags(p) == proc__maps_generation(p))
+		return;
+	looked_at(ctx, p, pid, publish_trace_context(ctx, pid));
+}
 
-	if (*looked == gen)
-		return;
-	*looked = gen;
-	if (tracectx__locate((int)pid, &loc))
-		return;
-	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY)) {
-		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
-		return;
-	}
-	/* Samplers skip the trace-context lookup for processes without this flag. */
-	if (ctx->unwinder)
-		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
-	pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
-		 (long long)loc.tp_offset);
+bool collect__exec_trace_context(struct collect_ctx *ctx, uint32_t pid)
+{
+	return publish_trace_context(ctx, pid);
+}
+
+void collect__exec_trace_context_learned(struct collect_ctx *ctx, struct proc *p, uint32_t pid,
+					 bool published)
+{
+	looked_at(ctx, p, pid, published);
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

@@ -63,6 +63,17 @@ struct proc;
  * version of its mappings (the collector flags of p hold the last one looked at).
  */
 void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid);
+/*
+ * At pid's exec, before its maps are learned (which may wait for the unwinder's lock): looks
+ * where it publishes and tells the samplers at once. Returns whether it publishes; hand that to
+ * collect__exec_trace_context_learned() once proctab__exec() gave p, which marks the new
+ * image's maps as looked at (no second look) and flags its mapping table. A library mapped
+ * between the two reads of the maps is looked at with the next read, like one the loader has
+ * not relocated yet.
+ */
+bool collect__exec_trace_context(struct collect_ctx *ctx, uint32_t pid);
+void collect__exec_trace_context_learned(struct collect_ctx *ctx, struct proc *p, uint32_t pid,
+					 bool published);
 struct bpf_object;
 /*
  * Before obj is loaded: points the maps every sampler shares at the ones in use (the process

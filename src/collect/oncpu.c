@@ -71,10 +71,8 @@ static int handle_sample(void *arg, void *data, size_t size)
 			    (i > 0 || (nk > 0 && !(e->flags & ONCPU_F_USER_PC_EXACT)));
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
-	if (p && !(e->flags & ONCPU_F_KTHREAD)) {
-		collect__locate_trace_context(ctx, p, e->pid);
+	if (p && !(e->flags & ONCPU_F_KTHREAD))
 		python__locate(ctx->python, p, e->pid);
-	}
 	if (p && nu && np) {
 		/* Python frames take the place of the evaluation loop's native frames. */
 		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now, &cut);
@@ -90,6 +88,11 @@ static int handle_sample(void *arg, void *data, size_t size)
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (cut || (e->flags & ONCPU_F_USTACK_TRUNCATED)))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
+	/* After the frames: a pc outside the known mappings has just had the maps re-read (the
+	 * libraries the loader mapped after exec), and a library's context variable found now
+	 * labels the very next sample instead of one a drain (up to 100 ms) later. */
+	if (p && !(e->flags & ONCPU_F_KTHREAD))
+		collect__locate_trace_context(ctx, p, e->pid);
 
 	memcpy(comm, e->comm, ONCPU_COMM_LEN);
 	comm[ONCPU_COMM_LEN] = '\0';
