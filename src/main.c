@@ -213,8 +213,8 @@ int main(int argc, char **argv)
 					       &err);
 		if (!d.ctx.unwinder)
 			goto cleanup;
-		proctab__set_listener(d.ctx.proctab, unwinder__update, d.ctx.unwinder);
 	}
+	proctab__set_listener(d.ctx.proctab, collect__maps_learned, &d.ctx);
 	if (d.cfg.jvm_perf_map) {
 		d.jvm = jvm__new(d.ctx.sym, &err);
 		if (!d.jvm)

@@ -70,13 +70,17 @@ unsigned long long collect__now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Finds where pid's threads publish their trace context and tells the samplers' map: true when
- * they publish one. */
+/*
+ * Where the process's threads publish their trace context (OTEP 4947, Go pprof labels, Elastic
+ * APM), for the BPF programs to read at every sample. Looked up whenever the mappings were
+ * read: at exec (a variable in the executable is found from its file alone), and again at each
+ * re-read (a library defining it is mapped after exec, by the dynamic loader or dlopen).
+ */
 static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid)
 {
 	struct tracectx_loc loc;
 
-	if (tracectx__locate((int)pid, &loc))
+	if (ctx->tracectx_fd < 0 || tracectx__locate((int)pid, &loc))
 		return false;
 	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY)) {
 		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
@@ -87,38 +91,22 @@ static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid)
 	return true;
 }
 
-/* Marks p's current maps as looked at; published: the samplers are to look the context up. */
-static void looked_at(struct collect_ctx *ctx, struct proc *p, uint32_t pid, bool published)
+void collect__maps_learned(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
 {
-	*proc__collector_flags(p) = proc__maps_generation(p);
-	/* Samplers skip the trace-context lookup for processes without this flag. */
-	if (published && ctx->unwinder)
-		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
-}
+	struct collect_ctx *ctx = arg;
+	/*
+	 * Before the unwinder: handing it the maps may wait tens of ms for its builder's lock (for
+	 * every process at start, on a busy machine), and a new process, which has no mapping
+	 * table yet, has its samples read the context as soon as it is in tracectx_offsets.
+	 */
+	bool published = n && publish_trace_context(ctx, pid);
 
-/*
- * Where the process's threads publish their trace context (OTEP 4947, Go pprof labels, Elastic
- * APM), for the BPF programs to read at
- * every sample. Looked up again whenever its mappings were re-read: a library defining the
- * variable may be mapped after the first samples (by the dynamic loader, or dlopen). The
- * collector flags hold the maps generation last looked at.
- */
-void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid)
-{
-	if (*proc__collector_flags(p) == proc__maps_generation(p))
+	if (!ctx->unwinder)
 		return;
-	looked_at(ctx, p, pid, publish_trace_context(ctx, pid));
-}
-
-bool collect__exec_trace_context(struct collect_ctx *ctx, uint32_t pid)
-{
-	return publish_trace_context(ctx, pid);
-}
-
-void collect__exec_trace_context_learned(struct collect_ctx *ctx, struct proc *p, uint32_t pid,
-					 bool published)
-{
-	looked_at(ctx, p, pid, published);
+	unwinder__update(ctx->unwinder, pid, maps, n);
+	/* Samplers skip the trace-context lookup for processes without this flag. */
+	if (published)
+		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

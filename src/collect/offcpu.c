@@ -108,8 +108,6 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 		return;
 	}
 	nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
-	/* After the frames, which may have re-read the maps (see oncpu.c). */
-	collect__locate_trace_context(ctx, p, w->pid);
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (cut || (u->flags & OFFCPU_F_USTACK_TRUNCATED)))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };

@@ -88,11 +88,6 @@ static int handle_sample(void *arg, void *data, size_t size)
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (cut || (e->flags & ONCPU_F_USTACK_TRUNCATED)))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
-	/* After the frames: a pc outside the known mappings has just had the maps re-read (the
-	 * libraries the loader mapped after exec), and a library's context variable found now
-	 * labels the very next sample instead of one a drain (up to 100 ms) later. */
-	if (p && !(e->flags & ONCPU_F_KTHREAD))
-		collect__locate_trace_context(ctx, p, e->pid);
 
 	memcpy(comm, e->comm, ONCPU_COMM_LEN);
 	comm[ONCPU_COMM_LEN] = '\0';

@@ -40,23 +40,13 @@ static int handle_event(void *arg, void *data, size_t size)
 	case PROC_EV_EXEC: {
 		unsigned long long now = collect__now_ns();
 		struct proc *p;
-		bool tc;
 
-		/*
-		 * A trace-context variable of the executable is found from its file alone: look
-		 * now, so the first samples are labelled too (libraries' come at a later maps
-		 * read). Before learning the maps, whose hand-over to the unwinder waits while its
-		 * builder installs tables (tens of ms, for every process at start on a busy
-		 * machine): a new process has no mapping table yet, and its samples read the
-		 * context as soon as it is in the map.
-		 */
-		tc = collect__exec_trace_context(pc->ctx, e->pid);
+		/* Learning the maps now also finds a trace-context variable of the executable (from
+		 * its file alone), so the first samples are labelled too (collect__maps_learned). */
 		p = proctab__exec(pc->ctx->proctab, e->pid, now);
 		python__forget(pc->ctx->python, e->pid);
-		if (p) {
-			collect__exec_trace_context_learned(pc->ctx, p, e->pid, tc);
+		if (p)
 			python__locate(pc->ctx->python, p, e->pid);
-		}
 		if (pc->ctx->proc_listener)
 			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;
