@@ -36,7 +36,7 @@ struct daemon {
 	struct probes *probes;
 	struct http_server *http;
 	struct otlp_state otlp;
-	/* Set (atomically) after the ingest loop's first drain: /metrics says it samples from then on. */
+	/* Set (atomically) after the ingest loop's first drain: /metrics says it samples. */
 	bool ingesting;
 };
 
