@@ -42,7 +42,8 @@ static int handle_event(void *arg, void *data, size_t size)
 		struct proc *p;
 
 		/* Learning the maps now also finds a trace-context variable of the executable
-		 * (from its file alone): the first samples are labelled too (collect__maps_learned). */
+		 * (from its file alone): the first samples are labelled too
+		 * (collect__maps_learned). */
 		p = proctab__exec(pc->ctx->proctab, e->pid, now);
 		python__forget(pc->ctx->python, e->pid);
 		if (p)
