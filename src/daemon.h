@@ -36,6 +36,8 @@ struct daemon {
 	struct probes *probes;
 	struct http_server *http;
 	struct otlp_state otlp;
+	/* Set (atomically) after the ingest loop's first drain: /metrics says it samples. */
+	bool ingesting;
 };
 
 /* src/http/routes.c: starts the HTTP server with autoprof's one route table. */

@@ -129,6 +129,15 @@ static void ingest_loop(struct daemon *d)
 			break;
 		}
 		ring_buffer__consume(ctx->rb);
+		/*
+		 * Only now does /metrics show CPUs sampled, which clients take for "profiling now":
+		 * the samples and exec events queued while the collectors loaded (the off-CPU BPF
+		 * load alone takes 0.1-1.6 s on a busy machine) are drained, the first sight of
+		 * every process on the host with them. An exec event still waiting behind them
+		 * leaves the process's first samples without their trace context (proc.c).
+		 */
+		if (!d->ingesting)
+			__atomic_store_n(&d->ingesting, true, __ATOMIC_RELEASE);
 		proc_collector__reap(d->procs);
 		memory__tick(d->memory);
 		probes__tick(d->probes);
@@ -204,8 +213,8 @@ int main(int argc, char **argv)
 					       &err);
 		if (!d.ctx.unwinder)
 			goto cleanup;
-		proctab__set_listener(d.ctx.proctab, unwinder__update, d.ctx.unwinder);
 	}
+	proctab__set_listener(d.ctx.proctab, collect__maps_learned, &d.ctx);
 	if (d.cfg.jvm_perf_map) {
 		d.jvm = jvm__new(d.ctx.sym, &err);
 		if (!d.jvm)

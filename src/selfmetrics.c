@@ -71,8 +71,12 @@ static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 			"Samples whose user stack was deeper than the walk (127 frames); other "
 			"truncations of table walks: autoprof_unwind_stacks_total");
 	metrics__sample(w, s.ustack_truncated, "profile", "cpu", NULL);
-	metrics__family(w, "autoprof_cpus_sampled", METRIC_GAUGE, "CPUs with an attached sampler");
-	metrics__sample(w, s.cpus, NULL);
+	/* The readiness signal clients wait for: absent until samples are ingested (main.c). */
+	if (__atomic_load_n(&d->ingesting, __ATOMIC_ACQUIRE)) {
+		metrics__family(w, "autoprof_cpus_sampled", METRIC_GAUGE,
+				"CPUs with an attached sampler, once its samples are ingested");
+		metrics__sample(w, s.cpus, NULL);
+	}
 	metrics__family(w, "autoprof_bpf_ringbuf_used_bytes", METRIC_GAUGE,
 			"Bytes waiting in a BPF ring buffer");
 	metrics__sample(w, s.ringbuf_used, "ring", "oncpu", NULL);

@@ -72,31 +72,41 @@ unsigned long long collect__now_ns(void)
 
 /*
  * Where the process's threads publish their trace context (OTEP 4947, Go pprof labels, Elastic
- * APM), for the BPF programs to read at
- * every sample. Looked up again whenever its mappings were re-read: a library defining the
- * variable may be mapped after the first samples (by the dynamic loader, or dlopen). The
- * collector flags hold the maps generation last looked at.
+ * APM), for the BPF programs to read at every sample. Looked up whenever the mappings were
+ * read: at exec (a variable in the executable is found from its file alone), and again at each
+ * re-read (a library defining it is mapped after exec, by the dynamic loader or dlopen).
  */
-void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid)
+static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid)
 {
-	unsigned int *looked = proc__collector_flags(p);
-	uint32_t gen = proc__maps_generation(p);
 	struct tracectx_loc loc;
 
-	if (*looked == gen)
-		return;
-	*looked = gen;
-	if (tracectx__locate((int)pid, &loc))
-		return;
+	if (ctx->tracectx_fd < 0 || tracectx__locate((int)pid, &loc))
+		return false;
 	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY)) {
 		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
-		return;
+		return false;
 	}
-	/* Samplers skip the trace-context lookup for processes without this flag. */
-	if (ctx->unwinder)
-		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
 	pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
 		 (long long)loc.tp_offset);
+	return true;
+}
+
+void collect__maps_learned(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
+{
+	struct collect_ctx *ctx = arg;
+	/*
+	 * Before the unwinder: handing it the maps may wait tens of ms for its builder's lock (for
+	 * every process at start, on a busy machine), and a new process, which has no mapping
+	 * table yet, has its samples read the context as soon as it is in tracectx_offsets.
+	 */
+	bool published = n && publish_trace_context(ctx, pid);
+
+	if (!ctx->unwinder)
+		return;
+	unwinder__update(ctx->unwinder, pid, maps, n);
+	/* Samplers skip the trace-context lookup for processes without this flag. */
+	if (published)
+		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

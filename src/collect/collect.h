@@ -57,12 +57,13 @@ int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, voi
 		      void *fn_ctx, struct ring **ring);
 /* Sums a per-CPU array of __u64 counters into out[0..n). Returns 0 or a negative errno. */
 int collect__read_counters(int map_fd, unsigned long long *out, unsigned int n);
-struct proc;
+struct proc_map;
 /*
- * Tells the samplers (ctx->tracectx_fd) where pid's threads publish their trace context, once per
- * version of its mappings (the collector flags of p hold the last one looked at).
+ * The proctab's listener (proctab__set_listener, ctx: the collect_ctx): each time pid's maps
+ * were read, tells the samplers (ctx->tracectx_fd) where its threads publish their trace
+ * context, then hands the maps to the unwinder, if any; n == 0: the process is gone.
  */
-void collect__locate_trace_context(struct collect_ctx *ctx, struct proc *p, uint32_t pid);
+void collect__maps_learned(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
 struct bpf_object;
 /*
  * Before obj is loaded: points the maps every sampler shares at the ones in use (the process

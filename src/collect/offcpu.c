@@ -107,7 +107,6 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 		oc->drop_store++;
 		return;
 	}
-	collect__locate_trace_context(ctx, p, w->pid);
 	nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (cut || (u->flags & OFFCPU_F_USTACK_TRUNCATED)))

@@ -71,10 +71,8 @@ static int handle_sample(void *arg, void *data, size_t size)
 			    (i > 0 || (nk > 0 && !(e->flags & ONCPU_F_USER_PC_EXACT)));
 
 	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
-	if (p && !(e->flags & ONCPU_F_KTHREAD)) {
-		collect__locate_trace_context(ctx, p, e->pid);
+	if (p && !(e->flags & ONCPU_F_KTHREAD))
 		python__locate(ctx->python, p, e->pid);
-	}
 	if (p && nu && np) {
 		/* Python frames take the place of the evaluation loop's native frames. */
 		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now, &cut);

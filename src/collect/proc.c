@@ -41,14 +41,13 @@ static int handle_event(void *arg, void *data, size_t size)
 		unsigned long long now = collect__now_ns();
 		struct proc *p;
 
+		/* Learning the maps now also finds a trace-context variable of the executable
+		 * (from its file alone): the first samples are labelled too
+		 * (collect__maps_learned). */
 		p = proctab__exec(pc->ctx->proctab, e->pid, now);
-		/* A trace-context variable of the executable is found from its file alone: look
-		 * now, so the first samples are labelled too (libraries' come at a later maps read). */
 		python__forget(pc->ctx->python, e->pid);
-		if (p) {
-			collect__locate_trace_context(pc->ctx, p, e->pid);
+		if (p)
 			python__locate(pc->ctx->python, p, e->pid);
-		}
 		if (pc->ctx->proc_listener)
 			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;

@@ -26,8 +26,9 @@ struct proc_map {
 struct proctab *proctab__new(struct symbolizer *sym);
 /*
  * fn is told each time a process's executable mappings were (re)read (maps in address order,
- * borrowed for the call) and, with n == 0, when the process is dropped. One listener (the
- * unwinder, which mirrors the mappings into BPF); NULL removes it.
+ * borrowed for the call) and, with n == 0, when the process is dropped. One listener
+ * (collect__maps_learned: the trace context, then the unwinder, which mirrors the mappings into
+ * BPF); NULL removes it.
  */
 void proctab__set_listener(struct proctab *pt,
 			   void (*fn)(void *ctx, uint32_t pid, const struct proc_map *maps,

@@ -56,6 +56,14 @@ def check_program(name, traced_fn="traced_spin", untraced_fn="untraced_spin"):
     print("  %s: %d of %d traced samples labelled, %d untraced" % (name, traced_labelled, traced,
                                                                  untraced))
     assert traced >= 50 and untraced >= 20, (traced, untraced)
+    # Every traced sample counts, from the program's first span on (the C programs publish it
+    # right after exec): a user expects a freshly started service's first requests labelled
+    # too, so the test does not wait for autoprof to have learned the process. autoprof finds
+    # the executable's variable at the exec event, a library's at the maps read its first
+    # samples cause, and says it samples (autoprof_cpus_sampled, which Daemon() waits for) only
+    # once exec events no longer wait behind its start-up: a few ms unlabelled. Before that a
+    # loaded machine left 10-40 % of tctx_exe's samples, the first check after start, without
+    # a label (CI: 359 of 399).
     assert traced_labelled >= 0.9 * traced, "%d of %d traced samples labelled" % (
         traced_labelled, traced)
     assert untraced_labelled == 0, "%d untraced samples labelled" % untraced_labelled
