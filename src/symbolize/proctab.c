@@ -45,7 +45,6 @@ struct proc {
 	uint32_t fast_rereads;
 	struct dso *jit; /* this process's anonymous executable memory, made on first sight */
 	bool jvm;	 /* maps HotSpot's libjvm.so: its JIT frames go through the JVM hook */
-	unsigned int collector_flags;
 	uint32_t maps_gen; /* bumped at every successful read of the maps */
 };
 
@@ -415,7 +414,6 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 		p->jit = NULL;
 		p->gone = false;
 		p->fast_rereads = 0;
-		p->collector_flags = 0;
 		/* The old image's context went with it. */
 		p->ctx_addr = 0;
 		p->ctx_published_ns = 0;
@@ -485,11 +483,6 @@ struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_
 const char *proc__exe(const struct proc *p)
 {
 	return p->exe;
-}
-
-unsigned int *proc__collector_flags(struct proc *p)
-{
-	return &p->collector_flags;
 }
 
 uint32_t proc__maps_generation(const struct proc *p)

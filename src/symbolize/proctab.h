@@ -52,9 +52,6 @@ void proctab__sweep(struct proctab *pt);
 struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns);
 /* Executable basename ("[kernel]" for kernel threads, "" when unknown). */
 const char *proc__exe(const struct proc *p);
-/* A word collectors keep per process image (e.g. the maps generation they last looked at);
- * reset to 0 at exec. */
-unsigned int *proc__collector_flags(struct proc *p);
 /* Changes whenever the process's mappings were (re)read: what a collector derived from them
  * (e.g. where the trace context lives) may have changed too. */
 uint32_t proc__maps_generation(const struct proc *p);
