@@ -20,6 +20,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 PAIRS=${1:-200000}
 ROUNDS=${ROUNDS:-7}
+# Pairs of each bare, pass-through, shim-alone and preload run: ~1.5 s, longer than the host's
+# hiccups.
+LONG=${LONG:-$((PAIRS * 500))}
 # The loop on the last CPU, autoprof on the others (with one CPU, both on it).
 LOOP_CPU=$(($(nproc) - 1))
 AP_CPUS=0-$((LOOP_CPU > 0 ? LOOP_CPU - 1 : 0))
@@ -66,9 +69,9 @@ with_bpftrace() {
 
 # median: the median of the numbers on stdin.
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-bare_run() { start_loop $((PAIRS * 100)); finish_loop; }
-pass_run() { start_loop $((PAIRS * 100)) LD_PRELOAD="$PASS"; finish_loop; }
-shim_run() { start_loop $((PAIRS * 100)) LD_PRELOAD="$SHIM"; finish_loop; }
+bare_run() { start_loop $LONG; finish_loop; }
+pass_run() { start_loop $LONG LD_PRELOAD="$PASS"; finish_loop; }
+shim_run() { start_loop $LONG LD_PRELOAD="$SHIM"; finish_loop; }
 
 counting=$(with_bpftrace "uprobe:$LIBC:malloc,uprobe:$LIBC:free { @c = count(); }
 	uretprobe:$LIBC:malloc { @r = count(); }")
@@ -90,7 +93,7 @@ sampled=$(curl -sf "localhost:$port/metrics" |
 # Preload mode: the loop's own shim samples and copies stacks into its ring; autoprof drains it
 # and unwinds the copies on its own CPU, which is measured too.
 preload_run() {
-	start_loop $((PAIRS * 100)) LD_PRELOAD="$SHIM"
+	start_loop $LONG LD_PRELOAD="$SHIM"
 	curl -sf -d "{\"pid\": $loop_pid}" "localhost:$port/api/v1/targets/memory" >/dev/null
 	until curl -sf "localhost:$port/api/v1/targets/memory" |
 		grep -q "\"pid\":$loop_pid,\"attached\":true,\"mode\":\"preload\""; do
@@ -120,7 +123,7 @@ emulated=$(curl -sf "localhost:$port/metrics" |
 entry=$(curl -sf "localhost:$port/metrics" |
 	awk '/^autoprof_memory_probes_total\{placement="entry"\}/ {print $2}')
 
-echo "malloc/free pairs of mixed sizes (16 B..4 KiB), $PAIRS pairs under probes ($((PAIRS * 100)) bare and preload, medians of $ROUNDS rounds), $(nproc) CPUs"
+echo "malloc/free pairs of mixed sizes (16 B..4 KiB), $PAIRS pairs under probes ($LONG bare and preload, medians of $ROUNDS rounds), $(nproc) CPUs"
 printf '%-46s %12s %10s\n' "run" "ns/pair" "vs bare"
 for row in "bare:$bare" "bpftrace counting (malloc+free+uretprobe):$counting" \
 	"bpftrace @[ustack] = sum(arg0) on malloc:$stacks" "autoprof attach mode (512 KiB):$attach" \
@@ -136,6 +139,6 @@ printf 'autoprof preload mode / bare, median of the rounds: %.3f (goal <= 1.10);
 	"$preload_ratio" "$(awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $4 / $1}' "$tmp/rounds")" \
 	"$((${preload_sampled%.*} - ${sampled%.*}))"
 printf 'autoprof CPU in the %s preload runs: %.0f ms (draining rings, unwinding, storing), the loops'"'"' %.0f ms; preload records lost to a full ring: %s\n' \
-	"$ROUNDS" "$(echo "$ap_cpu / 1000000" | bc -l)" "$(echo "$preload_total * $PAIRS * 100 / 1000000" | bc -l)" \
+	"$ROUNDS" "$(echo "$ap_cpu / 1000000" | bc -l)" "$(echo "$preload_total * $LONG / 1000000" | bc -l)" \
 	"$(curl -sf "localhost:$port/metrics" |
 		awk '/^autoprof_memory_dropped_total\{reason="preload_ring_full"\}/ {print $2}')"
