@@ -13,9 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +27,6 @@
 #include "../lib/log.h"
 #include "../store/store.h"
 #include "../symbolize/dso.h"
-#include "../symbolize/elf.h"
 #include "../symbolize/maps.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
@@ -37,92 +34,25 @@
 #include "bpf/memory.h"
 #include "bpf/unwind.h"
 #include "bpf/memory.skel.h"
-#include "golabels.h"
 #include "memory.h"
+#include "memsites.h"
 #include "preload.h"
 
 #define NSEC 1000000000ULL
 /* How long a new target process may take to map its allocator (ld.so maps libc within ms). */
 #define ATTACH_WAIT_NS (10 * NSEC)
 #define MAX_CANDIDATES 64
-#define CODE_BYTES 32
 #define LIVE_BUCKETS_MIN 1024
-
-/* The allocator family: the symbol, what it is, and whether its return is probed. */
-static const struct {
-	const char *name;
-	enum memory_fn fn;
-	bool ret;
-	bool required;
-} alloc_fns[] = {
-	{ "malloc", MEMORY_FN_MALLOC, true, true },
-	{ "free", MEMORY_FN_FREE, false, true },
-	{ "calloc", MEMORY_FN_CALLOC, true, false },
-	{ "realloc", MEMORY_FN_REALLOC, true, false },
-	{ "reallocarray", MEMORY_FN_REALLOCARRAY, true, false },
-	{ "posix_memalign", MEMORY_FN_POSIX_MEMALIGN, true, false },
-	{ "aligned_alloc", MEMORY_FN_ALIGNED_ALLOC, true, false },
-	{ "memalign", MEMORY_FN_ALIGNED_ALLOC, true, false },
-	{ "valloc", MEMORY_FN_VALLOC, true, false },
-	{ "pvalloc", MEMORY_FN_VALLOC, true, false },
-	/* Big anonymous mappings the program makes itself (BPF filters); those malloc makes are
-	 * inside a probed call and left to it. */
-	{ "mmap", MEMORY_FN_MMAP, true, false },
-	{ "munmap", MEMORY_FN_MUNMAP, false, false },
-};
-#define NR_ALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
-
-/*
- * The preload shim (preload/autoprof_preload.c): its record marks the library (and says where
- * its ring is), its flush marker takes the one probe. A process that maps it is read through
- * its ring and probed nowhere else.
- */
-static const struct {
-	const char *name;
-	enum memory_fn fn; /* 0: the record */
-} preload_syms[] = {
-	{ "autoprof_preload_v1", 0 },
-	{ "autoprof_preload_flush", MEMORY_FN_PRELOAD_FLUSH },
-};
-#define NR_PRELOAD_SYMS (sizeof(preload_syms) / sizeof(preload_syms[0]))
-
-/* How a process is profiled: its allocator probed, the preload shim's markers, or Go's own
- * sampled path. Also the "mode" the API shows. */
-enum mode {
-	MODE_ATTACH,
-	MODE_PRELOAD,
-	MODE_GO,
-};
-static const char *const mode_names[] = { "attach", "preload", "go" };
-
-/* Go: the runtime's sampled path (runtime.mProf_Malloc), the sweeper's free of a profiled
- * object's record (runtime.freeSpecial), and the rate it samples at. */
-enum { GO_MALLOC, GO_FREE, GO_RATE, GO_ABI0, NR_GO_SYMS };
-static const char *const go_syms[NR_GO_SYMS] = {
-	[GO_MALLOC] = "runtime.mProf_Malloc",
-	[GO_FREE] = "runtime.freeSpecial",
-	[GO_RATE] = "runtime.MemProfileRate",
-	/* Assembly functions carry ".abi0" since Go 1.17, the register ABI's release: without it
-	 * the arguments are on the stack, which the probes do not read. */
-	[GO_ABI0] = "runtime.goexit.abi0",
-};
 #define GO_DEFAULT_RATE (512 * 1024)
-/* runtime.mProf_Malloc(mp *m, p, size) from this release on; (p, size) before. */
-#define GO_MP_FIRST_MINOR 23
 
-struct range {
-	uint64_t lo, hi;
+/* How a process is profiled (enum memsites_mode): its allocator probed, the preload shim's
+ * ring, or Go's own sampled path. Also the "mode" the API shows. */
+static const char *const mode_names[] = {
+	[MEMSITES_ATTACH] = "attach",
+	[MEMSITES_PRELOAD] = "preload",
+	[MEMSITES_GO] = "go",
 };
 
-/* What the Go runtime's frames and rate are, as found in the executable (link-time addresses). */
-struct go_info {
-	uint64_t rate_vaddr; /* runtime.MemProfileRate; 0: unknown, the default */
-	/* the executable segment's p_offset - p_vaddr: with the mapping of that segment, the load
-	 * bias (0 for a fixed-address executable, Go's default) */
-	int64_t text_delta;
-	struct range *rt; /* the runtime package's functions, sorted and merged */
-	size_t nr_rt;
-};
 
 struct target {
 	uint32_t id;
@@ -135,12 +65,12 @@ struct mproc {
 	struct mproc *next;
 	uint32_t pid;
 	bool attached;
-	enum mode mode;
+	enum memsites_mode mode;
 	bool seen; /* mark for a rescan */
 	struct preload_ring *pring; /* preload: the shim's ring */
 	/* Go: the runtime's functions (run-time addresses; they lead stacks), MemProfileRate's
 	 * address, read through mem_fd at each sample */
-	struct range *go_rt;
+	struct memsite_range *go_rt;
 	size_t nr_go_rt;
 	uint64_t go_rate_addr;
 	int mem_fd;
@@ -281,262 +211,6 @@ static void live__drop_pid(struct memory *m, uint32_t pid)
 }
 
 /* ---- finding and probing the allocator ------------------------------------------------------ */
-
-struct site {
-	unsigned long offset; /* in the file */
-	uint64_t fn;	      /* the cookie: enum memory_fn, MEMORY_COOKIE_* */
-	bool ret;
-};
-
-struct syms_query {
-	const char *const *names;
-	size_t n;
-	uint64_t *vaddr;
-};
-
-static int syms_query__match(const struct elf_symbol *s, void *ctx)
-{
-	struct syms_query *q = ctx;
-	int type = GELF_ST_TYPE(s->sym.st_info);
-
-	if ((type != STT_FUNC && type != STT_OBJECT) || s->sym.st_shndx == SHN_UNDEF ||
-	    !s->sym.st_value || GELF_ST_BIND(s->sym.st_info) == STB_LOCAL)
-		return 0;
-	for (size_t k = 0; k < q->n; k++)
-		if (!q->vaddr[k] && !strcmp(s->name, q->names[k]))
-			q->vaddr[k] = s->sym.st_value;
-	return 0;
-}
-
-/* The addresses of names[0, n) in elf's .dynsym and .symtab (functions and objects defined
- * here, not local); 0 for those it lacks. */
-static void lookup_syms(Elf *elf, const char *const *names, size_t n, uint64_t *vaddr)
-{
-	struct syms_query q = {names, n, vaddr};
-
-	memset(vaddr, 0, n * sizeof(*vaddr));
-	elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, syms_query__match, &q);
-}
-
-/* The probe offset of the function at vaddr: on its first emulated instruction (counted). */
-static int probe_offset(struct memory *m, Elf *elf, int fd, uint64_t vaddr, uint64_t *off)
-{
-	uint8_t code[CODE_BYTES];
-	enum memprobe_kind kind;
-	ssize_t len;
-
-	if (!vaddr || elf__vaddr_to_offset(elf, vaddr, off))
-		return -ENOENT;
-	len = pread(fd, code, sizeof(code), (off_t)*off);
-	*off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
-	if (kind == MEMPROBE_EMULATED)
-		m->probes_emulated++;
-	else
-		m->probes_entry++;
-	return 0;
-}
-
-/* The preload shim's marker, when fd is the shim mapped at e (*rec: its record's address).
- * Returns the number of sites, or 0. */
-static int find_preload_sites(struct memory *m, Elf *elf, int fd, const struct map_entry *e,
-			      struct site *sites, uint64_t *rec)
-{
-	uint64_t base;
-	const char *names[NR_PRELOAD_SYMS];
-	uint64_t vaddr[NR_PRELOAD_SYMS];
-	int nr = 0;
-
-	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++)
-		names[k] = preload_syms[k].name;
-	lookup_syms(elf, names, NR_PRELOAD_SYMS, vaddr);
-	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++)
-		if (!vaddr[k])
-			return 0;
-	if (elf__load_base(elf, e->start, e->pgoff, &base))
-		return 0;
-	*rec = base + vaddr[0];
-	for (size_t k = 0; k < NR_PRELOAD_SYMS; k++) {
-		uint64_t off;
-
-		if (!preload_syms[k].fn)
-			continue;
-		if (probe_offset(m, elf, fd, vaddr[k], &off))
-			return 0;
-		sites[nr++] = (struct site){ off, preload_syms[k].fn, false };
-	}
-	return nr;
-}
-
-/* Whether a Go executable's runtime.mProf_Malloc takes mp first (by its .go.buildinfo). */
-static bool go_mp_first(Elf *elf)
-{
-	char version[32];
-	Elf_Data *data;
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-	int minor;
-
-	scn = elf__section(elf, ".go.buildinfo", &sh);
-	if (!scn)
-		return false;
-	data = elf_getdata(scn, NULL);
-	/* d_buf is NULL for a NOBITS section, whose d_size is still the section's. */
-	if (!data || !data->d_buf ||
-	    golabels__buildinfo_version(data->d_buf, data->d_size, version, sizeof(version)))
-		return false;
-	return sscanf(version, "go1.%d", &minor) == 1 && minor >= GO_MP_FIRST_MINOR;
-}
-
-static int range__cmp(const void *a, const void *b)
-{
-	const struct range *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-struct ranges {
-	struct range *r;
-	size_t n, cap;
-};
-
-static int runtime_range__add(const struct elf_symbol *s, void *ctx)
-{
-	struct ranges *rv = ctx;
-
-	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || !s->sym.st_size ||
-	    strncmp(s->name, "runtime.", 8))
-		return 0;
-	if (rv->n == rv->cap) {
-		size_t cap = rv->cap ? rv->cap * 2 : 512;
-		struct range *r = realloc(rv->r, cap * sizeof(*r));
-
-		/* Out of memory: the ranges found so far. */
-		if (!r)
-			return -ENOMEM;
-		rv->r = r;
-		rv->cap = cap;
-	}
-	rv->r[rv->n++] = (struct range){s->sym.st_value, s->sym.st_value + s->sym.st_size};
-	return 0;
-}
-
-/* The runtime package's functions in .symtab, sorted, touching ones merged. */
-static void go_runtime_ranges(Elf *elf, struct go_info *gi)
-{
-	struct ranges rv = {};
-	struct range *r;
-	size_t n;
-
-	elf__for_each_symbol(elf, ELF_SYMTAB, runtime_range__add, &rv);
-	r = rv.r;
-	n = rv.n;
-	if (n)
-		qsort(r, n, sizeof(*r), range__cmp);
-	gi->nr_rt = 0;
-	for (size_t i = 0; i < n; i++) {
-		/* Functions are 32-byte aligned at most: a gap of padding still touches. */
-		if (gi->nr_rt && r[i].lo <= r[gi->nr_rt - 1].hi + 32) {
-			if (r[i].hi > r[gi->nr_rt - 1].hi)
-				r[gi->nr_rt - 1].hi = r[i].hi;
-		} else {
-			r[gi->nr_rt++] = r[i];
-		}
-	}
-	gi->rt = r;
-}
-
-/* Go's sampled path in a Go executable: mProf_Malloc and (for frees) freeSpecial. 0: not Go. */
-static int find_go_sites(struct memory *m, Elf *elf, int fd, struct site *sites,
-			 struct go_info *gi)
-{
-	uint64_t vaddr[NR_GO_SYMS], off;
-	size_t nph;
-	int nr = 0;
-
-	lookup_syms(elf, go_syms, NR_GO_SYMS, vaddr);
-	if (!vaddr[GO_MALLOC] || !vaddr[GO_ABI0] ||
-	    probe_offset(m, elf, fd, vaddr[GO_MALLOC], &off))
-		return 0;
-	sites[nr++] = (struct site){ off, MEMORY_FN_GO_MALLOC |
-						  (go_mp_first(elf) ? MEMORY_COOKIE_GO_MP : 0),
-				     false };
-	/* Without it sampled objects never leave the heap profile: still allocs. */
-	if (vaddr[GO_FREE] && !probe_offset(m, elf, fd, vaddr[GO_FREE], &off))
-		sites[nr++] = (struct site){ off, MEMORY_FN_GO_FREE, false };
-	gi->rate_vaddr = vaddr[GO_RATE];
-	gi->text_delta = 0;
-	if (!elf_getphdrnum(elf, &nph)) {
-		for (size_t i = 0; i < nph; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-				gi->text_delta = (int64_t)ph.p_offset - (int64_t)ph.p_vaddr;
-				break;
-			}
-		}
-	}
-	go_runtime_ranges(elf, gi);
-	return nr;
-}
-
-/*
- * What to probe in fd: the preload shim's markers, Go's sampled path, or the allocator
- * functions it defines (.dynsym, and .symtab for a static executable), each with its probe
- * offset; *mode says which. Returns how many, 0 when it is neither the shim nor Go nor defines
- * both malloc and free. gi->rt is the caller's to free.
- */
-static int find_sites(struct memory *m, int fd, const struct map_entry *e, struct site *sites,
-		      enum mode *mode, struct go_info *gi, uint64_t *preload_rec)
-{
-	const char *names[NR_ALLOC_FNS];
-	uint64_t vaddr[NR_ALLOC_FNS];
-	int nr = 0;
-	Elf *elf;
-
-	*mode = MODE_ATTACH;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return 0;
-	nr = find_preload_sites(m, elf, fd, e, sites, preload_rec);
-	if (nr) {
-		*mode = MODE_PRELOAD;
-		elf_end(elf);
-		return nr;
-	}
-	nr = find_go_sites(m, elf, fd, sites, gi);
-	if (nr) {
-		*mode = MODE_GO;
-		elf_end(elf);
-		return nr;
-	}
-	for (size_t k = 0; k < NR_ALLOC_FNS; k++)
-		names[k] = alloc_fns[k].name;
-	lookup_syms(elf, names, NR_ALLOC_FNS, vaddr);
-	for (size_t k = 0; k < NR_ALLOC_FNS; k++) {
-		uint64_t off;
-		bool dup = false;
-
-		if (!vaddr[k] || elf__vaddr_to_offset(elf, vaddr[k], &off)) {
-			if (alloc_fns[k].required) {
-				nr = 0;
-				break;
-			}
-			continue;
-		}
-		/* memalign and aligned_alloc are one function in glibc: probe it once. */
-		for (size_t j = 0; j < k; j++)
-			dup |= vaddr[j] == vaddr[k];
-		if (dup)
-			continue;
-		if (probe_offset(m, elf, fd, vaddr[k], &off))
-			continue;
-		sites[nr++] = (struct site){ off, alloc_fns[k].fn, alloc_fns[k].ret };
-	}
-	elf_end(elf);
-	return nr;
-}
-
 struct candidate {
 	struct map_entry e; /* its first mapping */
 	uint64_t lo, hi;    /* the span of all its mappings */
@@ -589,10 +263,11 @@ static int candidate__cmp(const void *a, const void *b)
 
 /* The entries (ret false) or the returns of sites, to prog. */
 static struct bpf_link *attach_sites(struct bpf_program *prog, const struct mproc *p,
-				     const char *path, const struct site *sites, int nr, bool ret)
+				     const char *path, const struct memsite *sites, int nr,
+				     bool ret)
 {
-	unsigned long offs[NR_ALLOC_FNS];
-	__u64 cookies[NR_ALLOC_FNS];
+	unsigned long offs[MEMSITES_MAX];
+	__u64 cookies[MEMSITES_MAX];
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = offs, .cookies = cookies,
 		    .retprobe = ret);
 	size_t n = 0;
@@ -608,20 +283,21 @@ static struct bpf_link *attach_sites(struct bpf_program *prog, const struct mpro
 }
 
 /* A Go process: its runtime's ranges and rate at run-time addresses (text: the mapping of the
- * executable's code). Takes gi->rt. */
-static void mproc__set_go(struct mproc *p, struct go_info *gi, const struct map_entry *text)
+ * executable's code). Takes ms->go_rt. */
+static void mproc__set_go(struct mproc *p, struct memsites *ms, const struct map_entry *text)
 {
-	uint64_t bias = text->start - text->pgoff + (uint64_t)gi->text_delta;
+	uint64_t bias = text->start - text->pgoff + (uint64_t)ms->go_text_delta;
 	char path[64];
 
-	for (size_t i = 0; i < gi->nr_rt; i++) {
-		gi->rt[i].lo += bias;
-		gi->rt[i].hi += bias;
+	for (size_t i = 0; i < ms->nr_go_rt; i++) {
+		ms->go_rt[i].lo += bias;
+		ms->go_rt[i].hi += bias;
 	}
-	p->go_rt = gi->rt;
-	p->nr_go_rt = gi->nr_rt;
-	gi->rt = NULL;
-	p->go_rate_addr = gi->rate_vaddr ? gi->rate_vaddr + bias : 0;
+	p->go_rt = ms->go_rt;
+	p->nr_go_rt = ms->nr_go_rt;
+	ms->go_rt = NULL;
+	ms->nr_go_rt = 0;
+	p->go_rate_addr = ms->go_rate_vaddr ? ms->go_rate_vaddr + bias : 0;
 	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
 	p->mem_fd = p->go_rate_addr ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 }
@@ -631,12 +307,10 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 {
 	struct candidate *cands = calloc(MAX_CANDIDATES, sizeof(*cands));
 	struct candidates cs = { cands, 0, NULL };
-	struct site sites[NR_ALLOC_FNS];
+	struct memsites ms = { 0 };
 	char exe[PATH_MAX], link[64];
 	int err = -EAGAIN, nr = 0;
-	struct go_info gi = { 0 };
-	uint64_t preload_rec = 0;
-	enum mode mode;
+	enum memsites_mode mode;
 	ssize_t len;
 
 	if (!cands)
@@ -656,16 +330,20 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 
 		if (fd < 0)
 			continue;
-		nr = find_sites(m, fd, &cands[i].e, sites, &mode, &gi, &preload_rec);
+		memsites__release(&ms);
+		nr = memsites__find(fd, &cands[i].e, &ms);
 		close(fd);
+		m->probes_emulated += ms.emulated;
+		m->probes_entry += ms.entry;
 		if (!nr)
 			continue;
+		mode = ms.mode;
 		/* The very file mapped, whatever mount namespace or deletion. */
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->pid,
 			 cands[i].e.start, cands[i].e.end);
-		if (mode == MODE_PRELOAD) {
+		if (mode == MEMSITES_PRELOAD) {
 			/* The ring, and the flush marker only: no probe on the allocator. */
-			p->pring = preload_ring__open(p->pid, preload_rec, &err);
+			p->pring = preload_ring__open(p->pid, ms.preload_rec, &err);
 			/* Mapped, but its constructor has not made the ring yet: again later. */
 			if (!p->pring && err == -EAGAIN)
 				goto out;
@@ -676,19 +354,20 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 							 strerror(-err));
 				goto out;
 			}
-			p->entry = attach_sites(m->skel->progs.memory_marker, p, path, sites, nr,
-						false);
-		} else if (mode == MODE_GO) {
+			p->entry = attach_sites(m->skel->progs.memory_marker, p, path, ms.sites,
+						nr, false);
+		} else if (mode == MEMSITES_GO) {
 			/* Entries only: Go moves stacks, which a uretprobe does not survive. */
-			p->entry = attach_sites(m->skel->progs.memory_go, p, path, sites, nr, false);
-		} else {
-			p->entry = attach_sites(m->skel->progs.memory_entry, p, path, sites, nr,
+			p->entry = attach_sites(m->skel->progs.memory_go, p, path, ms.sites, nr,
 						false);
+		} else {
+			p->entry = attach_sites(m->skel->progs.memory_entry, p, path, ms.sites,
+						nr, false);
 			p->ret = p->entry ? attach_sites(m->skel->progs.memory_return, p, path,
-							 sites, nr, true) :
+							 ms.sites, nr, true) :
 					    NULL;
 		}
-		if (!p->entry || (mode == MODE_ATTACH && !p->ret)) {
+		if (!p->entry || (mode == MEMSITES_ATTACH && !p->ret)) {
 			err = -errno;
 			bpf_link__destroy(p->entry);
 			p->entry = NULL;
@@ -700,15 +379,15 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		snprintf(p->object, sizeof(p->object), "%s", cands[i].path);
 		p->attached = true;
 		p->mode = mode;
-		if (mode == MODE_GO)
-			mproc__set_go(p, &gi, &cands[i].e);
+		if (mode == MEMSITES_GO)
+			mproc__set_go(p, &ms, &cands[i].e);
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
-		if (mode == MODE_PRELOAD)
+		if (mode == MEMSITES_PRELOAD)
 			pr_info("pid %u (%s): preload shim %s, its ring read\n", p->pid, p->exe,
 				cands[i].path);
-		else if (mode == MODE_GO)
+		else if (mode == MEMSITES_GO)
 			pr_info("pid %u (%s): Go runtime's sampled path probed (%s)\n", p->pid,
 				p->exe, nr > 1 ? "allocations and frees" : "allocations only");
 		else
@@ -717,7 +396,7 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		break;
 	}
 out:
-	free(gi.rt);
+	memsites__release(&ms);
 	free(cands);
 	return err;
 }
@@ -741,7 +420,7 @@ static void mproc__detach(struct memory *m, struct mproc *p)
 	if (p->attached)
 		live__drop_pid(m, p->pid);
 	p->attached = false;
-	p->mode = MODE_ATTACH;
+	p->mode = MEMSITES_ATTACH;
 	free(p->go_rt);
 	p->go_rt = NULL;
 	p->nr_go_rt = 0;
@@ -1032,7 +711,7 @@ int memory__list_targets(struct memory *m, struct buf *out)
 
 /* ---- ingest --------------------------------------------------------------------------------- */
 
-static bool in_ranges(const struct range *r, size_t n, uint64_t pc)
+static bool in_ranges(const struct memsite_range *r, size_t n, uint64_t pc)
 {
 	size_t lo = 0, hi = n;
 
@@ -1062,7 +741,7 @@ static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e
 
 	pthread_mutex_lock(&m->lock);
 	p = *mproc__find(m, e->pid);
-	if (p && p->mode == MODE_GO) {
+	if (p && p->mode == MEMSITES_GO) {
 		int64_t rate = 0;
 
 		while (n < e->nr_ustack && in_ranges(p->go_rt, p->nr_go_rt, e->stack[n]))
@@ -1489,8 +1168,8 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 		if (p->pring)
 			preload_ring__add_stats(p->pring, &out->preload);
 		out->procs_attached += p->attached;
-		out->procs_preload += p->attached && p->mode == MODE_PRELOAD;
-		out->procs_go += p->attached && p->mode == MODE_GO;
+		out->procs_preload += p->attached && p->mode == MEMSITES_PRELOAD;
+		out->procs_go += p->attached && p->mode == MEMSITES_GO;
 		out->procs_pending += !p->attached;
 	}
 	out->live = m->nr_live;
