@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* bench/maplat: shared between maplat.bpf.c and maplat.c. */
+/* bench/maplat: shared between maplat.bpf.c and maplat_tool.c. */
 #ifndef MAPLAT_H
 #define MAPLAT_H
 
