@@ -30,3 +30,15 @@ $(BUILD)/bench/libpassthrough.so: bench/passthrough.c
 $(BUILD)/bench/call_loop: bench/call_loop.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $< -o $@
+
+# bench/maplat_tool: cold and warm BPF map lookups at cpu-clock samples, by map layout
+# (bench/maplat.sh). Its BPF object lives in bench/, so it has its own skeleton rule.
+$(BUILD)/bench/maplat.bpf.o: bench/maplat.bpf.c bench/maplat.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -Ibench -c $< -o $@
+
+$(BUILD)/bench/maplat.skel.h: $(BUILD)/bench/maplat.bpf.o
+	$(BPFTOOL) gen skeleton $< name maplat_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bench/maplat_tool: bench/maplat_tool.c bench/maplat.h $(BUILD)/bench/maplat.skel.h
+	$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(BUILD)/bench -Ibench $< -o $@ -lbpf
