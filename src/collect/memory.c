@@ -44,6 +44,15 @@
 #define MAX_CANDIDATES 64
 #define LIVE_BUCKETS_MIN 1024
 #define GO_DEFAULT_RATE (512 * 1024)
+/* Thread names of preload samples, cached (direct-mapped by tid) and read again after a while. */
+#define THREAD_NAMES 256
+#define THREAD_NAME_TTL_NS (10 * NSEC)
+
+struct thread_name {
+	uint32_t pid, tid;
+	uint64_t read_ns;
+	char comm[MEMORY_COMM_LEN];
+};
 
 /* How a process is profiled (enum memsites_mode): its allocator probed, the preload shim's
  * ring, or Go's own sampled path. Also the "mode" the API shows. */
@@ -112,6 +121,7 @@ struct memory {
 	struct preload_ring_stats preload_gone;
 	struct frame frames[MEMORY_MAX_USTACK + 1];
 	struct memory_alloc_event pev; /* a preload record as an event */
+	struct thread_name tnames[THREAD_NAMES]; /* preload records' thread names */
 	struct unwind_proc uproc;      /* the mapping table its walk uses */
 };
 
@@ -881,6 +891,41 @@ static uint32_t preload_walk(struct drain *d, const struct autoprof_preload_rec 
 				   stack, r->stack_len, pcs, MEMORY_MAX_USTACK, truncated);
 }
 
+/*
+ * The name of thread tid of pid into comm (MEMORY_COMM_LEN bytes, NUL-padded): a preload record
+ * has none (the shim would need a system call per sample), so it is read from /proc, cached.
+ * The executable's name when the thread is gone.
+ */
+static void thread_comm(struct memory *m, const struct mproc *p, uint32_t tid, char *comm)
+{
+	struct thread_name *t = &m->tnames[(tid * 2654435761u) >> 24 & (THREAD_NAMES - 1)];
+	uint64_t now = collect__now_ns();
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	if (t->pid == p->pid && t->tid == tid && now - t->read_ns < THREAD_NAME_TTL_NS) {
+		memcpy(comm, t->comm, MEMORY_COMM_LEN);
+		return;
+	}
+	memset(comm, 0, MEMORY_COMM_LEN);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", p->pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, comm, MEMORY_COMM_LEN - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		memset(comm, 0, MEMORY_COMM_LEN);
+		memcpy(comm, p->exe, strnlen(p->exe, MEMORY_COMM_LEN - 1));
+		return;
+	}
+	if (comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+	*t = (struct thread_name){ .pid = p->pid, .tid = tid, .read_ns = now };
+	memcpy(t->comm, comm, MEMORY_COMM_LEN);
+}
+
 static void preload_record(void *arg, const struct autoprof_preload_rec *r, const void *stack)
 {
 	struct drain *d = arg;
@@ -902,8 +947,7 @@ static void preload_record(void *arg, const struct autoprof_preload_rec *r, cons
 					  .mean = r->mean ? r->mean : 1,
 					  .tid = r->tid,
 					  .flags = MEMORY_F_PRELOAD };
-	/* The thread's name is not in the record: the executable's stands for it. */
-	memcpy(e->comm, d->p->exe, sizeof(e->comm) - 1);
+	thread_comm(m, d->p, r->tid, e->comm);
 	e->nr_ustack = preload_walk(d, r, stack, (uint64_t *)e->stack, &truncated);
 	if (truncated)
 		e->flags |= MEMORY_F_USTACK_TRUNCATED;

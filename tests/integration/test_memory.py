@@ -111,6 +111,9 @@ def test_heap_and_allocs(env=None, mode="attach"):
     # Complete stacks: the allocating function's caller is main.
     tr = pprof_tool(allocs, "-traces", "-sample_index=alloc_objects")
     assert re.search(r"churn\n\s+main\n", tr), tr[:1500]
+    # Labelled by the allocating thread's name (preload records carry none: autoprof reads it).
+    tags = pprof_tool(allocs, "-tags")
+    assert re.search(r"comm: Total[^\n]*\n\s+\S+ \(\s*100(\.0)?%\): leaker\n", tags), tags[:800]
     p.kill()
     p.wait()
     return objs

@@ -4,12 +4,14 @@
  * 256-byte blocks 200 times per 10 ms. Prints its pid, then after SECONDS its true leaked
  * total ("leaked N"), then lives LINGER more seconds so its live set can be asked about. With
  * "wait", it waits for a line on stdin after printing its pid (so a test starts it once the
- * profiler attached: what it allocates before that is invisible).
+ * profiler attached: what it allocates before that is invisible). It allocates as a thread
+ * named "leaker" (a sample's comm label is its thread's name, not the executable's).
  *   mem_leak SECONDS [LINGER [wait]]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +57,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (argc > 3 && !strcmp(argv[3], "wait") && !fgets(line, sizeof(line), stdin))
 		return 1;
+	prctl(PR_SET_NAME, "leaker");
 	end = now() + secs;
 	while (now() < end) {
 		leak_64k();

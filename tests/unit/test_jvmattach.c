@@ -153,34 +153,65 @@ TEST(gone_process_is_esrch)
 	CHECK_EQ(ret, -ESRCH);
 }
 
+static const char spin_src[] = "public class Spin { public static void main(String[] a) "
+				"throws Exception { System.out.println(ProcessHandle.current()"
+				".pid()); long x = 0; while (true) { x += System.nanoTime() % 7; "
+				"if (x == 42) System.out.print(\"\"); } } }";
+
+/*
+ * Starts a JVM spinning in Spin.java with flag, in a new directory dir (a mkdtemp template; its
+ * cwd, where an attach file goes), its stdout on *p. Returns its pid, the first line that is a
+ * number, or 0. Earlier lines are skipped: an agent on the host (autoprof's own JVM support
+ * among them) may SIGQUIT a starting JVM, whose thread dump then comes before the pid, and a
+ * test that took its first line for the pid would kill another process and wait forever.
+ */
+static int spin_jvm(const char *flag, char *dir, FILE **p)
+{
+	char path[256], cmd[512], line[512];
+	FILE *f;
+
+	*p = NULL;
+	if (!mkdtemp(dir))
+		return 0;
+	snprintf(path, sizeof(path), "%s/Spin.java", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return 0;
+	fputs(spin_src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cd %s && exec java %s Spin.java", dir, flag);
+	*p = popen(cmd, "r");
+	while (*p && fgets(line, sizeof(line), *p)) {
+		if (line[0] >= '1' && line[0] <= '9' && line[strspn(line, "0123456789")] == '\n')
+			return atoi(line);
+	}
+	return 0;
+}
+
+static void spin_cleanup(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/Spin.java", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* A real HotSpot: started by the attach file and SIGQUIT, then asked twice on its socket. */
 TEST(real_jvm)
 {
-	static const char src[] = "public class Spin { public static void main(String[] a) "
-				  "throws Exception { System.out.println(ProcessHandle.current()"
-				  ".pid()); long x = 0; while (true) { x += System.nanoTime() % 7; "
-				  "if (x == 42) System.out.print(\"\"); } } }";
-	char dir[] = "/tmp/test_jvmattach.XXXXXX", path[256], cmd[512], out[256], line[64];
-	int pid = 0, ret_flag, ret_map, map_there, trigger_left;
+	char dir[] = "/tmp/test_jvmattach.XXXXXX", path[256], out[256];
+	int pid, ret_flag, ret_map, map_there, trigger_left;
 	struct stat st;
-	FILE *p, *f;
+	FILE *p;
 
 	if (system("java -version >/dev/null 2>&1"))
 		SKIP("no java");
-	CHECK(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/Spin.java", dir);
-	f = fopen(path, "w");
-	CHECK(f);
-	fputs(src, f);
-	fclose(f);
-	/* Its cwd is the test's directory, where the attach file goes. */
-	snprintf(cmd, sizeof(cmd), "cd %s && exec java -XX:+PreserveFramePointer Spin.java", dir);
-	p = popen(cmd, "r");
-	CHECK(p);
-	if (fgets(line, sizeof(line), p))
-		pid = atoi(line);
+	pid = spin_jvm("-XX:+PreserveFramePointer", dir, &p);
 	if (pid <= 0) {
-		pclose(p);
+		if (p)
+			pclose(p);
+		spin_cleanup(dir);
 		FAILF("the JVM did not start");
 		return;
 	}
@@ -197,9 +228,7 @@ TEST(real_jvm)
 	/* Killed, the JVM could not remove its socket. */
 	snprintf(path, sizeof(path), "/tmp/.java_pid%d", pid);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/Spin.java", dir);
-	unlink(path);
-	rmdir(dir);
+	spin_cleanup(dir);
 	CHECK_EQ(ret_flag, 0);
 	CHECK_STR(out, "-XX:+PreserveFramePointer\n");
 	CHECK_EQ(ret_map, 0);
@@ -210,36 +239,22 @@ TEST(real_jvm)
 /* -XX:+DisableAttachMechanism: the signal brings a thread dump, no listener; said as such. */
 TEST(jvm_without_attach)
 {
-	static const char src[] = "public class Spin { public static void main(String[] a) "
-				  "throws Exception { System.out.println(ProcessHandle.current()"
-				  ".pid()); long x = 0; while (true) { x += System.nanoTime() % 7; "
-				  "if (x == 42) System.out.print(\"\"); } } }";
-	char dir[] = "/tmp/test_jvmattach.XXXXXX", path[256], cmd[512], line[512];
-	int pid = 0, ret, dumped = 0;
-	FILE *p, *f;
+	char dir[] = "/tmp/test_jvmattach.XXXXXX", line[512];
+	int pid, ret = 0, dumped = 0;
+	FILE *p;
 
 	if (system("java -version >/dev/null 2>&1"))
 		SKIP("no java");
-	CHECK(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/Spin.java", dir);
-	f = fopen(path, "w");
-	CHECK(f);
-	fputs(src, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cd %s && exec java -XX:+DisableAttachMechanism Spin.java",
-		 dir);
-	p = popen(cmd, "r");
-	CHECK(p);
-	if (fgets(line, sizeof(line), p))
-		pid = atoi(line);
-	ret = pid > 0 ? jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 2000) : 0;
-	if (pid > 0)
+	pid = spin_jvm("-XX:+DisableAttachMechanism", dir, &p);
+	if (pid > 0) {
+		ret = jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 2000);
 		kill(pid, SIGKILL);
-	while (fgets(line, sizeof(line), p))
+	}
+	while (pid > 0 && fgets(line, sizeof(line), p))
 		dumped |= !strncmp(line, "Full thread dump", 16);
-	pclose(p);
-	unlink(path);
-	rmdir(dir);
+	if (p)
+		pclose(p);
+	spin_cleanup(dir);
 	CHECK(pid > 0);
 	CHECK_EQ(ret, -ECONNREFUSED);
 	CHECK(dumped);
