@@ -412,12 +412,14 @@ static void thread_stack(struct thread_state *t)
 }
 
 /*
- * Room for a record of len bytes (AUTOPROF_REC_ALIGN-aligned), or NULL when the ring is full
- * (counted). A record that would cross the ring's end leaves a pad record there and starts at
- * the beginning.
+ * Room for a record of type with bytes bytes (rounded up to AUTOPROF_REC_ALIGN), its type and
+ * len set, or NULL when the ring is full (counted). A record that would cross the ring's end
+ * leaves a pad record there and starts at the beginning.
  */
-static struct autoprof_preload_rec *ring_reserve(uint32_t len, uint64_t *pos)
+static struct autoprof_preload_rec *ring_reserve(uint32_t type, uint64_t bytes, uint64_t *pos)
 {
+	uint32_t len = (bytes + AUTOPROF_REC_ALIGN - 1) & ~(AUTOPROF_REC_ALIGN - 1);
+	struct autoprof_preload_rec *r;
 	uint64_t size = autoprof_preload_v1.ring_size, head, need, off;
 
 	head = __atomic_load_n(&ring->head, __ATOMIC_RELAXED);
@@ -439,7 +441,10 @@ static struct autoprof_preload_rec *ring_reserve(uint32_t len, uint64_t *pos)
 		head += size - off;
 	}
 	*pos = head;
-	return (void *)(ring->data + (head & (size - 1)));
+	r = (void *)(ring->data + (head & (size - 1)));
+	r->type = type;
+	r->len = len;
+	return r;
 }
 
 /* Publishes the record at pos; every quarter ring, wakes autoprof. */
@@ -482,12 +487,9 @@ static void ring_alloc(void *p, size_t size, uint64_t mean, void *ret, void **fr
 	/* Only memory known to be this thread's stack (not a signal or coroutine stack). */
 	if (sp >= t->stack_lo && sp < t->stack_hi)
 		copy = t->stack_hi - sp < max ? t->stack_hi - sp : max;
-	r = ring_reserve((sizeof(*r) + copy + AUTOPROF_REC_ALIGN - 1) & ~(AUTOPROF_REC_ALIGN - 1),
-			 &pos);
+	r = ring_reserve(AUTOPROF_REC_ALLOC, sizeof(*r) + copy, &pos);
 	if (!r)
 		return;
-	r->type = AUTOPROF_REC_ALLOC;
-	r->len = (sizeof(*r) + copy + AUTOPROF_REC_ALIGN - 1) & ~(AUTOPROF_REC_ALIGN - 1);
 	r->ptr = (uintptr_t)p;
 	r->size = size;
 	r->mean = mean;
@@ -511,12 +513,10 @@ static void ring_free(void *p)
 
 	if (!ring_open())
 		return;
-	r = ring_reserve(sizeof(*r), &pos);
+	r = ring_reserve(AUTOPROF_REC_FREE, sizeof(*r), &pos);
 	if (!r)
 		return;
-	memset(&r->type, 0, sizeof(*r) - sizeof(r->commit));
-	r->type = AUTOPROF_REC_FREE;
-	r->len = sizeof(*r);
+	memset(&r->ptr, 0, sizeof(*r) - offsetof(struct autoprof_preload_rec, ptr));
 	r->ptr = (uintptr_t)p;
 	r->tid = ts.tid;
 	ring_commit(r, pos);
