@@ -39,22 +39,9 @@ LIBC=$(readlink -f "$LIBC")
 . bench/lib/common.sh
 
 # start_loop N [VAR=VALUE...]: starts the loop waiting on a fifo; sets loop_pid.
-start_loop() {
-	rm -f "$tmp/in" "$tmp/out"
-	mkfifo "$tmp/in"
-	env "${@:2}" taskset -c "$LOOP_CPU" "$LOOP" "$1" <"$tmp/in" >"$tmp/out" &
-	exec 3>"$tmp/in"
-	until [ -s "$tmp/out" ]; do sleep 0.01; done
-	loop_pid=$(head -1 "$tmp/out")
-	pids+=("$loop_pid")
-}
+start_loop() { gated_start env "${@:2}" taskset -c "$LOOP_CPU" "$LOOP" "$1"; }
 # finish_loop: lets the loop run, prints its ns per pair.
-finish_loop() {
-	echo go >&3
-	exec 3>&-
-	while kill -0 "$loop_pid" 2>/dev/null; do sleep 0.05; done
-	awk '/^ns_per_pair/ {print $2}' "$tmp/out"
-}
+finish_loop() { gated_finish ns_per_pair; }
 # with_bpftrace PROGRAM: the loop under bpftrace -p.
 with_bpftrace() {
 	start_loop "$PAIRS"

@@ -23,22 +23,9 @@ LOOP_ABS=$(readlink -f "$LOOP")
 . bench/lib/common.sh
 
 # start_loop FN N: starts the loop waiting on a fifo; sets loop_pid.
-start_loop() {
-	rm -f "$tmp/in" "$tmp/out"
-	mkfifo "$tmp/in"
-	"$LOOP" "$1" "$2" <"$tmp/in" >"$tmp/out" &
-	exec 3>"$tmp/in"
-	until [ -s "$tmp/out" ]; do sleep 0.01; done
-	loop_pid=$(head -1 "$tmp/out")
-	pids+=("$loop_pid")
-}
+start_loop() { gated_start "$LOOP" "$1" "$2"; }
 # finish_loop: lets the loop run, prints its ns per call.
-finish_loop() {
-	echo go >&3
-	exec 3>&-
-	while kill -0 "$loop_pid" 2>/dev/null; do sleep 0.05; done
-	awk '/^ns_per_call/ {print $2}' "$tmp/out"
-}
+finish_loop() { gated_finish ns_per_call; }
 # with_funclatency FN: the loop under funclatency -p on FN.
 with_funclatency() {
 	start_loop "$1" "$CALLS"

@@ -44,3 +44,22 @@ PY
 	grep -q '^ok' "$tmp/stats.out" ||
 		{ echo "BPF_ENABLE_STATS failed: $(cat "$tmp/stats.out")" >&2; exit 1; }
 }
+
+# A workload that prints its pid, waits for a line on stdin and then prints "KEY VALUE" lines
+# (bench/malloc_loop.c, bench/call_loop.c): started with gated_start CMD... (the fifo on its
+# stdin; sets loop_pid), released by gated_finish KEY, which waits for it and prints VALUE.
+gated_start() {
+	rm -f "$tmp/in" "$tmp/out"
+	mkfifo "$tmp/in"
+	"$@" <"$tmp/in" >"$tmp/out" &
+	exec 3>"$tmp/in"
+	until [ -s "$tmp/out" ]; do sleep 0.01; done
+	loop_pid=$(head -1 "$tmp/out")
+	pids+=("$loop_pid")
+}
+gated_finish() {
+	echo go >&3
+	exec 3>&-
+	while kill -0 "$loop_pid" 2>/dev/null; do sleep 0.05; done
+	awk -v key="$1" '$1 == key {print $2}' "$tmp/out"
+}
