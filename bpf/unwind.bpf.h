@@ -65,12 +65,51 @@ struct {
 	__type(value, __u32);
 } unwind_hint SEC(".maps");
 
+/*
+ * The walk cache (bpf/unwind.h). Its size turns it on: user space gives the maps of samplers
+ * that use it UNWIND_CACHE_ENTRIES + 1 entries (unwinder__cache_walks); with 1, every slot a
+ * walk picks is past the end. Per CPU and per object, so that an entry is only ever owned by
+ * one walk: the programs that use it never run preemptibly (perf_event, sched_switch), and one
+ * that interrupts another on its CPU (an NMI) finishes before the other goes on, which is why
+ * the entry's seq needs no atomic operation.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_cache_entry);
+} unwind_cache SEC(".maps");
+
+enum unwind_cache_state {
+	UNWIND_CACHE_OFF = 0, /* not claimed: neither read nor written */
+	UNWIND_CACHE_FOLLOW,  /* the walk's frames so far are the entry's */
+	UNWIND_CACHE_WRITE,   /* the walk left them: the frames it finds replace the rest */
+};
+
+/* The walk's use of the cache. In a map, not in the walk's state, like unwind_hint: the
+ * verifier would otherwise tell apart steps by it and never see the walk's steps converge. */
+struct unwind_cache_walk {
+	__u32 slot;  /* the entry, once frame 1 picked it */
+	__u32 state; /* enum unwind_cache_state */
+	__u32 owned; /* the walk owns the entry: it stores seq there when it is over */
+	__u32 seq;
+	__u64 hits;  /* frames whose rule came from the entry */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_cache_walk);
+} unwind_cache_walk SEC(".maps");
+
 /* What a BPF walk keeps beyond bpf/unwind_step.h's: pending uretprobes replaced return
  * addresses on the stack with their trampoline; the kernel's list of them (innermost first)
- * gives the real ones back, in walk order. */
+ * gives the real ones back, in walk order. And its walk cache entry. */
 struct unwind_walk_env {
 	__u64 tramp; /* the trampoline's address, 0: no uretprobe pending in this thread */
 	__u64 ri;    /* struct return_instance * of the next one the walk will meet */
+	__u32 pid;
 };
 
 /* The return address a pending uretprobe hijacked, given back (ra otherwise). */
@@ -135,8 +174,130 @@ static __always_inline int unwind__read(__u64 *dst, __u64 addr)
 #define UNWIND_READ(w, dst, addr) unwind__read(dst, addr)
 #define UNWIND_RET_ADDR(w, ra) unwind__ret_addr(&(w)->env, ra)
 #define UNWIND_DEPTH(w) UNWIND_MAX_FRAMES
+#define UNWIND_CACHE_GET(w, i) unwind__cache_get(w, i)
+#define UNWIND_CACHE_PUT(w, i, cfa_type, cfa_off, rbp_type, rbp_off)                         \
+	unwind__cache_put(w, i, cfa_type, cfa_off, rbp_type, rbp_off)
+#define UNWIND_CACHE_STOP(w) unwind__cache_stop()
+
+struct unwind_walk;
+static __always_inline const struct unwind_cache_frame *unwind__cache_get(struct unwind_walk *w,
+									   __u64 i);
+static __always_inline void unwind__cache_put(struct unwind_walk *w, __u64 i, __u8 cfa_type,
+					      __s32 cfa_off, __u8 rbp_type, __s16 rbp_off);
+static __always_inline void unwind__cache_stop(void);
 
 #include "unwind_step.h"
+
+static __always_inline struct unwind_cache_walk *unwind__cache_walk(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_cache_walk, &zero);
+}
+
+static __always_inline void unwind__cache_stop(void)
+{
+	struct unwind_cache_walk *cw = unwind__cache_walk();
+
+	if (cw)
+		cw->state = UNWIND_CACHE_OFF;
+}
+
+/* At frame 1: takes the entry of (pid, pc) for the walk, following it if it is this stack's. */
+static __always_inline void unwind__cache_claim(struct unwind_walk *w,
+						struct unwind_cache_walk *cw)
+{
+	struct unwind_cache_entry *e;
+	__u64 h = (w->pc ^ ((__u64)w->env.pid << 32)) * 0x9e3779b97f4a7c15ULL;
+	__u32 seq;
+
+	if (!w->proc)
+		return;
+	cw->slot = 1 + (__u32)(h >> 57) % UNWIND_CACHE_ENTRIES;
+	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+	if (!e)
+		return;
+	seq = e->seq;
+	/* Odd: the walk this one interrupted owns it. */
+	if (seq & 1)
+		return;
+	e->seq = seq + 1;
+	cw->seq = seq + 2;
+	cw->owned = 1;
+	if (e->pid == w->env.pid && e->gen == w->proc->gen && e->nr && e->f[0].pc == w->pc) {
+		cw->state = UNWIND_CACHE_FOLLOW;
+		return;
+	}
+	e->pid = w->env.pid;
+	e->gen = w->proc->gen;
+	e->nr = 0;
+	cw->state = UNWIND_CACHE_WRITE;
+}
+
+static __always_inline const struct unwind_cache_frame *unwind__cache_get(struct unwind_walk *w,
+									   __u64 i)
+{
+	struct unwind_cache_walk *cw;
+	struct unwind_cache_entry *e;
+	const struct unwind_cache_frame *c;
+	__u64 k;
+
+	/* The leaf is always looked up: leaf pcs are many, their callers few. */
+	if (i == 0)
+		return NULL;
+	cw = unwind__cache_walk();
+	if (!cw)
+		return NULL;
+	if (i == 1)
+		unwind__cache_claim(w, cw);
+	if (cw->state != UNWIND_CACHE_FOLLOW)
+		return NULL;
+	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+	if (!e)
+		return NULL;
+	k = i - 1;
+	if (k >= UNWIND_CACHE_FRAMES || k >= e->nr)
+		goto leave;
+	c = &e->f[k];
+	if (c->pc != w->pc || !(c->cfa_type & UNWIND_CACHE_INTERRUPTED) != !w->interrupted)
+		goto leave;
+	cw->hits++;
+	return c;
+leave:
+	/* Another stack from here on: this walk's frames replace the entry's. */
+	e->nr = k < UNWIND_CACHE_FRAMES ? k : UNWIND_CACHE_FRAMES;
+	cw->state = UNWIND_CACHE_WRITE;
+	return NULL;
+}
+
+static __always_inline void unwind__cache_put(struct unwind_walk *w, __u64 i, __u8 cfa_type,
+					      __s32 cfa_off, __u8 rbp_type, __s16 rbp_off)
+{
+	struct unwind_cache_walk *cw;
+	struct unwind_cache_entry *e;
+	struct unwind_cache_frame *c;
+	__u64 k;
+
+	if (i == 0)
+		return;
+	cw = unwind__cache_walk();
+	if (!cw || cw->state != UNWIND_CACHE_WRITE)
+		return;
+	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+	if (!e)
+		return;
+	k = i - 1;
+	/* Frames are added in order, each after the last the entry holds. */
+	if (k >= UNWIND_CACHE_FRAMES || k != e->nr)
+		return;
+	c = &e->f[k];
+	c->pc = w->pc;
+	c->cfa_off = cfa_off;
+	c->cfa_type = cfa_type | (w->interrupted ? UNWIND_CACHE_INTERRUPTED : 0);
+	c->rbp_type = rbp_type;
+	c->rbp_off = rbp_off;
+	e->nr = k + 1;
+}
 
 /* How a walk went, beyond the frames it wrote. */
 struct unwind_outcome {
@@ -161,6 +322,7 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		.stack = stack,
 		.interrupted = 1,
 	};
+	struct unwind_cache_walk *cw;
 	__u32 cnt;
 
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
@@ -168,8 +330,19 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		unwind__count(UNWIND_CNT_NO_PROC, 1);
 		return -1;
 	}
+	w.env.pid = pid;
+	cw = unwind__cache_walk();
+	if (cw)
+		*cw = (struct unwind_cache_walk){};
 	unwind__uretprobes(&w.env);
 	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, &w, 0);
+	/* Gives the entry back, the walk over. */
+	if (cw && cw->owned) {
+		struct unwind_cache_entry *e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+
+		if (e)
+			e->seq = cw->seq;
+	}
 	switch (w.stop) {
 	case UNWIND_STOP_COMPLETE:
 		cnt = UNWIND_CNT_COMPLETE;
@@ -191,6 +364,8 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	unwind__count(cnt, 1);
 	unwind__count(UNWIND_CNT_FRAMES_TABLE, w.table_frames);
 	unwind__count(UNWIND_CNT_FRAMES_FP, w.fp_frames);
+	if (cw)
+		unwind__count(UNWIND_CNT_FRAMES_CACHED, cw->hits);
 	if (w.miss)
 		unwind__count(UNWIND_CNT_MAPPING_MISS, 1);
 	out->truncated = cnt != UNWIND_CNT_COMPLETE;

@@ -87,7 +87,41 @@ enum unwind_proc_flags {
 struct unwind_proc {
 	__u32 nr;
 	__u32 flags; /* enum unwind_proc_flags */
+	/* Changes with every table user space publishes, for any process: what a walk cached
+	 * under an older one may name other files at the same addresses. */
+	__u64 gen;
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];
+};
+
+/*
+ * The walk cache (BPF only, per CPU, per sampler object): the rules of the frames above a
+ * recent stack's leaf, kept as the walk found them, so that a stack seen again is walked from
+ * the stack words alone (hot while its thread runs) instead of from the tables (cold lines at
+ * each frame when sampling at 99 Hz). An entry is found by the process and the return
+ * address of the leaf's caller (frame 1: callers vary far less than leaf pcs do), and a
+ * cached frame is used only while the walk's pc is the one it was cached for: a rule is a
+ * function of the address alone within one published mapping table (gen). The leaf itself is
+ * always looked up.
+ */
+#define UNWIND_CACHE_ENTRIES 128 /* a power of two; slot 0 unused: a map of 1 is no cache */
+#define UNWIND_CACHE_FRAMES  24
+#define UNWIND_CACHE_INTERRUPTED 0x80 /* in cfa_type: the pc was interrupted, not returned to */
+
+struct unwind_cache_frame {
+	__u64 pc;
+	__s32 cfa_off;
+	__u8 cfa_type; /* enum unwind_cfa_type | UNWIND_CACHE_INTERRUPTED */
+	__u8 rbp_type;
+	__s16 rbp_off;
+};
+
+struct unwind_cache_entry {
+	__u32 seq; /* odd: a walk owns the entry */
+	__u32 pid;
+	__u64 gen;
+	__u32 nr; /* frames 1..nr of the walk are in f[0..nr) */
+	__u32 pad;
+	struct unwind_cache_frame f[UNWIND_CACHE_FRAMES];
 };
 
 /* Why a user stack ended (per-CPU counters, index into unwind_counters). */
@@ -102,6 +136,7 @@ enum unwind_counter {
 	UNWIND_CNT_MAPPING_MISS,  /* a pc outside the process's known mappings */
 	UNWIND_CNT_FRAMES_TABLE,  /* frames unwound by a table row */
 	UNWIND_CNT_FRAMES_FP,	  /* frames unwound by frame pointer (no table for them) */
+	UNWIND_CNT_FRAMES_CACHED, /* frames of either kind whose rule came from the walk cache */
 	UNWIND_CNT__MAX,
 };
 

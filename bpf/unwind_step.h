@@ -19,6 +19,13 @@
  *   UNWIND_READ(w, dst, addr)         0 when the 8 bytes of the stack at addr are in *dst
  *   UNWIND_RET_ADDR(w, ra)            the real return address for one read off the stack
  *   UNWIND_DEPTH(w)                   frames the walk may write
+ *   UNWIND_CACHE_GET(w, i)            the cached rule of frame i (const struct
+ *                                     unwind_cache_frame *), or NULL: look it up
+ *   UNWIND_CACHE_PUT(w, i, cfa_type, cfa_off, rbp_type, rbp_off)
+ *                                     the rule frame i was found to have (UNWIND_CFA_NONE:
+ *                                     frame pointer)
+ *   UNWIND_CACHE_STOP(w)              frame i has no rule that can be cached (its pc is in no
+ *                                     mapping, its file's rows are not in yet)
  *
  * __u32/__u64 only, no libc.
  */
@@ -171,10 +178,14 @@ static __always_inline void unwind__fp_step(struct unwind_walk *w)
 static long unwind__step(__u64 i, void *arg)
 {
 	struct unwind_walk *w = arg;
+	const struct unwind_cache_frame *c;
 	const struct unwind_mapping *m;
 	const struct unwind_file *f;
 	const struct unwind_row *r;
 	__u64 cfa, ra, bp, off;
+	__u8 cfa_type, rbp_type;
+	__s32 cfa_off;
+	__s16 rbp_off;
 	__u32 slot;
 	int idx;
 
@@ -191,46 +202,68 @@ static long unwind__step(__u64 i, void *arg)
 	w->stack[i] = w->pc + (w->interrupted && i > 0);
 	w->n = i + 1;
 
+	c = UNWIND_CACHE_GET(w, i);
+	if (c) {
+		cfa_type = c->cfa_type & ~UNWIND_CACHE_INTERRUPTED;
+		cfa_off = c->cfa_off;
+		rbp_type = c->rbp_type;
+		rbp_off = c->rbp_off;
+		goto apply;
+	}
 	idx = unwind__find_mapping(w->proc, w->pc);
 	if (idx < 0) {
+		/* Not cached: the miss must be seen again, to have the maps read again. */
 		w->miss = 1;
-		goto fp;
+		goto fp_stop;
 	}
 	/* A no-op (the search returns an index below the size) the verifier can see. */
 	m = &w->proc->maps[(__u32)idx & (UNWIND_MAX_MAPPINGS - 1)];
 	slot = m->file;
 	if (slot == UNWIND_NO_FILE)
-		goto fp;
+		goto fp_put;
 	f = UNWIND_FILE(slot);
-	if (!f || !f->row_count)
-		goto fp;
+	if (!f)
+		goto fp_stop;
+	/* No rows yet, or evicted, unless the file is walked by frame pointers for good: what
+	 * the rows will say is not known, so nothing is cached from here on. */
+	if (!f->row_count) {
+		if (f->flags & UNWIND_FILE_FP)
+			goto fp_put;
+		goto fp_stop;
+	}
 	/* A return address is past the call, maybe past the function's end (noreturn calls):
 	 * its rule is the one of the call instruction. */
 	off = w->pc - m->start + m->file_off - !w->interrupted;
 	idx = unwind__find_row(f, (__u32)off);
 	if (idx < 0)
-		goto fp;
+		goto fp_put;
 	slot = idx;
 	r = UNWIND_ROW(slot);
 	if (!r)
-		goto fp;
+		goto fp_stop;
+	cfa_type = r->cfa_type;
+	cfa_off = r->cfa_off;
+	rbp_type = r->rbp_type;
+	rbp_off = r->rbp_off;
+	UNWIND_CACHE_PUT(w, i, cfa_type, cfa_off, rbp_type, rbp_off);
 
-	switch (r->cfa_type) {
+apply:
+	switch (cfa_type) {
 	case UNWIND_CFA_UNDEFINED:
 		w->stop = UNWIND_STOP_COMPLETE;
 		return 1;
 	case UNWIND_CFA_RSP:
-		cfa = w->sp + r->cfa_off;
+		cfa = w->sp + cfa_off;
 		break;
 	case UNWIND_CFA_RBP:
 		if (!w->bp) {
 			w->stop = UNWIND_STOP_READ;
 			return 1;
 		}
-		cfa = w->bp + r->cfa_off;
+		cfa = w->bp + cfa_off;
 		break;
 	case UNWIND_CFA_PLT:
-		cfa = w->sp + 8 + ((w->pc & 15) >= (__u64)r->cfa_off ? 8 : 0);
+		cfa = w->sp + 8 + ((w->pc & 15) >= (__u64)cfa_off ? 8 : 0);
 		break;
 	case UNWIND_CFA_SIGNAL:
 		/* The interrupted context: the next pc is where the signal struck, not a return
@@ -260,13 +293,13 @@ static long unwind__step(__u64 i, void *arg)
 		w->stop = UNWIND_STOP_READ;
 		return 1;
 	}
-	if (r->rbp_type == UNWIND_RBP_OFFSET) {
-		if (UNWIND_READ(w, &bp, cfa + r->rbp_off)) {
+	if (rbp_type == UNWIND_RBP_OFFSET) {
+		if (UNWIND_READ(w, &bp, cfa + rbp_off)) {
 			w->stop = UNWIND_STOP_READ;
 			return 1;
 		}
 		w->bp = bp;
-	} else if (r->rbp_type != UNWIND_RBP_SAME) {
+	} else if (rbp_type != UNWIND_RBP_SAME) {
 		w->bp = 0;
 	}
 	w->sp = cfa;
@@ -274,6 +307,11 @@ static long unwind__step(__u64 i, void *arg)
 	w->interrupted = 0;
 	w->table_frames++;
 	return 0;
+fp_put:
+	UNWIND_CACHE_PUT(w, i, UNWIND_CFA_NONE, 0, 0, 0);
+	goto fp;
+fp_stop:
+	UNWIND_CACHE_STOP(w);
 fp:
 	unwind__fp_step(w);
 	return w->stop != UNWIND_GO_ON;

@@ -279,6 +279,10 @@ static void unwind_metrics(struct metrics_writer *w, void *ctx)
 			"pointer: JIT code, Go, files without unwind info)");
 	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_TABLE], "method", "table", NULL);
 	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_FP], "method", "fp", NULL);
+	metrics__family(w, "autoprof_unwind_frames_cached", METRIC_COUNTER,
+			"User frames of autoprof_unwind_frames whose rule came from the walk cache "
+			"(a stack seen recently, checked frame by frame) instead of the tables");
+	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_CACHED], NULL);
 	metrics__family(w, "autoprof_unwind_mapping_misses", METRIC_COUNTER,
 			"Stacks with a pc outside their process's known mappings (read again)");
 	metrics__sample(w, s.bpf[UNWIND_CNT_MAPPING_MISS], NULL);

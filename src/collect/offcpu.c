@@ -14,6 +14,7 @@
 #include "../store/store.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
+#include "../unwind/unwind.h"
 #include "bpf/offcpu.h"
 #include "bpf/offcpu.skel.h"
 #include "offcpu.h"
@@ -364,6 +365,12 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts, struct collect_ctx *c
 	if (*err) {
 		pr_err("cannot share the process map: %s\n", strerror(-*err));
 		goto out_destroy;
+	}
+	/* Its programs never run preemptibly: the walk cache is theirs to use. */
+	if (ctx->unwinder) {
+		*err = unwinder__cache_walks(oc->skel->obj);
+		if (*err)
+			goto out_destroy;
 	}
 	*err = bpf_map__set_max_entries(oc->skel->maps.events, opts->ringbuf_size);
 	if (*err)

@@ -17,6 +17,7 @@
 #include "../store/store.h"
 #include "../symbolize/proctab.h"
 #include "../symbolize/symbolizer.h"
+#include "../unwind/unwind.h"
 #include "bpf/oncpu.h"
 #include "bpf/oncpu.skel.h"
 #include "oncpu.h"
@@ -202,6 +203,12 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 	if (*err) {
 		pr_err("cannot share the process map: %s\n", strerror(-*err));
 		goto out_destroy;
+	}
+	/* Its programs never run preemptibly: the walk cache is theirs to use. */
+	if (ctx->unwinder) {
+		*err = unwinder__cache_walks(oc->skel->obj);
+		if (*err)
+			goto out_destroy;
 	}
 	*err = bpf_map__set_max_entries(oc->skel->maps.events, opts->ringbuf_size);
 	if (*err)

@@ -97,6 +97,7 @@ struct unwinder {
 	struct ufile *files[FILE_BUCKETS];
 	struct uproc *procs[PROC_BUCKETS];
 	uint64_t clock;
+	uint64_t gen; /* of the last mapping table published, any process's */
 	uint32_t idle_files;
 	struct unwind_proc scratch;
 	struct unwinder_stats stats;
@@ -368,6 +369,15 @@ int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj)
 			return err;
 	}
 	return 0;
+}
+
+int unwinder__cache_walks(struct bpf_object *obj)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "unwind_cache");
+
+	if (!map)
+		return -ENOENT;
+	return bpf_map__set_max_entries(map, UNWIND_CACHE_ENTRIES + 1);
 }
 
 static uint64_t file_bytes(const struct ufile *f)
@@ -774,6 +784,7 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 	}
 	v->nr = 0;
 	v->flags = p->flags;
+	v->gen = ++u->gen;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
 		struct ufile *f = NULL;

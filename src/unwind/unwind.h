@@ -36,6 +36,13 @@ void unwinder__free(struct unwinder *u); /* accepts NULL */
 /* Points obj's unwind maps (declared by bpf/unwind.bpf.h) at ours; call before loading obj. */
 int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj);
 
+/*
+ * Gives obj's walk cache (bpf/unwind.h) its entries, which turns it on (call before loading
+ * obj): for samplers whose programs never run preemptibly, as bpf/unwind.bpf.h explains.
+ * UNWIND_CACHE_ENTRIES + 1 entries of struct unwind_cache_entry per CPU.
+ */
+int unwinder__cache_walks(struct bpf_object *obj);
+
 /* The fd of one of the maps by its name in bpf/unwind.bpf.h (for inspection and tests; owned by
  * the unwinder), or -ENOENT. */
 int unwinder__map_fd(struct unwinder *u, const char *name);

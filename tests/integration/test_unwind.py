@@ -28,11 +28,11 @@ SEP = "-----------+-------------------------------------------------------"
 # Seconds each target runs before its window opens: start-up, the loader, uw_dlopen's 1 s sleep
 # and dlopen, and the daemon reading the new mappings (at most once a second).
 WARM = 2.5
-# Threads that want a CPU in the main run (uw_deep has two), and as many again as the load
+# Threads that want a CPU in the main run (uw_deep has two, uw_branch three), and as many again as the load
 # average says other work on the machine wants. The window is long enough that each target
 # thread gets ~400 samples at 99 Hz (a 99 % bound means little on fewer), up to a limit that
 # keeps the whole test near a minute.
-BUSY = 9
+BUSY = 12
 NCPU = os.cpu_count() or 1
 LOAD = os.getloadavg()[0]
 WINDOW = max(4, min(30, math.ceil(4.0 * (BUSY + LOAD) / NCPU)))
@@ -263,7 +263,8 @@ def main_run():
     they warm up and fill their window."""
     d = Daemon("--profile.retention=2m")
     STATE["daemon"] = d
-    names = ["uw_c", "uw_cxx", "uw_fpleaf", "uw_sleep", "uw_signal", "uw_dlopen", "uw_deep"]
+    names = ["uw_c", "uw_cxx", "uw_fpleaf", "uw_sleep", "uw_signal", "uw_dlopen", "uw_deep",
+             "uw_branch"]
     if os.path.exists(os.path.join(UW, "uw_rust")):
         names.append("uw_rust")
     try:
@@ -481,6 +482,56 @@ def test_deep():
         tuple(shallow[::-1])
 
 
+# uw_branch: each thread's true chain below br_leaf (its name says which), to the thread start.
+BRANCH = {
+    "br_a": ["br_leaf", "br_mid", "br_a", "br_run", "start_thread"],
+    "br_b": ["br_leaf", "br_mid", "br_b", "br_run", "start_thread"],
+    "br_c": ["br_leaf", "br_mid", "br_a", "br_c", "br_run", "start_thread"],
+}
+
+
+def metric_sum(text, name):
+    return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+               if l.startswith(name + " ") or l.startswith(name + "{"))
+
+
+def test_walk_cache():
+    """Three threads reach br_leaf through the same return address in br_mid from different
+    stacks, so the walk cache's entry for it (one stack at a time) keeps being left at br_mid's
+    caller or at br_a's: >= 99 % of each thread's br_leaf samples carry that thread's own
+    chain, down to start_thread and clone3, and the cache did serve frames."""
+    t = need("uw_branch")
+    bad = []
+    per = {name: [0, 0] for name in BRANCH}
+    for count, labels, frames in physical_traces(t.body):
+        name = labels.get("comm", "").strip("[]")  # the thread's name
+        want = BRANCH.get(name)
+        got = from_leaf(frames, "br_leaf")
+        if got is None or want is None:
+            continue
+        ok = got[:len(want)] == want and len(got) == len(want) + 1 and \
+            got[-1].lstrip("_") in ("clone3", "clone")
+        per[name][0] += count
+        per[name][1] += count if ok else 0
+        if not ok:
+            bad.append((count, [name + ":"] + got))
+    for name, (total, match) in per.items():
+        detail("uw_branch %s: %d of %d br_leaf samples read %s → clone3" % (
+            name, match, total, " → ".join(BRANCH[name])))
+    for c, fr in common(bad):
+        detail("uw_branch: %d samples read %s" % (c, " → ".join(fr)))
+    text = STATE.get("metrics", "")
+    cached = metric_sum(text, "autoprof_unwind_frames_cached_total")
+    frames = metric_sum(text, "autoprof_unwind_frames_total")
+    detail("frames from the walk cache: %d of %d" % (cached, frames))
+    for name, (total, match) in per.items():
+        assert total >= MIN_SAMPLES, "%s: only %d br_leaf samples" % (name, total)
+        assert match >= 0.99 * total, "%s: %d of %d samples have its chain" % (
+            name, match, total)
+    # The targets repeat their stacks: most frames above the leaves come from the cache.
+    assert cached >= 0.1 * frames > 0, "%d of %d frames from the walk cache" % (cached, frames)
+
+
 def test_metric():
     """The walk's outcomes are counted: autoprof_unwind_stacks_total, with a result label."""
     text = STATE.get("metrics", "")
@@ -573,6 +624,7 @@ check("table_kernel_into_glibc_nanosleep", checked(err, test_sleep))
 check("table_signal_frame", checked(err, test_signal))
 check("table_dlopen_library", checked(err, test_dlopen))
 check("table_deep_truncated_and_complete", checked(err, test_deep))
+check("walk_cache_follows_each_stack", checked(err, test_walk_cache))
 check("unwind_metric", checked(err, test_metric))
 
 

@@ -12,7 +12,7 @@ UW_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wext
 UW_RUSTC := $(firstword $(shell command -v rustc 2>/dev/null) \
 	$(wildcard /root/.cargo/bin/rustc))
 UW_TARGETS := $(addprefix $(UW_DIR)/,uw_c uw_cxx uw_fpleaf uw_sleep uw_signal uw_dlopen \
-	libuwdl.so uw_deep rust.stamp)
+	libuwdl.so uw_deep uw_branch rust.stamp)
 TEST_TARGETS += $(UW_TARGETS)
 
 $(UW_DIR)/uw_c: $(UW_SRC)/uw_c.c $(UW_SRC)/uw_common.h
@@ -28,6 +28,10 @@ $(UW_DIR)/uw_cxx: $(UW_SRC)/uw_cxx.cc
 $(UW_DIR)/uw_fpleaf: $(UW_SRC)/uw_fpleaf.c $(UW_SRC)/uw_common.h
 	@mkdir -p $(@D)
 	gcc $(filter-out -fomit-frame-pointer,$(UW_CFLAGS)) -fno-omit-frame-pointer $< -o $@
+
+$(UW_DIR)/uw_branch: $(UW_SRC)/uw_branch.c $(UW_SRC)/uw_common.h
+	@mkdir -p $(@D)
+	gcc $(UW_CFLAGS) -pthread $< -o $@
 
 $(UW_DIR)/uw_sleep: $(UW_SRC)/uw_sleep.c $(UW_SRC)/uw_common.h
 	@mkdir -p $(@D)
