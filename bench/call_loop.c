@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
+
 int work_push(int x);
 int work_test(int x);
 
@@ -50,16 +52,13 @@ int main(int argc, char **argv)
 	int (*fn)(int) = argc > 1 && !strcmp(argv[1], "work_test") ? work_test : work_push;
 	long n = argc > 2 ? atol(argv[2]) : 1000000;
 	struct timespec a, b;
-	char line[16];
 
-	printf("%d\n", getpid());
-	fflush(stdout);
-	if (!fgets(line, sizeof(line), stdin))
+	if (!loop_ready())
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < n; i++)
 		sink += fn((int)i + 1);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("ns_per_call %.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+	loop_report("ns_per_call", &a, &b, n);
 	return 0;
 }

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
+
 #define LIVE 64
 
 static const size_t sizes[] = { 16, 48, 256, 64, 1024, 32, 4096, 128, 24, 512, 80, 2048 };
@@ -32,11 +34,8 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 1000000;
 	void *live[LIVE] = { 0 };
 	struct timespec a, b;
-	char line[16];
 
-	printf("%d\n", getpid());
-	fflush(stdout);
-	if (!fgets(line, sizeof(line), stdin))
+	if (!loop_ready())
 		return 1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	for (long i = 0; i < n; i++) {
@@ -45,6 +44,6 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	sink = live[0];
-	printf("ns_per_pair %.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+	loop_report("ns_per_pair", &a, &b, n);
 	return 0;
 }

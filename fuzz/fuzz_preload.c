@@ -20,8 +20,9 @@
  * Checked (abort on a violation): parse's result is -EBADMSG or a multiple of 16 no larger
  * than the buffer, the same with and without a callback and again over just that prefix
  * (drain parses twice); each record handed over is committed for its position, whole inside
- * the buffer, an ALLOC or a FREE, its stack inside the record, after the previous one; parsing
- * stopped where it had to. A walk writes at most max pcs, pcs[0] is the record's pc (+ 1
+ * the buffer, an ALLOC or a FREE, its stack inside the record, after the previous one; the
+ * reason parse gives for stopping (the buffer's end, a record not committed, one committed
+ * but cut by the buffer's end) is what the buffer holds there. A walk writes at most max pcs, pcs[0] is the record's pc (+ 1
  * after a signal frame's row), a frame-pointer walk is exactly the model's. A drain hands over
  * records between tail and head, never across the ring's end, moves tail forward to head at
  * most, and leaves the ring empty or at a record not committed yet: never stuck at one that
@@ -285,24 +286,40 @@ static void fuzz_ring(const uint8_t *buf, size_t len, uint64_t pos, uint32_t max
 {
 	struct ctx c = { .buf = buf, .len = len, .pos = pos, .max = max, .tables = tables,
 			 .walk = true };
+	enum preload_parse_stop stop, stop2;
 	struct ctx again = c;
-	long whole = preload_ring__parse(buf, len, pos, on_rec, &c);
+	long whole = preload_ring__parse(buf, len, pos, on_rec, &c, &stop);
+	const struct autoprof_preload_rec *r = (const void *)(buf + (whole > 0 ? whole : 0));
+	size_t left = len - (size_t)(whole > 0 ? whole : 0);
 
 	CHECK(whole == -EBADMSG || (whole >= 0 && (size_t)whole <= len));
-	CHECK(preload_ring__parse(buf, len, pos, NULL, NULL) == whole);
+	CHECK(preload_ring__parse(buf, len, pos, NULL, NULL, &stop2) == whole);
 	if (whole < 0)
 		return;
+	CHECK(stop2 == stop);
 	CHECK(whole % AUTOPROF_REC_ALIGN == 0 && (size_t)whole >= c.end);
-	/* Parsing stopped at a record not committed, or committed but not all in the buffer. */
-	if (len - (size_t)whole >= AUTOPROF_REC_ALIGN) {
-		const struct autoprof_preload_rec *r = (const void *)(buf + whole);
-
-		CHECK(r->commit != pos + (uint64_t)whole + 1 || r->len > len - (size_t)whole);
+	/* It says why it stopped, and the buffer agrees: at its end (no record's start left), at a
+	 * record not committed, or at one committed whose length runs past the buffer. */
+	switch (stop) {
+	case PRELOAD_PARSE_END:
+		CHECK(left < AUTOPROF_REC_ALIGN);
+		break;
+	case PRELOAD_PARSE_PENDING:
+		CHECK(left >= AUTOPROF_REC_ALIGN && r->commit != pos + (uint64_t)whole + 1);
+		break;
+	case PRELOAD_PARSE_CUT:
+		CHECK(left >= AUTOPROF_REC_ALIGN && r->commit == pos + (uint64_t)whole + 1);
+		CHECK(r->len >= AUTOPROF_REC_ALIGN && r->len % AUTOPROF_REC_ALIGN == 0 &&
+		      r->len > left);
+		break;
+	default:
+		CHECK(0);
 	}
-	/* drain's second pass reads just the whole records again: the same must come out. */
+	/* drain's second pass reads just the whole records again: the same must come out, and
+	 * then nothing is left. */
 	again.walk = false;
-	CHECK(preload_ring__parse(buf, (size_t)whole, pos, on_rec, &again) == whole);
-	CHECK(again.nrec == c.nrec && again.end == c.end);
+	CHECK(preload_ring__parse(buf, (size_t)whole, pos, on_rec, &again, &stop2) == whole);
+	CHECK(again.nrec == c.nrec && again.end == c.end && stop2 == PRELOAD_PARSE_END);
 }
 
 /* ---- the drain, through /proc/self/mem ----------------------------------------------------- */

@@ -124,23 +124,31 @@ static void *boot_pvalloc(size_t n);
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 static int sys_munmap(void *addr, size_t len);
 
-/* Each starts as a function that resolves them all, so the hot path tests nothing. */
-static struct {
-	void *(*malloc)(size_t);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	void (*free)(void *);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-	void *(*mmap)(void *, size_t, int, int, int, off_t);
-	int (*munmap)(void *, size_t);
-} real = {
+/*
+ * Each starts as a function that resolves them all, so the hot path tests nothing. resolve()
+ * sets them from dlsym's void * through slot[]: an indexed store, so real's address is never
+ * taken and the compiler still knows that no call the hot path makes changes it.
+ */
+static union {
+	struct {
+		void *(*malloc)(size_t);
+		void *(*calloc)(size_t, size_t);
+		void *(*realloc)(void *, size_t);
+		void (*free)(void *);
+		int (*posix_memalign)(void **, size_t, size_t);
+		void *(*aligned_alloc)(size_t, size_t);
+		void *(*memalign)(size_t, size_t);
+		void *(*valloc)(size_t);
+		void *(*pvalloc)(size_t);
+		void *(*mmap)(void *, size_t, int, int, int, off_t);
+		int (*munmap)(void *, size_t);
+	};
+	void *slot[11];
+} real = { {
     boot_malloc,	boot_calloc,   boot_realloc, boot_free,	   boot_posix_memalign,
     boot_aligned_alloc, boot_memalign, boot_valloc,  boot_pvalloc, sys_mmap, sys_munmap,
-};
+} };
+_Static_assert(sizeof(real) == sizeof(real.slot), "a slot for each function");
 
 /* Until the next mmap and munmap are known: the system calls, always right. */
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -190,47 +198,55 @@ static void *next_fn(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
+/*
+ * What resolve() looks up, in the order the slots are set. A group's functions replace the boot
+ * ones only when all its required ones were found: without malloc and free nothing works (the
+ * boot functions stay, the arena alone serves), mmap and munmap only as a pair (else the system
+ * calls stay); the heap's others each when found.
+ */
+enum real_group { REAL_HEAP, REAL_MAP };
+#define REAL_SLOT(fn) (offsetof(typeof(real), fn) / sizeof(void *))
+
+static const struct real_fn {
+	const char *name;
+	uint8_t slot; /* real.slot[] index of real.NAME */
+	uint8_t group;
+	bool required;
+} real_fns[] = {
+	{ "malloc", REAL_SLOT(malloc), REAL_HEAP, true },
+	{ "free", REAL_SLOT(free), REAL_HEAP, true },
+	{ "calloc", REAL_SLOT(calloc), REAL_HEAP, false },
+	{ "realloc", REAL_SLOT(realloc), REAL_HEAP, false },
+	{ "posix_memalign", REAL_SLOT(posix_memalign), REAL_HEAP, false },
+	{ "aligned_alloc", REAL_SLOT(aligned_alloc), REAL_HEAP, false },
+	{ "memalign", REAL_SLOT(memalign), REAL_HEAP, false },
+	{ "valloc", REAL_SLOT(valloc), REAL_HEAP, false },
+	{ "pvalloc", REAL_SLOT(pvalloc), REAL_HEAP, false },
+	{ "mmap", REAL_SLOT(mmap), REAL_MAP, true },
+	{ "munmap", REAL_SLOT(munmap), REAL_MAP, true },
+};
+
+#define NR_REAL_FNS (sizeof(real_fns) / sizeof(real_fns[0]))
+
+/* dlsym may allocate meanwhile (served by the arena): nothing here may call into libc else. */
 static void resolve(void)
 {
-	void *m, *c, *r, *f, *pm, *aa, *ma, *v, *pv, *mm, *mu;
+	void *fn[NR_REAL_FNS];
+	unsigned int missing = 0; /* groups a required function of which was not found */
+	size_t i;
 
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&resolving, 1, __ATOMIC_RELAXED);
-	m = next_fn("malloc");
-	c = next_fn("calloc");
-	r = next_fn("realloc");
-	f = next_fn("free");
-	pm = next_fn("posix_memalign");
-	aa = next_fn("aligned_alloc");
-	ma = next_fn("memalign");
-	v = next_fn("valloc");
-	pv = next_fn("pvalloc");
-	mm = next_fn("mmap");
-	mu = next_fn("munmap");
-	/* Without malloc and free nothing works: leave the boot functions (arena only). */
-	if (m && f) {
-		real.malloc = m;
-		real.free = f;
-		if (c)
-			real.calloc = c;
-		if (r)
-			real.realloc = r;
-		if (pm)
-			real.posix_memalign = pm;
-		if (aa)
-			real.aligned_alloc = aa;
-		if (ma)
-			real.memalign = ma;
-		if (v)
-			real.valloc = v;
-		if (pv)
-			real.pvalloc = pv;
+	/* All looked up before any slot is set: a group is whole or not only once all are. */
+	for (i = 0; i < NR_REAL_FNS; i++) {
+		fn[i] = next_fn(real_fns[i].name);
+		if (!fn[i] && real_fns[i].required)
+			missing |= 1u << real_fns[i].group;
 	}
-	if (mm && mu) {
-		real.mmap = mm;
-		real.munmap = mu;
-	}
+	for (i = 0; i < NR_REAL_FNS; i++)
+		if (fn[i] && !(missing & (1u << real_fns[i].group)))
+			real.slot[real_fns[i].slot] = fn[i];
 	__atomic_store_n(&resolving, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 }

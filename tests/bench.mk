@@ -17,7 +17,7 @@ $(BUILD)/bench/symbolize_templates: bench/symbolize_templates.cc
 	$(CXX) -std=c++17 -O2 -g $< -o $@
 
 # bench/malloc_loop: the allocation-heavy loop bench/memory.sh runs under each profiler.
-$(BUILD)/bench/malloc_loop: bench/malloc_loop.c
+$(BUILD)/bench/malloc_loop: bench/malloc_loop.c bench/loop.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $< -o $@
 
@@ -27,7 +27,7 @@ $(BUILD)/bench/libpassthrough.so: bench/passthrough.c
 	$(CC) -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $< -o $@ -ldl
 
 # bench/call_loop: the loop of calls bench/probes.sh times bare, under funclatency and autoprof.
-$(BUILD)/bench/call_loop: bench/call_loop.c
+$(BUILD)/bench/call_loop: bench/call_loop.c bench/loop.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $< -o $@
 

@@ -151,25 +151,30 @@ void preload_ring__close(struct preload_ring *r)
 }
 
 long preload_ring__parse(const uint8_t *buf, size_t len, uint64_t pos, preload_rec_fn fn,
-			 void *arg)
+			 void *arg, enum preload_parse_stop *stop)
 {
 	size_t at = 0;
 
+	*stop = PRELOAD_PARSE_END;
 	while (len - at >= AUTOPROF_REC_ALIGN) {
 		const struct autoprof_preload_rec *p = (const void *)(buf + at);
 		struct autoprof_preload_rec rec;
 		uint32_t n;
 
 		/* The commit word first: what the writer stored before it is then in place. */
-		if (__atomic_load_n(&p->commit, __ATOMIC_ACQUIRE) != pos + at + 1)
+		if (__atomic_load_n(&p->commit, __ATOMIC_ACQUIRE) != pos + at + 1) {
+			*stop = PRELOAD_PARSE_PENDING;
 			break;
+		}
 		/* A copy: the process may still write the ring, and what was checked must stay. */
 		memcpy(&rec, p, len - at < REC_HDR ? AUTOPROF_REC_ALIGN : REC_HDR);
 		n = rec.len;
 		if (n < AUTOPROF_REC_ALIGN || n % AUTOPROF_REC_ALIGN || n > MAX_REC)
 			return -EBADMSG;
-		if (n > len - at)
-			break; /* committed, but only its start is in buf */
+		if (n > len - at) {
+			*stop = PRELOAD_PARSE_CUT;
+			break;
+		}
 		if (rec.type == AUTOPROF_REC_ALLOC || rec.type == AUTOPROF_REC_FREE) {
 			if (n < REC_HDR)
 				return -EBADMSG;
@@ -201,18 +206,11 @@ static void count_rec(void *arg, const struct autoprof_preload_rec *rec, const v
 	c->fn(c->arg, rec, stack);
 }
 
-/* Whether the record at data[off] (tail's) is committed. */
-static bool committed(const struct preload_ring *r, uint64_t off)
-{
-	const struct autoprof_preload_rec *rec = (const void *)(r->ring->data + off);
-
-	return __atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE) == r->tail + 1;
-}
-
 int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 {
 	struct counting c = { fn, arg, 0 };
 	uint64_t head = 0, start = r->tail;
+	enum preload_parse_stop stop;
 	struct autoprof_preload rec;
 	long whole = 0;
 
@@ -232,13 +230,13 @@ int preload_ring__drain(struct preload_ring *r, preload_rec_fn fn, void *arg)
 		}
 		n = head - r->tail;
 		n = n < r->size - off ? n : r->size - off;
-		whole = preload_ring__parse(r->ring->data + off, n, r->tail, count_rec, &c);
+		whole = preload_ring__parse(r->ring->data + off, n, r->tail, count_rec, &c, &stop);
 		/*
-		 * Nothing whole at tail: either its record is not committed yet, or it is and
-		 * runs past head or the ring's end, which no shim writes and which would stop
-		 * the ring here for good.
+		 * Nothing whole at tail, and its record is committed but runs past head or the
+		 * ring's end: no shim writes that, and it would stop the ring here for good. (Cut
+		 * after whole records, it is at tail next time.)
 		 */
-		if (!whole && committed(r, off))
+		if (!whole && stop == PRELOAD_PARSE_CUT)
 			whole = -EBADMSG;
 		if (whole <= 0)
 			break;

@@ -52,13 +52,21 @@ struct preload_ring_stats {
 /* Adds r's counts to *sum (rings of many processes, and of those gone, add up). */
 void preload_ring__add_stats(const struct preload_ring *r, struct preload_ring_stats *sum);
 
+/* Where preload_ring__parse stopped, and why. */
+enum preload_parse_stop {
+	PRELOAD_PARSE_END,     /* at buf's end: less than a record's start left */
+	PRELOAD_PARSE_PENDING, /* at a record not committed (yet) */
+	PRELOAD_PARSE_CUT,     /* at a committed record that runs past buf's end */
+};
+
 /*
  * Lower level, for tests and the fuzzer: the records of buf, the ring's bytes from position
  * pos on (len bytes, not crossing the ring's end; buf 8-byte aligned), to fn. Returns the bytes
- * of whole committed records from buf's start (parsing stops at the first record not
- * committed), or -EBADMSG when a committed record's length cannot be.
+ * of whole committed records from buf's start, *stop saying why parsing stopped there (the
+ * commit word is read once: a record committed meanwhile is PENDING, never CUT), or -EBADMSG
+ * when a committed record's length cannot be (*stop not set).
  */
 long preload_ring__parse(const uint8_t *buf, size_t len, uint64_t pos, preload_rec_fn fn,
-			 void *arg);
+			 void *arg, enum preload_parse_stop *stop);
 
 #endif

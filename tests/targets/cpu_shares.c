@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "target.h"
+
 static volatile uint64_t sink;
 
 /* The same loop in each function, so the same length costs the same time in each. */
@@ -57,14 +59,6 @@ __attribute__((noinline)) void dispatch(uint64_t *rng)
 		hot_30(n);
 	else
 		hot_10(n);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)

@@ -9,15 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "target.h"
+
 static volatile unsigned long sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 __attribute__((noinline)) void spin_at_bottom(double secs)
 {

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "target.h"
+
 /* The compiler must not drop an allocation it can prove unused. */
 void *volatile sink;
 static unsigned long leaked;
@@ -39,23 +41,12 @@ __attribute__((noinline)) void churn(void)
 	}
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5, linger = argc > 2 ? atof(argv[2]) : 0;
-	char line[16];
 	double end;
 
-	printf("%d\n", getpid());
-	fflush(stdout);
-	if (argc > 3 && !strcmp(argv[3], "wait") && !fgets(line, sizeof(line), stdin))
+	if (!target_start(argc > 3 && !strcmp(argv[3], "wait")))
 		return 1;
 	prctl(PR_SET_NAME, "leaker");
 	end = now() + secs;
@@ -64,8 +55,6 @@ int main(int argc, char **argv)
 		churn();
 		usleep(10000);
 	}
-	printf("leaked %lu\n", leaked);
-	fflush(stdout);
-	usleep((useconds_t)(linger * 1e6));
+	target_finish(leaked, linger);
 	return 0;
 }

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "target.h"
+
 #define MAP_SIZE (256 * 1024)
 
 void *volatile sink;
@@ -54,23 +56,12 @@ __attribute__((noinline)) void malloc_big(void)
 	free(p);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5, linger = argc > 2 ? atof(argv[2]) : 0;
-	char line[16];
 	double end;
 
-	printf("%d\n", getpid());
-	fflush(stdout);
-	if (!fgets(line, sizeof(line), stdin))
+	if (!target_start(true))
 		return 1;
 	end = now() + secs;
 	while (now() < end) {
@@ -79,8 +70,6 @@ int main(int argc, char **argv)
 		malloc_big();
 		usleep(10000);
 	}
-	printf("leaked %lu\n", leaked);
-	fflush(stdout);
-	usleep((useconds_t)(linger * 1e6));
+	target_finish(leaked, linger);
 	return 0;
 }

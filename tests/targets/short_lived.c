@@ -8,15 +8,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "target.h"
+
 static volatile uint64_t sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 __attribute__((noinline)) void short_lived_spin(double end)
 {

@@ -10,7 +10,7 @@ TARGET_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fn
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TEST_TARGETS += $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS))
 
-$(BUILD)/targets/%: tests/targets/%.c
+$(BUILD)/targets/%: tests/targets/%.c tests/targets/target.h
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) $< -o $@ -lpthread
 TEST_TARGETS += $(BUILD)/libautoprof_preload.so

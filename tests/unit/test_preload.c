@@ -45,7 +45,11 @@ static struct autoprof_preload_ring *ring(void)
 	return (void *)(uintptr_t)autoprof_preload_v1.ring;
 }
 
-/* What autoprof does, in this process: the committed records from tail on, tail past them. */
+/*
+ * What autoprof does, in this process: the committed records from tail on, tail past them.
+ * -EBADMSG for a record the shim should never write: a length that cannot be, or one that runs
+ * past head or the ring's end (it pads the ring's end, and commits only what it reserved).
+ */
 static long drain_here(preload_rec_fn fn, void *arg)
 {
 	struct autoprof_preload_ring *r = ring();
@@ -55,13 +59,16 @@ static long drain_here(preload_rec_fn fn, void *arg)
 	for (;;) {
 		uint64_t tail = r->tail, head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		uint64_t off = tail & (size - 1), n = head - tail;
+		enum preload_parse_stop stop;
 		long k;
 
 		if (n > size - off)
 			n = size - off;
 		if (!n)
 			return total;
-		k = preload_ring__parse(r->data + off, n, tail, fn, arg);
+		k = preload_ring__parse(r->data + off, n, tail, fn, arg, &stop);
+		if (k >= 0 && stop == PRELOAD_PARSE_CUT)
+			return -EBADMSG;
 		if (k <= 0)
 			return k < 0 ? k : total;
 		__atomic_store_n(&r->tail, tail + (uint64_t)k, __ATOMIC_RELEASE);
@@ -403,6 +410,72 @@ TEST(threads)
 	fresh_draw(); /* or this thread's next block (another thread's TLS) would be sampled */
 }
 
+/* A record at buf[at], for position pos + at, committed. */
+static void put_rec(uint8_t *buf, uint64_t pos, size_t at, uint32_t type, uint32_t len)
+{
+	struct autoprof_preload_rec *rec = (void *)(buf + at);
+
+	memset(rec, 0, sizeof(*rec));
+	rec->type = type;
+	rec->len = len;
+	rec->commit = pos + at + 1;
+}
+
+static void count_rec(void *arg, const struct autoprof_preload_rec *r, const void *stack)
+{
+	(void)r;
+	(void)stack;
+	++*(unsigned *)arg;
+}
+
+/* parse says why it stopped: the buffer's end, a record not committed, one cut by the end. */
+TEST(parse_says_why_it_stopped)
+{
+	const size_t hdr = sizeof(struct autoprof_preload_rec);
+	const uint64_t pos = 4096;
+	uint64_t words[64] = {};
+	uint8_t *buf = (uint8_t *)words;
+	enum preload_parse_stop stop;
+	unsigned nrec = 0;
+
+	/* Less than a record's start. */
+	CHECK_EQ(preload_ring__parse(buf, 8, pos, count_rec, &nrec, &stop), 0);
+	CHECK_EQ(stop, PRELOAD_PARSE_END);
+
+	/* Nothing committed at the start; then one record, then nothing committed after it. */
+	CHECK_EQ(preload_ring__parse(buf, sizeof(words), pos, count_rec, &nrec, &stop), 0);
+	CHECK_EQ(stop, PRELOAD_PARSE_PENDING);
+	put_rec(buf, pos, 0, AUTOPROF_REC_FREE, hdr);
+	CHECK_EQ(preload_ring__parse(buf, sizeof(words), pos, count_rec, &nrec, &stop), hdr);
+	CHECK_EQ(stop, PRELOAD_PARSE_PENDING);
+	CHECK_EQ(nrec, 1);
+
+	/* A commit word for another position is not committed here. */
+	put_rec(buf, pos + 4096, hdr, AUTOPROF_REC_FREE, hdr);
+	CHECK_EQ(preload_ring__parse(buf, sizeof(words), pos, NULL, NULL, &stop), hdr);
+	CHECK_EQ(stop, PRELOAD_PARSE_PENDING);
+
+	/* Two whole records filling the buffer; and with a tail shorter than a record's start. */
+	put_rec(buf, pos, hdr, AUTOPROF_REC_FREE, hdr);
+	CHECK_EQ(preload_ring__parse(buf, 2 * hdr, pos, NULL, NULL, &stop), 2 * hdr);
+	CHECK_EQ(stop, PRELOAD_PARSE_END);
+	CHECK_EQ(preload_ring__parse(buf, 2 * hdr + 8, pos, NULL, NULL, &stop), 2 * hdr);
+	CHECK_EQ(stop, PRELOAD_PARSE_END);
+
+	/* Committed, but running past the buffer: after a whole record, and at its start. */
+	put_rec(buf, pos, hdr, AUTOPROF_REC_ALLOC, hdr + 64);
+	CHECK_EQ(preload_ring__parse(buf, 2 * hdr, pos, NULL, NULL, &stop), hdr);
+	CHECK_EQ(stop, PRELOAD_PARSE_CUT);
+	CHECK_EQ(preload_ring__parse(buf + hdr, 16, pos + hdr, NULL, NULL, &stop), 0);
+	CHECK_EQ(stop, PRELOAD_PARSE_CUT);
+	CHECK_EQ(preload_ring__parse(buf, 2 * hdr + 64, pos, NULL, NULL, &stop), 2 * hdr + 64);
+	CHECK_EQ(stop, PRELOAD_PARSE_END);
+
+	/* A length no record has: not a reason to stop, an error. */
+	put_rec(buf, pos, hdr, AUTOPROF_REC_FREE, hdr + 8);
+	CHECK_EQ(preload_ring__parse(buf, sizeof(words), pos, NULL, NULL, &stop), -EBADMSG);
+}
+
 /*
  * preload_ring__drain on a ring made here by hand (a sealed memfd, as the shim makes it), as a
  * process could write it: what no shim writes stops nothing. A committed record running past
@@ -541,6 +614,7 @@ int main(void)
 	RUN(samples_by_bytes);
 	RUN(every_function_tracked);
 	RUN(threads);
+	RUN(parse_says_why_it_stopped);
 	RUN(drain_skips_what_no_shim_writes);
 	return test_summary();
 }
