@@ -2,17 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Cost of walking user stacks: autoprof with --unwind.mode=fp (bpf_get_stack's frame-pointer
-# walk) and with --unwind.mode=table (unwind tables in BPF), side by side with
-# `perf record --call-graph dwarf -F 99` (which copies 8 KiB of stack per sample to user space
-# and unwinds later, in `perf script`/`perf report`), all on the same workload:
+# walk), with --unwind.mode=table --unwind.walk-cache=false (unwind tables in BPF at every
+# frame) and with the default (tables, and the walk cache of recent stacks' rules), side by
+# side with `perf record --call-graph dwarf -F 99` (which copies 8 KiB of stack per sample to
+# user space and unwinds later, in `perf script`/`perf report`), all on the same workload:
 # $BUILD/bench/unwind_workload (bench/unwind_workload.cc, g++ -O2 -fomit-frame-pointer), THREADS
 # threads (default: every CPU) in std::sort, std::map and std::ostringstream code under a few
 # noinline levels, so that libstdc++ and glibc are on every stack.
 #
-# Each autoprof mode runs in its own daemon ($BUILD/autoprof on a free port), in three phases:
-# start-up (2 s, not measured), QUIET seconds (default 5) without the workload, and DURATION
-# seconds (default 20) with it, at the end of which one folded profile of the workload's pid
-# for those seconds is served (so agent CPU includes symbolizing it). Per mode it reports:
+# Each autoprof mode runs in its own daemon ($BUILD/autoprof on a free port), the three at
+# once, so that they share the host's load (this VM's speed drifts by tens of % within
+# minutes; one after the other, the drift was bigger than what the modes differ by). Each
+# program runs on its own timer, so one's walk rarely warms the lines of another's. Three
+# phases: start-up (until each serves /metrics with autoprof_cpus_sampled, then 2 s, not
+# measured), QUIET seconds (default 5) without the workload, and DURATION seconds (default 20)
+# with it, at the end of which one folded profile of the workload's pid for those seconds is
+# served by each (so agent CPU includes symbolizing it). Per mode it reports:
 # - BPF time per sample of that daemon's oncpu_sample program only (its prog ids come from
 #   /proc/PID/fdinfo/* `prog_id:`; other autoprof instances on the machine are never read):
 #   run_time_ns / run_cnt deltas from `bpftool prog show id`, with run-time stats held on by a
@@ -97,33 +102,56 @@ snap() {
 	curl -sf "http://127.0.0.1:$4/metrics" >"$f.metrics"
 }
 
-for mode in fp table; do
-	port=$(free_port)
+MODES=(fp nocache table)
+declare -A ap port
+for mode in "${MODES[@]}"; do
+	case $mode in
+	fp) flags=(--unwind.mode=fp) ;;
+	nocache) flags=(--unwind.mode=table --unwind.walk-cache=false) ;;
+	table) flags=(--unwind.mode=table) ;;
+	esac
+	port[$mode]=$(free_port)
 	# shellcheck disable=SC2086 # AP_FLAGS: extra flags, word-split on purpose
-	"$AP" --web.listen-address=127.0.0.1:$port --log.level=warn --unwind.mode=$mode ${AP_FLAGS:-} \
-		>"$tmp/$mode.log" 2>&1 &
-	ap=$!
-	pids+=($ap)
-	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
-	kill -0 "$ap" 2>/dev/null || { echo "autoprof ($mode) did not start:" >&2; cat "$tmp/$mode.log" >&2; exit 1; }
-	sleep 2
-	snap $mode q0 $ap $port
-	sleep "$QUIET"
-	snap $mode q1 $ap $port
-	"$WL" $((DURATION + 4)) "$THREADS" >/dev/null &
-	wl=$!
-	pids+=($wl)
-	sleep 1.5 # the daemon has seen the process (its tables are built on its first samples)
-	snap $mode w0 $ap $port
-	sleep "$DURATION"
+	"$AP" --web.listen-address=127.0.0.1:${port[$mode]} --log.level=warn "${flags[@]}" \
+		${AP_FLAGS:-} >"$tmp/$mode.log" 2>&1 &
+	ap[$mode]=$!
+	pids+=(${ap[$mode]})
+done
+# Ready when serving and sampling (autoprof_cpus_sampled appears after the first drain).
+for mode in "${MODES[@]}"; do
+	for _ in $(seq 200); do
+		curl -sf "http://127.0.0.1:${port[$mode]}/metrics" 2>/dev/null |
+			grep -q '^autoprof_cpus_sampled' && break
+		sleep 0.1
+	done
+	kill -0 "${ap[$mode]}" 2>/dev/null || {
+		echo "autoprof ($mode) did not start:" >&2
+		cat "$tmp/$mode.log" >&2
+		exit 1
+	}
+done
+snap_all() { for mode in "${MODES[@]}"; do snap "$mode" "$1" "${ap[$mode]}" "${port[$mode]}"; done; }
+sleep 2
+snap_all q0
+sleep "$QUIET"
+snap_all q1
+"$WL" $((DURATION + 4)) "$THREADS" >/dev/null &
+wl=$!
+pids+=($wl)
+sleep 1.5 # the daemons have seen the process (its tables are built on its first samples)
+snap_all w0
+sleep "$DURATION"
+for mode in "${MODES[@]}"; do
 	# Answered at once from the store: the last DURATION seconds.
 	curl -sf -o "$tmp/$mode.folded" \
-		"http://127.0.0.1:$port/debug/pprof/profile?seconds=$DURATION&pid=$wl&format=folded"
-	snap $mode w1 $ap $port
-	kill "$wl" 2>/dev/null || true
-	wait "$wl" 2>/dev/null || true
-	kill -TERM "$ap"
-	wait "$ap" 2>/dev/null || true
+		"http://127.0.0.1:${port[$mode]}/debug/pprof/profile?seconds=$DURATION&pid=$wl&format=folded"
+done
+snap_all w1
+kill "$wl" 2>/dev/null || true
+wait "$wl" 2>/dev/null || true
+for mode in "${MODES[@]}"; do
+	kill -TERM "${ap[$mode]}"
+	wait "${ap[$mode]}" 2>/dev/null || true
 done
 
 # perf: record the workload's process only; its rusage includes writing perf.data out.
@@ -209,7 +237,7 @@ def complete_share(stacks):
 
 
 res = {}
-for mode in ("fp", "table"):
+for mode in ("fp", "nocache", "table"):
     q0, q1, w0, w1 = (snap(mode, p) for p in ("q0", "q1", "w0", "w1"))
     idle_key = 'autoprof_samples_idle_total{profile="cpu"}'
     tq, nq = q1["run_ns"] - q0["run_ns"], q1["run_cnt"] - q0["run_cnt"]
@@ -235,6 +263,9 @@ for mode in ("fp", "table"):
         "fp_only": delta(w0, w1, "autoprof_unwind_stacks_fp_only_total"),
         "evictions": delta(w0, w1, "autoprof_unwind_table_evictions_total"),
         "build_s": delta(w0, w1, "autoprof_unwind_table_build_seconds_total"),
+        "cached": delta(w0, w1, "autoprof_unwind_frames_cached_total"),
+        "frames": sum(delta(w0, w1, f'autoprof_unwind_frames_total{{method="{k}"}}')
+                      for k in ("table", "fp")),
     }
 
 pcpu, pwall = map(float, open(f"{tmp}/perf.cost").read().split())
@@ -255,20 +286,30 @@ if cur is not None:
     pstacks.append((cur[::-1], 1))
 pdone, ptotal = complete_share(pstacks)
 
-fp, tb = res["fp"], res["table"]
+fp, nc, tb = res["fp"], res["nocache"], res["table"]
 print(f"user stack walking, workload: {threads} threads of bench/unwind_workload (-O2 -fomit-frame-pointer, "
       f"C++ over libstdc++ and glibc), {ncpu} CPUs, 99 Hz, {dur} s per profiler")
-print(f"{'':38}{'autoprof fp':>13}{'autoprof table':>16}{'table/fp':>10}")
-row = lambda name, a, b, fmt: print(f"{name:38}{a:13{fmt}}{b:16{fmt}}{div(b, a):10.3f}")
-row("BPF us/sample, all runs (raw)", fp["raw"], tb["raw"], ".2f")
-row("BPF us/sample, non-idle, upper bound", fp["hi"], tb["hi"], ".2f")
-row("BPF us/sample, non-idle, lower bound", fp["lo"], tb["lo"], ".2f")
-row("BPF runs (idle ticks among them)", fp["runs"], tb["runs"], ".0f")
-print(f"{'':38}{'(' + str(int(fp['idle'])) + ')':>13}{'(' + str(int(tb['idle'])) + ')':>16}")
-row("workload samples in its profile", fp["wl"], tb["wl"], ".0f")
-row("complete workload stacks, %", fp["complete"] * 100, tb["complete"] * 100, ".1f")
-row("agent CPU, % of one CPU", fp["cpu"], tb["cpu"], ".3f")
-print(f"quiet-phase BPF us/run (idle ticks + other processes): fp {fp['quiet']:.2f}, table {tb['quiet']:.2f}")
+print("table = the default (unwind tables and the walk cache); no cache = --unwind.walk-cache=false")
+print(f"{'':38}{'autoprof fp':>13}{'table, no cache':>17}{'table':>10}{'table/fp':>10}{'table/no cache':>16}")
+
+
+def row(name, a, n, b, fmt):
+    print(f"{name:38}{a:13{fmt}}{n:17{fmt}}{b:10{fmt}}{div(b, a):10.3f}{div(b, n):16.3f}")
+
+
+for key, name, fmt in (("raw", "BPF us/sample, all runs (raw)", ".2f"),
+                       ("hi", "BPF us/sample, non-idle, upper bound", ".2f"),
+                       ("lo", "BPF us/sample, non-idle, lower bound", ".2f"),
+                       ("runs", "BPF runs (idle ticks among them)", ".0f")):
+    row(name, fp[key], nc[key], tb[key], fmt)
+print(f"{'':38}" + "".join(f"{'(' + str(int(r['idle'])) + ')':>{w}}" for r, w in ((fp, 13), (nc, 17), (tb, 10))))
+row("workload samples in its profile", fp["wl"], nc["wl"], tb["wl"], ".0f")
+row("complete workload stacks, %", fp["complete"] * 100, nc["complete"] * 100, tb["complete"] * 100, ".1f")
+row("agent CPU, % of one CPU", fp["cpu"], nc["cpu"], tb["cpu"], ".3f")
+print(f"quiet-phase BPF us/run (idle ticks + other processes): fp {fp['quiet']:.2f}, "
+      f"no cache {nc['quiet']:.2f}, table {tb['quiet']:.2f}")
+print(f"frames from the walk cache (all processes): {tb['cached']:.0f} of {tb['frames']:.0f} "
+      f"({div(tb['cached'], tb['frames']) * 100:.1f} %)")
 u = tb["uw"]
 walked = sum(u.values())
 print(f"table walks (all processes): {walked:.0f}, complete {div(u['complete'], walked) * 100:.1f} %, "

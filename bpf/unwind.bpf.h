@@ -105,11 +105,13 @@ struct {
 
 /* What a BPF walk keeps beyond bpf/unwind_step.h's: pending uretprobes replaced return
  * addresses on the stack with their trampoline; the kernel's list of them (innermost first)
- * gives the real ones back, in walk order. And its walk cache entry. */
+ * gives the real ones back, in walk order. And what its walk cache entry is filed under. */
 struct unwind_walk_env {
 	__u64 tramp; /* the trampoline's address, 0: no uretprobe pending in this thread */
 	__u64 ri;    /* struct return_instance * of the next one the walk will meet */
+	__u64 gen;   /* the process's mapping table's */
 	__u32 pid;
+	__u32 pad;
 };
 
 /* The return address a pending uretprobe hijacked, given back (ra otherwise). */
@@ -161,6 +163,111 @@ static __always_inline int unwind__read(__u64 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
+static __always_inline struct unwind_cache_walk *unwind__cache_walk(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_cache_walk, &zero);
+}
+
+/*
+ * The cache's three steps are global functions, verified once each on their own and seen by
+ * the walk as calls that return an unknown word: the walk's states are the same with or
+ * without a hit, so the verifier's work on the step does not double.
+ */
+
+/* No rule of frame i or past it is to be cached. */
+__noinline int unwind__cache_stop(void)
+{
+	struct unwind_cache_walk *cw = unwind__cache_walk();
+
+	if (cw)
+		cw->state = UNWIND_CACHE_OFF;
+	return 0;
+}
+
+/* The cached rule of frame i at pc (UNWIND_RULE()), or UNWIND_RULE_NONE. At frame 1 the walk
+ * takes the entry of (pid, pc), following it if it is the same process's table. */
+__noinline __u64 unwind__cache_get(__u64 i, __u64 pc, __u32 interrupted, __u32 pid, __u64 gen)
+{
+	struct unwind_cache_walk *cw;
+	struct unwind_cache_entry *e;
+	__u64 k, rule;
+	__u32 seq;
+
+	/* The leaf is always looked up: leaf pcs are many, their callers few. */
+	if (i == 0)
+		return UNWIND_RULE_NONE;
+	cw = unwind__cache_walk();
+	if (!cw)
+		return UNWIND_RULE_NONE;
+	if (i == 1) {
+		__u64 h = (pc ^ ((__u64)pid << 32)) * 0x9e3779b97f4a7c15ULL;
+
+		cw->slot = 1 + (__u32)(h >> 57) % UNWIND_CACHE_ENTRIES;
+		e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+		if (!e)
+			return UNWIND_RULE_NONE;
+		seq = e->seq;
+		/* Odd: the walk this one interrupted owns it. */
+		if (seq & 1)
+			return UNWIND_RULE_NONE;
+		e->seq = seq + 1;
+		cw->seq = seq + 2;
+		cw->owned = 1;
+		if (e->pid != pid || e->gen != gen || !e->nr || e->f[0].pc != pc) {
+			e->pid = pid;
+			e->gen = gen;
+			e->nr = 0;
+			cw->state = UNWIND_CACHE_WRITE;
+			return UNWIND_RULE_NONE;
+		}
+		cw->state = UNWIND_CACHE_FOLLOW;
+	}
+	if (cw->state != UNWIND_CACHE_FOLLOW)
+		return UNWIND_RULE_NONE;
+	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+	if (!e)
+		return UNWIND_RULE_NONE;
+	k = i - 1;
+	if (k >= UNWIND_CACHE_FRAMES || k >= e->nr)
+		goto leave;
+	rule = e->f[k].rule;
+	if (e->f[k].pc != pc || !(rule & UNWIND_CACHE_INTERRUPTED) != !interrupted)
+		goto leave;
+	cw->hits++;
+	return rule & ~UNWIND_CACHE_INTERRUPTED;
+leave:
+	/* Another stack from here on: this walk's frames replace the entry's. */
+	e->nr = k < UNWIND_CACHE_FRAMES ? k : UNWIND_CACHE_FRAMES;
+	cw->state = UNWIND_CACHE_WRITE;
+	return UNWIND_RULE_NONE;
+}
+
+/* Frame i at pc has rule: after the entry's last frame, it is added. */
+__noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rule)
+{
+	struct unwind_cache_walk *cw;
+	struct unwind_cache_entry *e;
+	__u64 k;
+
+	if (i == 0)
+		return 0;
+	cw = unwind__cache_walk();
+	if (!cw || cw->state != UNWIND_CACHE_WRITE)
+		return 0;
+	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+	if (!e)
+		return 0;
+	k = i - 1;
+	if (k >= UNWIND_CACHE_FRAMES || k != e->nr)
+		return 0;
+	e->f[k].pc = pc;
+	e->f[k].rule = rule | (interrupted ? UNWIND_CACHE_INTERRUPTED : 0);
+	e->nr = k + 1;
+	return 0;
+}
+
 /*
  * The searches are global functions: the verifier checks each once, on its own, instead of
  * once per path through the caller (their halvings would multiply the caller's states).
@@ -174,130 +281,12 @@ static __always_inline int unwind__read(__u64 *dst, __u64 addr)
 #define UNWIND_READ(w, dst, addr) unwind__read(dst, addr)
 #define UNWIND_RET_ADDR(w, ra) unwind__ret_addr(&(w)->env, ra)
 #define UNWIND_DEPTH(w) UNWIND_MAX_FRAMES
-#define UNWIND_CACHE_GET(w, i) unwind__cache_get(w, i)
-#define UNWIND_CACHE_PUT(w, i, cfa_type, cfa_off, rbp_type, rbp_off)                         \
-	unwind__cache_put(w, i, cfa_type, cfa_off, rbp_type, rbp_off)
+#define UNWIND_CACHE_GET(w, i)                                                             \
+	unwind__cache_get(i, (w)->pc, (w)->interrupted, (w)->env.pid, (w)->env.gen)
+#define UNWIND_CACHE_PUT(w, i, rule) unwind__cache_put(i, (w)->pc, (w)->interrupted, rule)
 #define UNWIND_CACHE_STOP(w) unwind__cache_stop()
 
-struct unwind_walk;
-static __always_inline const struct unwind_cache_frame *unwind__cache_get(struct unwind_walk *w,
-									   __u64 i);
-static __always_inline void unwind__cache_put(struct unwind_walk *w, __u64 i, __u8 cfa_type,
-					      __s32 cfa_off, __u8 rbp_type, __s16 rbp_off);
-static __always_inline void unwind__cache_stop(void);
-
 #include "unwind_step.h"
-
-static __always_inline struct unwind_cache_walk *unwind__cache_walk(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&unwind_cache_walk, &zero);
-}
-
-static __always_inline void unwind__cache_stop(void)
-{
-	struct unwind_cache_walk *cw = unwind__cache_walk();
-
-	if (cw)
-		cw->state = UNWIND_CACHE_OFF;
-}
-
-/* At frame 1: takes the entry of (pid, pc) for the walk, following it if it is this stack's. */
-static __always_inline void unwind__cache_claim(struct unwind_walk *w,
-						struct unwind_cache_walk *cw)
-{
-	struct unwind_cache_entry *e;
-	__u64 h = (w->pc ^ ((__u64)w->env.pid << 32)) * 0x9e3779b97f4a7c15ULL;
-	__u32 seq;
-
-	if (!w->proc)
-		return;
-	cw->slot = 1 + (__u32)(h >> 57) % UNWIND_CACHE_ENTRIES;
-	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
-	if (!e)
-		return;
-	seq = e->seq;
-	/* Odd: the walk this one interrupted owns it. */
-	if (seq & 1)
-		return;
-	e->seq = seq + 1;
-	cw->seq = seq + 2;
-	cw->owned = 1;
-	if (e->pid == w->env.pid && e->gen == w->proc->gen && e->nr && e->f[0].pc == w->pc) {
-		cw->state = UNWIND_CACHE_FOLLOW;
-		return;
-	}
-	e->pid = w->env.pid;
-	e->gen = w->proc->gen;
-	e->nr = 0;
-	cw->state = UNWIND_CACHE_WRITE;
-}
-
-static __always_inline const struct unwind_cache_frame *unwind__cache_get(struct unwind_walk *w,
-									   __u64 i)
-{
-	struct unwind_cache_walk *cw;
-	struct unwind_cache_entry *e;
-	const struct unwind_cache_frame *c;
-	__u64 k;
-
-	/* The leaf is always looked up: leaf pcs are many, their callers few. */
-	if (i == 0)
-		return NULL;
-	cw = unwind__cache_walk();
-	if (!cw)
-		return NULL;
-	if (i == 1)
-		unwind__cache_claim(w, cw);
-	if (cw->state != UNWIND_CACHE_FOLLOW)
-		return NULL;
-	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
-	if (!e)
-		return NULL;
-	k = i - 1;
-	if (k >= UNWIND_CACHE_FRAMES || k >= e->nr)
-		goto leave;
-	c = &e->f[k];
-	if (c->pc != w->pc || !(c->cfa_type & UNWIND_CACHE_INTERRUPTED) != !w->interrupted)
-		goto leave;
-	cw->hits++;
-	return c;
-leave:
-	/* Another stack from here on: this walk's frames replace the entry's. */
-	e->nr = k < UNWIND_CACHE_FRAMES ? k : UNWIND_CACHE_FRAMES;
-	cw->state = UNWIND_CACHE_WRITE;
-	return NULL;
-}
-
-static __always_inline void unwind__cache_put(struct unwind_walk *w, __u64 i, __u8 cfa_type,
-					      __s32 cfa_off, __u8 rbp_type, __s16 rbp_off)
-{
-	struct unwind_cache_walk *cw;
-	struct unwind_cache_entry *e;
-	struct unwind_cache_frame *c;
-	__u64 k;
-
-	if (i == 0)
-		return;
-	cw = unwind__cache_walk();
-	if (!cw || cw->state != UNWIND_CACHE_WRITE)
-		return;
-	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
-	if (!e)
-		return;
-	k = i - 1;
-	/* Frames are added in order, each after the last the entry holds. */
-	if (k >= UNWIND_CACHE_FRAMES || k != e->nr)
-		return;
-	c = &e->f[k];
-	c->pc = w->pc;
-	c->cfa_off = cfa_off;
-	c->cfa_type = cfa_type | (w->interrupted ? UNWIND_CACHE_INTERRUPTED : 0);
-	c->rbp_type = rbp_type;
-	c->rbp_off = rbp_off;
-	e->nr = k + 1;
-}
 
 /* How a walk went, beyond the frames it wrote. */
 struct unwind_outcome {
@@ -331,6 +320,7 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		return -1;
 	}
 	w.env.pid = pid;
+	w.env.gen = w.proc->gen;
 	cw = unwind__cache_walk();
 	if (cw)
 		*cw = (struct unwind_cache_walk){};

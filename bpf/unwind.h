@@ -105,14 +105,25 @@ struct unwind_proc {
  */
 #define UNWIND_CACHE_ENTRIES 128 /* a power of two; slot 0 unused: a map of 1 is no cache */
 #define UNWIND_CACHE_FRAMES  24
-#define UNWIND_CACHE_INTERRUPTED 0x80 /* in cfa_type: the pc was interrupted, not returned to */
+
+/*
+ * A row's rule in one word, as the walk step applies it: cfa_off in bits 0-31, rbp_off in
+ * 32-47, rbp_type in 48-55, cfa_type in 56-62. Whether it came from the tables or the cache,
+ * the step sees the same unknown word: the verifier then checks what follows once.
+ */
+#define UNWIND_RULE(cfa_type, cfa_off, rbp_type, rbp_off)                                  \
+	((__u64)(__u32)(cfa_off) | (__u64)(__u16)(rbp_off) << 32 |                         \
+	 (__u64)((rbp_type) & 0xff) << 48 | (__u64)((cfa_type) & 0x7f) << 56)
+#define UNWIND_RULE_CFA_TYPE(r) ((__u8)((r) >> 56) & 0x7f)
+#define UNWIND_RULE_CFA_OFF(r)	((__s32)(__u32)(r))
+#define UNWIND_RULE_RBP_TYPE(r) ((__u8)((r) >> 48))
+#define UNWIND_RULE_RBP_OFF(r)	((__s16)(__u16)((r) >> 32))
+#define UNWIND_RULE_NONE	(~0ULL) /* no rule: look it up */
+#define UNWIND_CACHE_INTERRUPTED (1ULL << 63) /* in a cached rule: the pc was interrupted */
 
 struct unwind_cache_frame {
 	__u64 pc;
-	__s32 cfa_off;
-	__u8 cfa_type; /* enum unwind_cfa_type | UNWIND_CACHE_INTERRUPTED */
-	__u8 rbp_type;
-	__s16 rbp_off;
+	__u64 rule; /* UNWIND_RULE(), | UNWIND_CACHE_INTERRUPTED */
 };
 
 struct unwind_cache_entry {

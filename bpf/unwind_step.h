@@ -19,10 +19,9 @@
  *   UNWIND_READ(w, dst, addr)         0 when the 8 bytes of the stack at addr are in *dst
  *   UNWIND_RET_ADDR(w, ra)            the real return address for one read off the stack
  *   UNWIND_DEPTH(w)                   frames the walk may write
- *   UNWIND_CACHE_GET(w, i)            the cached rule of frame i (const struct
- *                                     unwind_cache_frame *), or NULL: look it up
- *   UNWIND_CACHE_PUT(w, i, cfa_type, cfa_off, rbp_type, rbp_off)
- *                                     the rule frame i was found to have (UNWIND_CFA_NONE:
+ *   UNWIND_CACHE_GET(w, i)            the cached rule of frame i (UNWIND_RULE()), or
+ *                                     UNWIND_RULE_NONE: look it up
+ *   UNWIND_CACHE_PUT(w, i, rule)      the rule frame i was found to have (UNWIND_CFA_NONE:
  *                                     frame pointer)
  *   UNWIND_CACHE_STOP(w)              frame i has no rule that can be cached (its pc is in no
  *                                     mapping, its file's rows are not in yet)
@@ -178,14 +177,10 @@ static __always_inline void unwind__fp_step(struct unwind_walk *w)
 static long unwind__step(__u64 i, void *arg)
 {
 	struct unwind_walk *w = arg;
-	const struct unwind_cache_frame *c;
 	const struct unwind_mapping *m;
 	const struct unwind_file *f;
 	const struct unwind_row *r;
-	__u64 cfa, ra, bp, off;
-	__u8 cfa_type, rbp_type;
-	__s32 cfa_off;
-	__s16 rbp_off;
+	__u64 cfa, ra, bp, off, rule;
 	__u32 slot;
 	int idx;
 
@@ -202,14 +197,9 @@ static long unwind__step(__u64 i, void *arg)
 	w->stack[i] = w->pc + (w->interrupted && i > 0);
 	w->n = i + 1;
 
-	c = UNWIND_CACHE_GET(w, i);
-	if (c) {
-		cfa_type = c->cfa_type & ~UNWIND_CACHE_INTERRUPTED;
-		cfa_off = c->cfa_off;
-		rbp_type = c->rbp_type;
-		rbp_off = c->rbp_off;
+	rule = UNWIND_CACHE_GET(w, i);
+	if (rule != UNWIND_RULE_NONE)
 		goto apply;
-	}
 	idx = unwind__find_mapping(w->proc, w->pc);
 	if (idx < 0) {
 		/* Not cached: the miss must be seen again, to have the maps read again. */
@@ -241,29 +231,26 @@ static long unwind__step(__u64 i, void *arg)
 	r = UNWIND_ROW(slot);
 	if (!r)
 		goto fp_stop;
-	cfa_type = r->cfa_type;
-	cfa_off = r->cfa_off;
-	rbp_type = r->rbp_type;
-	rbp_off = r->rbp_off;
-	UNWIND_CACHE_PUT(w, i, cfa_type, cfa_off, rbp_type, rbp_off);
+	rule = UNWIND_RULE(r->cfa_type, r->cfa_off, r->rbp_type, r->rbp_off);
+	UNWIND_CACHE_PUT(w, i, rule);
 
 apply:
-	switch (cfa_type) {
+	switch (UNWIND_RULE_CFA_TYPE(rule)) {
 	case UNWIND_CFA_UNDEFINED:
 		w->stop = UNWIND_STOP_COMPLETE;
 		return 1;
 	case UNWIND_CFA_RSP:
-		cfa = w->sp + cfa_off;
+		cfa = w->sp + UNWIND_RULE_CFA_OFF(rule);
 		break;
 	case UNWIND_CFA_RBP:
 		if (!w->bp) {
 			w->stop = UNWIND_STOP_READ;
 			return 1;
 		}
-		cfa = w->bp + cfa_off;
+		cfa = w->bp + UNWIND_RULE_CFA_OFF(rule);
 		break;
 	case UNWIND_CFA_PLT:
-		cfa = w->sp + 8 + ((w->pc & 15) >= (__u64)cfa_off ? 8 : 0);
+		cfa = w->sp + 8 + ((w->pc & 15) >= (__u64)UNWIND_RULE_CFA_OFF(rule) ? 8 : 0);
 		break;
 	case UNWIND_CFA_SIGNAL:
 		/* The interrupted context: the next pc is where the signal struck, not a return
@@ -293,13 +280,13 @@ apply:
 		w->stop = UNWIND_STOP_READ;
 		return 1;
 	}
-	if (rbp_type == UNWIND_RBP_OFFSET) {
-		if (UNWIND_READ(w, &bp, cfa + rbp_off)) {
+	if (UNWIND_RULE_RBP_TYPE(rule) == UNWIND_RBP_OFFSET) {
+		if (UNWIND_READ(w, &bp, cfa + UNWIND_RULE_RBP_OFF(rule))) {
 			w->stop = UNWIND_STOP_READ;
 			return 1;
 		}
 		w->bp = bp;
-	} else if (rbp_type != UNWIND_RBP_SAME) {
+	} else if (UNWIND_RULE_RBP_TYPE(rule) != UNWIND_RBP_SAME) {
 		w->bp = 0;
 	}
 	w->sp = cfa;
@@ -308,7 +295,7 @@ apply:
 	w->table_frames++;
 	return 0;
 fp_put:
-	UNWIND_CACHE_PUT(w, i, UNWIND_CFA_NONE, 0, 0, 0);
+	UNWIND_CACHE_PUT(w, i, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
 	goto fp;
 fp_stop:
 	UNWIND_CACHE_STOP(w);

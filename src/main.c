@@ -209,6 +209,7 @@ int main(int argc, char **argv)
 		d.ctx.unwinder = unwinder__new(&(struct unwinder_opts){
 						       .memory_limit = d.cfg.unwind_memory_limit,
 						       .max_processes = UNWIND_MAX_PROCESSES,
+						       .walk_cache = d.cfg.unwind_walk_cache,
 					       },
 					       &err);
 		if (!d.ctx.unwinder)

@@ -368,7 +368,7 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts, struct collect_ctx *c
 	}
 	/* Its programs never run preemptibly: the walk cache is theirs to use. */
 	if (ctx->unwinder) {
-		*err = unwinder__cache_walks(oc->skel->obj);
+		*err = unwinder__cache_walks(ctx->unwinder, oc->skel->obj);
 		if (*err)
 			goto out_destroy;
 	}

@@ -206,7 +206,7 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 	}
 	/* Its programs never run preemptibly: the walk cache is theirs to use. */
 	if (ctx->unwinder) {
-		*err = unwinder__cache_walks(oc->skel->obj);
+		*err = unwinder__cache_walks(ctx->unwinder, oc->skel->obj);
 		if (*err)
 			goto out_destroy;
 	}

@@ -828,6 +828,15 @@ static const struct key keys[] = {
 			"640KiB); the least recently mapped files' tables are dropped beyond it.",
 	},
 	{
+		.name = "unwind.walk-cache",
+		.type = &type_bool,
+		.def = "true",
+		FIELD(unwind_walk_cache),
+		.help = "Keep the rules of recently walked stacks in BPF (about 51KiB per CPU "
+			"for each of the on- and off-CPU samplers), so that a stack seen again is "
+			"walked from its own words instead of the tables; false: always the tables.",
+	},
+	{
 		.name = "memory.targets",
 		.type = &type_string,
 		.def = "",

@@ -32,6 +32,7 @@ struct config {
 	uint32_t python_enabled;	/* python.enabled, default true */
 	uint32_t unwind_mode;		/* unwind.mode, enum config_unwind_mode, default table */
 	uint64_t unwind_memory_limit;	/* unwind.memory-limit, bytes, default 16MiB, 64KiB..4GiB */
+	uint32_t unwind_walk_cache;	/* unwind.walk-cache, default true */
 	char memory_targets[1024];	/* memory.targets, PATTERN[,PATTERN...], "" = none */
 	uint64_t memory_sample_interval; /* memory.sample-interval, bytes, default 512KiB, 1B..1GiB */
 	uint32_t memory_max_live;	/* memory.max-live, default 65536, 1024..16M */

@@ -91,6 +91,7 @@ struct unwinder {
 	/* Set once by unwinder__new, then read without the lock. */
 	struct unwind_tables tables;
 	uint32_t big_table_share;
+	bool walk_cache;
 	struct pool rows, pages;
 	uint32_t free_slots[MAX_FILES];
 	uint32_t nr_free_slots;
@@ -235,6 +236,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	}
 	pthread_mutex_init(&u->lock, NULL);
 	u->big_table_share = opts->big_table_share ? opts->big_table_share : 8;
+	u->walk_cache = opts->walk_cache;
 	u->rows_fd = u->pages_fd = u->files_fd = u->procs_fd = u->counters_fd = -1;
 	rows = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? rows : 1;
 	/* Code has a few rows per 256-byte page: one page entry per PAGES_PER_ROWS rows is room
@@ -371,13 +373,26 @@ int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj)
 	return 0;
 }
 
-int unwinder__cache_walks(struct bpf_object *obj)
+int unwinder__cache_walks(struct unwinder *u, struct bpf_object *obj)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "unwind_cache");
+	int err, cpus;
 
+	if (!u->walk_cache)
+		return 0;
 	if (!map)
 		return -ENOENT;
-	return bpf_map__set_max_entries(map, UNWIND_CACHE_ENTRIES + 1);
+	cpus = libbpf_num_possible_cpus();
+	if (cpus < 0)
+		return cpus;
+	err = bpf_map__set_max_entries(map, UNWIND_CACHE_ENTRIES + 1);
+	if (err)
+		return err;
+	pthread_mutex_lock(&u->lock);
+	u->stats.cache_bytes +=
+	    (uint64_t)(UNWIND_CACHE_ENTRIES + 1) * sizeof(struct unwind_cache_entry) * cpus;
+	pthread_mutex_unlock(&u->lock);
+	return 0;
 }
 
 static uint64_t file_bytes(const struct ufile *f)

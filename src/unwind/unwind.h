@@ -27,6 +27,7 @@ struct unwinder_opts {
 	/* A table over 1/big_table_share of the budget only takes free or idle room, never a
 	 * table in use (one huge binary must not blind autoprof to the rest); 0: 8. */
 	uint32_t big_table_share;
+	bool walk_cache; /* samplers that can use the walk cache get one (unwinder__cache_walks) */
 };
 
 /* Creates the BPF maps. NULL with *err set (negative errno). */
@@ -37,11 +38,12 @@ void unwinder__free(struct unwinder *u); /* accepts NULL */
 int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj);
 
 /*
- * Gives obj's walk cache (bpf/unwind.h) its entries, which turns it on (call before loading
- * obj): for samplers whose programs never run preemptibly, as bpf/unwind.bpf.h explains.
- * UNWIND_CACHE_ENTRIES + 1 entries of struct unwind_cache_entry per CPU.
+ * Gives obj's walk cache (bpf/unwind.h) its entries, which turns it on, unless the options
+ * said no (call before loading obj): for samplers whose programs never run preemptibly, as
+ * bpf/unwind.bpf.h explains. UNWIND_CACHE_ENTRIES + 1 entries of struct unwind_cache_entry
+ * per CPU, counted in unwinder_stats.cache_bytes.
  */
-int unwinder__cache_walks(struct bpf_object *obj);
+int unwinder__cache_walks(struct unwinder *u, struct bpf_object *obj);
 
 /* The fd of one of the maps by its name in bpf/unwind.bpf.h (for inspection and tests; owned by
  * the unwinder), or -ENOENT. */
@@ -102,6 +104,7 @@ struct unwinder_stats {
 	uint64_t too_big;	   /* tables larger than the whole budget */
 	uint64_t maps_truncated;   /* processes with more mappings than a table holds */
 	uint64_t update_errors;	   /* BPF map updates that failed */
+	uint64_t cache_bytes;	   /* the samplers' walk caches, all CPUs */
 	/* BPF walk outcomes, summed over CPUs (enum unwind_counter order). */
 	unsigned long long bpf[16];
 };

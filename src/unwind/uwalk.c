@@ -53,8 +53,8 @@ static inline int copy_read(const struct unwind_walk_env *e, __u64 *dst, __u64 a
 #define UNWIND_RET_ADDR(w, ra) (ra)
 #define UNWIND_DEPTH(w) ((w)->env.depth)
 /* No walk cache: a copy is walked once, and its tables are warm in this process. */
-#define UNWIND_CACHE_GET(w, i) ((const struct unwind_cache_frame *)NULL)
-#define UNWIND_CACHE_PUT(w, i, cfa_type, cfa_off, rbp_type, rbp_off) ((void)0)
+#define UNWIND_CACHE_GET(w, i) UNWIND_RULE_NONE
+#define UNWIND_CACHE_PUT(w, i, rule) ((void)0)
 #define UNWIND_CACHE_STOP(w) ((void)0)
 
 #include "bpf/unwind_step.h"

@@ -133,6 +133,8 @@ static void check_defaults(const struct config *c)
 		FAILF("unwind_mode %u", c->unwind_mode);
 	if (c->unwind_memory_limit != 16 * MiB)
 		FAILF("unwind_memory_limit %llu", (unsigned long long)c->unwind_memory_limit);
+	if (!c->unwind_walk_cache)
+		FAILF("unwind_walk_cache %u", c->unwind_walk_cache);
 }
 
 /* Every setting except config.file, which names where the values came from. */
@@ -370,6 +372,7 @@ static const struct {
 	{ "unwind.mode", "dwarf", "invalid unwind mode \"dwarf\" (want table or fp)" },
 	{ "unwind.mode", "", "invalid unwind mode \"\" (want table or fp)" },
 	{ "unwind.memory-limit", "32KiB", "32KiB is out of range 64KiB..4GiB" },
+	{ "unwind.walk-cache", "maybe", "invalid boolean \"maybe\" (want true or false)" },
 	{ "profile.frequency", "0", "0 is out of range 1..1000" },
 	{ "profile.frequency", "1001", "1001 is out of range 1..1000" },
 	{ "profile.frequency", "4294967296", "4294967296 is out of range 1..1000" },
