@@ -85,6 +85,41 @@ static int parse_headers(struct otlp_state *o, const char *spec)
 	return 0;
 }
 
+static const struct metrics_row push_rows[] = {
+	METRICS_FAMILY("autoprof_otlp_batches", METRIC_COUNTER,
+		       "OTLP push batches by outcome: queued, sent, dropped_queue_full (oldest "
+		       "dropped while the collector was unreachable), dropped_rejected (a "
+		       "non-retryable answer)"),
+	METRICS_SAMPLE(struct otlp_push_stats, batches_queued, "outcome", "queued"),
+	METRICS_SAMPLE(struct otlp_push_stats, batches_sent, "outcome", "sent"),
+	METRICS_SAMPLE(struct otlp_push_stats, batches_dropped_queue_full, "outcome",
+		       "dropped_queue_full"),
+	METRICS_SAMPLE(struct otlp_push_stats, batches_dropped_rejected, "outcome",
+		       "dropped_rejected"),
+	METRICS_FAMILY("autoprof_otlp_retries", METRIC_COUNTER,
+		       "OTLP push attempts retried (429, 502, 503, 504, network errors)"),
+	METRICS_SAMPLE(struct otlp_push_stats, retries),
+	METRICS_FAMILY("autoprof_otlp_failures", METRIC_COUNTER,
+		       "Failed OTLP push attempts by kind"),
+	METRICS_SAMPLE(struct otlp_push_stats, failures_network, "kind", "network"),
+	METRICS_SAMPLE(struct otlp_push_stats, failures_http, "kind", "http"),
+	METRICS_FAMILY("autoprof_otlp_profiles_rejected", METRIC_COUNTER,
+		       "Profiles the collector rejected in a partial success"),
+	METRICS_SAMPLE(struct otlp_push_stats, profiles_rejected),
+	METRICS_FAMILY("autoprof_otlp_sent_bytes", METRIC_COUNTER,
+		       "Bytes of OTLP requests delivered (after compression)"),
+	METRICS_SAMPLE(struct otlp_push_stats, bytes_sent),
+	METRICS_FAMILY("autoprof_otlp_queue_bytes", METRIC_GAUGE,
+		       "Bytes of OTLP requests waiting for the collector"),
+	METRICS_SAMPLE(struct otlp_push_stats, queue_bytes),
+	METRICS_FAMILY("autoprof_otlp_queue_batches", METRIC_GAUGE,
+		       "OTLP requests waiting for the collector"),
+	METRICS_SAMPLE(struct otlp_push_stats, queue_batches),
+	METRICS_FAMILY("autoprof_otlp_collect_errors", METRIC_COUNTER,
+		       "Pushes that could not be built (out of memory)"),
+	METRICS_SAMPLE(struct otlp_push_stats, collect_errors),
+};
+
 static void push_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -93,36 +128,7 @@ static void push_metrics(struct metrics_writer *w, void *ctx)
 	if (!d->otlp.pusher)
 		return;
 	otlp_pusher__stats(d->otlp.pusher, &s);
-	metrics__family(w, "autoprof_otlp_batches", METRIC_COUNTER,
-			"OTLP push batches by outcome: queued, sent, dropped_queue_full (oldest "
-			"dropped while the collector was unreachable), dropped_rejected (a "
-			"non-retryable answer)");
-	metrics__sample(w, s.batches_queued, "outcome", "queued", NULL);
-	metrics__sample(w, s.batches_sent, "outcome", "sent", NULL);
-	metrics__sample(w, s.batches_dropped_queue_full, "outcome", "dropped_queue_full", NULL);
-	metrics__sample(w, s.batches_dropped_rejected, "outcome", "dropped_rejected", NULL);
-	metrics__family(w, "autoprof_otlp_retries", METRIC_COUNTER,
-			"OTLP push attempts retried (429, 502, 503, 504, network errors)");
-	metrics__sample(w, s.retries, NULL);
-	metrics__family(w, "autoprof_otlp_failures", METRIC_COUNTER,
-			"Failed OTLP push attempts by kind");
-	metrics__sample(w, s.failures_network, "kind", "network", NULL);
-	metrics__sample(w, s.failures_http, "kind", "http", NULL);
-	metrics__family(w, "autoprof_otlp_profiles_rejected", METRIC_COUNTER,
-			"Profiles the collector rejected in a partial success");
-	metrics__sample(w, s.profiles_rejected, NULL);
-	metrics__family(w, "autoprof_otlp_sent_bytes", METRIC_COUNTER,
-			"Bytes of OTLP requests delivered (after compression)");
-	metrics__sample(w, s.bytes_sent, NULL);
-	metrics__family(w, "autoprof_otlp_queue_bytes", METRIC_GAUGE,
-			"Bytes of OTLP requests waiting for the collector");
-	metrics__sample(w, s.queue_bytes, NULL);
-	metrics__family(w, "autoprof_otlp_queue_batches", METRIC_GAUGE,
-			"OTLP requests waiting for the collector");
-	metrics__sample(w, s.queue_batches, NULL);
-	metrics__family(w, "autoprof_otlp_collect_errors", METRIC_COUNTER,
-			"Pushes that could not be built (out of memory)");
-	metrics__sample(w, s.collect_errors, NULL);
+	METRICS_TABLE(w, push_rows, &s);
 }
 
 int otlp_daemon__start(struct daemon *d)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* autoprof's own health in /metrics: one table-free callback per subsystem's stats. */
+/* autoprof's own health in /metrics: a callback and a table of families per subsystem's stats. */
 #include <stdio.h>
 
 #include <bpf/libbpf.h>
@@ -22,20 +22,58 @@
 
 #define NSEC 1e9
 
+/*
+ * Each callback reads its subsystem's stats into a struct and writes the families from a static
+ * const table of it (metrics__table). Values the stats do not hold as such (differences, config
+ * values) are put in a small view struct beside them. What stays written out by hand says why.
+ */
+
+static const struct metrics_row frequency_rows[] = {
+	METRICS_FAMILY("autoprof_profile_frequency_hertz", METRIC_GAUGE,
+		       "On-CPU sampling frequency per CPU"),
+	METRICS_SAMPLE(struct daemon, cfg.profile_frequency),
+};
+
 static void build_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
 	char libbpf[32];
 
+	/* By hand: its label values are strings, not fields. */
 	snprintf(libbpf, sizeof(libbpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
 	metrics__family(w, "autoprof_build_info", METRIC_GAUGE,
 			"autoprof's version, commit and libbpf version (always 1)");
 	metrics__sample(w, 1, "version", AUTOPROF_VERSION, "commit", AUTOPROF_COMMIT, "libbpf",
 			libbpf, NULL);
-	metrics__family(w, "autoprof_profile_frequency_hertz", METRIC_GAUGE,
-			"On-CPU sampling frequency per CPU");
-	metrics__sample(w, d->cfg.profile_frequency, NULL);
+	METRICS_TABLE(w, frequency_rows, d);
 }
+
+static const struct metrics_row oncpu_rows[] = {
+	METRICS_FAMILY("autoprof_samples", METRIC_COUNTER,
+		       "Samples taken by the BPF collectors and sent to user space"),
+	METRICS_SAMPLE(struct oncpu_stats, samples, "profile", "cpu"),
+	METRICS_FAMILY("autoprof_samples_stored", METRIC_COUNTER,
+		       "Samples aggregated into the store"),
+	METRICS_SAMPLE(struct oncpu_stats, ingested, "profile", "cpu"),
+	METRICS_FAMILY("autoprof_samples_dropped", METRIC_COUNTER,
+		       "Samples lost, by reason: ringbuf_full (BPF could not hand it over), "
+		       "store_memory (store over its memory limit), malformed"),
+	METRICS_SAMPLE(struct oncpu_stats, drop_ringbuf, "profile", "cpu", "reason",
+		       "ringbuf_full"),
+	METRICS_SAMPLE(struct oncpu_stats, drop_store, "profile", "cpu", "reason", "store_memory"),
+	METRICS_SAMPLE(struct oncpu_stats, drop_malformed, "profile", "cpu", "reason", "malformed"),
+	METRICS_FAMILY("autoprof_samples_idle", METRIC_COUNTER,
+		       "Samples of idle CPUs, not recorded"),
+	METRICS_SAMPLE(struct oncpu_stats, idle, "profile", "cpu"),
+	METRICS_FAMILY("autoprof_stack_errors", METRIC_COUNTER,
+		       "Samples whose kernel or user stack could not be read (kept without it)"),
+	METRICS_SAMPLE(struct oncpu_stats, kstack_errors, "profile", "cpu", "stack", "kernel"),
+	METRICS_SAMPLE(struct oncpu_stats, ustack_errors, "profile", "cpu", "stack", "user"),
+	METRICS_FAMILY("autoprof_stacks_truncated", METRIC_COUNTER,
+		       "Samples whose user stack was deeper than the walk (127 frames); other "
+		       "truncations of table walks: autoprof_unwind_stacks_total"),
+	METRICS_SAMPLE(struct oncpu_stats, ustack_truncated, "profile", "cpu"),
+};
 
 static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 {
@@ -48,29 +86,11 @@ static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 	oncpu__stats(d->oncpu, &s);
 	if (d->offcpu)
 		offcpu__stats(d->offcpu, &off);
-	metrics__family(w, "autoprof_samples", METRIC_COUNTER,
-			"Samples taken by the BPF collectors and sent to user space");
-	metrics__sample(w, s.samples, "profile", "cpu", NULL);
-	metrics__family(w, "autoprof_samples_stored", METRIC_COUNTER,
-			"Samples aggregated into the store");
-	metrics__sample(w, s.ingested, "profile", "cpu", NULL);
-	metrics__family(w, "autoprof_samples_dropped", METRIC_COUNTER,
-			"Samples lost, by reason: ringbuf_full (BPF could not hand it over), "
-			"store_memory (store over its memory limit), malformed");
-	metrics__sample(w, s.drop_ringbuf, "profile", "cpu", "reason", "ringbuf_full", NULL);
-	metrics__sample(w, s.drop_store, "profile", "cpu", "reason", "store_memory", NULL);
-	metrics__sample(w, s.drop_malformed, "profile", "cpu", "reason", "malformed", NULL);
-	metrics__family(w, "autoprof_samples_idle", METRIC_COUNTER,
-			"Samples of idle CPUs, not recorded");
-	metrics__sample(w, s.idle, "profile", "cpu", NULL);
-	metrics__family(w, "autoprof_stack_errors", METRIC_COUNTER,
-			"Samples whose kernel or user stack could not be read (kept without it)");
-	metrics__sample(w, s.kstack_errors, "profile", "cpu", "stack", "kernel", NULL);
-	metrics__sample(w, s.ustack_errors, "profile", "cpu", "stack", "user", NULL);
-	metrics__family(w, "autoprof_stacks_truncated", METRIC_COUNTER,
-			"Samples whose user stack was deeper than the walk (127 frames); other "
-			"truncations of table walks: autoprof_unwind_stacks_total");
-	metrics__sample(w, s.ustack_truncated, "profile", "cpu", NULL);
+	METRICS_TABLE(w, oncpu_rows, &s);
+	/*
+	 * By hand from here: a family that comes and goes, and ring buffer families whose offcpu
+	 * samples exist only with the off-CPU collector (and read another struct).
+	 */
 	/* The readiness signal clients wait for: absent until samples are ingested (main.c). */
 	if (__atomic_load_n(&d->ingesting, __ATOMIC_ACQUIRE)) {
 		metrics__family(w, "autoprof_cpus_sampled", METRIC_GAUGE,
@@ -89,169 +109,262 @@ static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 		metrics__sample(w, off.ringbuf_size, "ring", "offcpu", NULL);
 }
 
+/* After autoprof_offcpu_enabled, which offcpu_metrics writes by hand (0 without a collector). */
+static const struct metrics_row offcpu_rows[] = {
+	METRICS_FAMILY("autoprof_offcpu_min_block_seconds", METRIC_GAUGE,
+		       "Shortest off-CPU span recorded (offcpu.min-block)"),
+	METRICS_SAMPLE_DIV(struct offcpu_stats, settings.min_block_ns, NSEC),
+	METRICS_FAMILY("autoprof_offcpu_sample_probability", METRIC_GAUGE,
+		       "Fraction of off-CPU spans recorded (offcpu.sample-probability)"),
+	METRICS_SAMPLE_DIV(struct offcpu_stats, settings.sample_ppm, 1e6),
+	METRICS_FAMILY("autoprof_offcpu_spans", METRIC_COUNTER,
+		       "Off-CPU spans that passed the filters in BPF and were sent to user space"),
+	METRICS_SAMPLE(struct offcpu_stats, spans),
+	METRICS_FAMILY("autoprof_offcpu_spans_stored", METRIC_COUNTER,
+		       "Off-CPU spans joined with their user stack and aggregated into the store"),
+	METRICS_SAMPLE(struct offcpu_stats, ingested),
+	METRICS_FAMILY("autoprof_offcpu_spans_filtered", METRIC_COUNTER,
+		       "Off-CPU spans not recorded, by reason: short (below offcpu.min-block), "
+		       "long (over one hour), sampled_out (offcpu.sample-probability), "
+		       "no_user_stack (no user frame, e.g. the thread exited in the kernel)"),
+	METRICS_SAMPLE(struct offcpu_stats, filter_short, "reason", "short"),
+	METRICS_SAMPLE(struct offcpu_stats, filter_long, "reason", "long"),
+	METRICS_SAMPLE(struct offcpu_stats, filter_sampled, "reason", "sampled_out"),
+	METRICS_SAMPLE(struct offcpu_stats, filter_no_user, "reason", "no_user_stack"),
+	METRICS_FAMILY("autoprof_offcpu_spans_dropped", METRIC_COUNTER,
+		       "Off-CPU spans lost, by reason: map_full (too many threads blocked at "
+		       "once), ringbuf_full, task_work (the user stack could not be scheduled), "
+		       "unjoined (no user stack came), store_memory, malformed"),
+	METRICS_SAMPLE(struct offcpu_stats, drop_map_full, "reason", "map_full"),
+	METRICS_SAMPLE(struct offcpu_stats, drop_ringbuf, "reason", "ringbuf_full"),
+	METRICS_SAMPLE(struct offcpu_stats, drop_task_work, "reason", "task_work"),
+	METRICS_SAMPLE(struct offcpu_stats, drop_unjoined, "reason", "unjoined"),
+	METRICS_SAMPLE(struct offcpu_stats, drop_store, "reason", "store_memory"),
+	METRICS_SAMPLE(struct offcpu_stats, drop_malformed, "reason", "malformed"),
+	METRICS_FAMILY("autoprof_offcpu_stack_errors", METRIC_COUNTER,
+		       "Off-CPU spans whose kernel or user stack could not be read, and user "
+		       "stacks deeper than the BPF walk (127 frames)"),
+	METRICS_SAMPLE(struct offcpu_stats, kstack_errors, "stack", "kernel"),
+	METRICS_SAMPLE(struct offcpu_stats, ustack_errors, "stack", "user"),
+	METRICS_SAMPLE(struct offcpu_stats, ustack_truncated, "stack", "user_truncated"),
+	METRICS_FAMILY("autoprof_offcpu_spans_waiting", METRIC_GAUGE,
+		       "Off-CPU spans held in user space until their thread returns to user space"),
+	METRICS_SAMPLE(struct offcpu_stats, waiting),
+};
+
 static void offcpu_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
 	struct offcpu_stats s;
 
 	metrics__family(w, "autoprof_offcpu_enabled", METRIC_GAUGE,
-			"Whether off-CPU spans are recorded (offcpu.enabled, changeable at run time)");
+			"Whether off-CPU spans are recorded (offcpu.enabled, changeable at run "
+			"time)");
 	if (!d->offcpu) {
 		metrics__sample(w, 0, NULL);
 		return;
 	}
 	offcpu__stats(d->offcpu, &s);
 	metrics__sample(w, s.settings.enabled, NULL);
-	metrics__family(w, "autoprof_offcpu_min_block_seconds", METRIC_GAUGE,
-			"Shortest off-CPU span recorded (offcpu.min-block)");
-	metrics__sample(w, s.settings.min_block_ns / NSEC, NULL);
-	metrics__family(w, "autoprof_offcpu_sample_probability", METRIC_GAUGE,
-			"Fraction of off-CPU spans recorded (offcpu.sample-probability)");
-	metrics__sample(w, s.settings.sample_ppm / 1e6, NULL);
-	metrics__family(w, "autoprof_offcpu_spans", METRIC_COUNTER,
-			"Off-CPU spans that passed the filters in BPF and were sent to user space");
-	metrics__sample(w, s.spans, NULL);
-	metrics__family(w, "autoprof_offcpu_spans_stored", METRIC_COUNTER,
-			"Off-CPU spans joined with their user stack and aggregated into the store");
-	metrics__sample(w, s.ingested, NULL);
-	metrics__family(w, "autoprof_offcpu_spans_filtered", METRIC_COUNTER,
-			"Off-CPU spans not recorded, by reason: short (below offcpu.min-block), "
-			"long (over one hour), sampled_out (offcpu.sample-probability), "
-			"no_user_stack (no user frame, e.g. the thread exited in the kernel)");
-	metrics__sample(w, s.filter_short, "reason", "short", NULL);
-	metrics__sample(w, s.filter_long, "reason", "long", NULL);
-	metrics__sample(w, s.filter_sampled, "reason", "sampled_out", NULL);
-	metrics__sample(w, s.filter_no_user, "reason", "no_user_stack", NULL);
-	metrics__family(w, "autoprof_offcpu_spans_dropped", METRIC_COUNTER,
-			"Off-CPU spans lost, by reason: map_full (too many threads blocked at "
-			"once), ringbuf_full, task_work (the user stack could not be scheduled), "
-			"unjoined (no user stack came), store_memory, malformed");
-	metrics__sample(w, s.drop_map_full, "reason", "map_full", NULL);
-	metrics__sample(w, s.drop_ringbuf, "reason", "ringbuf_full", NULL);
-	metrics__sample(w, s.drop_task_work, "reason", "task_work", NULL);
-	metrics__sample(w, s.drop_unjoined, "reason", "unjoined", NULL);
-	metrics__sample(w, s.drop_store, "reason", "store_memory", NULL);
-	metrics__sample(w, s.drop_malformed, "reason", "malformed", NULL);
-	metrics__family(w, "autoprof_offcpu_stack_errors", METRIC_COUNTER,
-			"Off-CPU spans whose kernel or user stack could not be read, and user stacks "
-			"deeper than the BPF walk (127 frames)");
-	metrics__sample(w, s.kstack_errors, "stack", "kernel", NULL);
-	metrics__sample(w, s.ustack_errors, "stack", "user", NULL);
-	metrics__sample(w, s.ustack_truncated, "stack", "user_truncated", NULL);
-	metrics__family(w, "autoprof_offcpu_spans_waiting", METRIC_GAUGE,
-			"Off-CPU spans held in user space until their thread returns to user space");
-	metrics__sample(w, s.waiting, NULL);
+	METRICS_TABLE(w, offcpu_rows, &s);
 }
+
+struct store_view {
+	struct store_stats s;
+	uint64_t memory_limit;	/* store.memory-limit */
+	uint64_t retention_ns;	/* profile.retention */
+};
+
+static const struct metrics_row store_rows[] = {
+	METRICS_FAMILY("autoprof_store_stacks", METRIC_GAUGE, "Unique stacks held"),
+	METRICS_SAMPLE(struct store_view, s.stacks),
+	METRICS_FAMILY("autoprof_store_frames", METRIC_GAUGE, "Frames held by unique stacks"),
+	METRICS_SAMPLE(struct store_view, s.frames),
+	METRICS_FAMILY("autoprof_store_rows", METRIC_GAUGE,
+		       "Aggregated (stack, thread) rows held across time slots"),
+	METRICS_SAMPLE(struct store_view, s.rows),
+	METRICS_FAMILY("autoprof_store_slots", METRIC_GAUGE, "One-second time slots held"),
+	METRICS_SAMPLE(struct store_view, s.slots),
+	METRICS_FAMILY("autoprof_store_memory_bytes", METRIC_GAUGE, "Bytes the store holds"),
+	METRICS_SAMPLE(struct store_view, s.bytes),
+	METRICS_FAMILY("autoprof_store_memory_limit_bytes", METRIC_GAUGE,
+		       "The store's memory limit (store.memory-limit)"),
+	METRICS_SAMPLE(struct store_view, memory_limit),
+	METRICS_FAMILY("autoprof_store_retention_seconds", METRIC_GAUGE,
+		       "How far back profiles reach (profile.retention)"),
+	METRICS_SAMPLE_DIV(struct store_view, retention_ns, NSEC),
+	METRICS_FAMILY("autoprof_store_slots_evicted", METRIC_COUNTER,
+		       "Time slots dropped before their retention to stay under the memory limit"),
+	METRICS_SAMPLE(struct store_view, s.slots_evicted_memory),
+	METRICS_FAMILY("autoprof_store_samples_late", METRIC_COUNTER,
+		       "Samples that arrived after their time slot was recycled"),
+	METRICS_SAMPLE(struct store_view, s.samples_too_old),
+};
 
 static void store_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
-	struct store_stats s;
+	struct store_view v = {
+		.memory_limit = d->cfg.store_memory_limit,
+		.retention_ns = d->cfg.profile_retention_ns,
+	};
 
-	store__stats(d->ctx.store, &s);
-	metrics__family(w, "autoprof_store_stacks", METRIC_GAUGE, "Unique stacks held");
-	metrics__sample(w, s.stacks, NULL);
-	metrics__family(w, "autoprof_store_frames", METRIC_GAUGE, "Frames held by unique stacks");
-	metrics__sample(w, s.frames, NULL);
-	metrics__family(w, "autoprof_store_rows", METRIC_GAUGE,
-			"Aggregated (stack, thread) rows held across time slots");
-	metrics__sample(w, s.rows, NULL);
-	metrics__family(w, "autoprof_store_slots", METRIC_GAUGE, "One-second time slots held");
-	metrics__sample(w, s.slots, NULL);
-	metrics__family(w, "autoprof_store_memory_bytes", METRIC_GAUGE, "Bytes the store holds");
-	metrics__sample(w, s.bytes, NULL);
-	metrics__family(w, "autoprof_store_memory_limit_bytes", METRIC_GAUGE,
-			"The store's memory limit (store.memory-limit)");
-	metrics__sample(w, d->cfg.store_memory_limit, NULL);
-	metrics__family(w, "autoprof_store_retention_seconds", METRIC_GAUGE,
-			"How far back profiles reach (profile.retention)");
-	metrics__sample(w, d->cfg.profile_retention_ns / NSEC, NULL);
-	metrics__family(w, "autoprof_store_slots_evicted", METRIC_COUNTER,
-			"Time slots dropped before their retention to stay under the memory limit");
-	metrics__sample(w, s.slots_evicted_memory, NULL);
-	metrics__family(w, "autoprof_store_samples_late", METRIC_COUNTER,
-			"Samples that arrived after their time slot was recycled");
-	metrics__sample(w, s.samples_too_old, NULL);
+	store__stats(d->ctx.store, &v.s);
+	METRICS_TABLE(w, store_rows, &v);
 }
+
+struct proc_view {
+	struct proctab_stats t;
+	struct proc_collector_stats p;
+	uint64_t maps_ok, ctx_ok; /* reads neither gone nor failed */
+};
+
+static const struct metrics_row proc_rows[] = {
+	METRICS_FAMILY("autoprof_processes_tracked", METRIC_GAUGE,
+		       "Processes whose mappings autoprof holds"),
+	METRICS_SAMPLE(struct proc_view, t.processes),
+	METRICS_FAMILY("autoprof_process_events", METRIC_COUNTER,
+		       "Process exec and exit events seen"),
+	METRICS_SAMPLE(struct proc_view, p.execs, "event", "exec"),
+	METRICS_SAMPLE(struct proc_view, p.exits, "event", "exit"),
+	METRICS_FAMILY("autoprof_process_events_dropped", METRIC_COUNTER,
+		       "Process events lost to a full ring buffer"),
+	METRICS_SAMPLE(struct proc_view, p.dropped),
+	METRICS_FAMILY("autoprof_maps_reads", METRIC_COUNTER,
+		       "Reads of /proc/PID/maps, by result (gone: the process exited first)"),
+	METRICS_SAMPLE(struct proc_view, maps_ok, "result", "ok"),
+	METRICS_SAMPLE(struct proc_view, t.maps_gone, "result", "gone"),
+	METRICS_SAMPLE(struct proc_view, t.maps_errors, "result", "error"),
+	METRICS_FAMILY("autoprof_frames_unmapped", METRIC_COUNTER,
+		       "User addresses outside every known mapping of their process"),
+	METRICS_SAMPLE(struct proc_view, t.frames_unmapped),
+	METRICS_FAMILY("autoprof_process_context_reads", METRIC_COUNTER,
+		       "Reads of a process's OpenTelemetry process context (OTEL_CTX), by result"),
+	METRICS_SAMPLE(struct proc_view, ctx_ok, "result", "ok"),
+	METRICS_SAMPLE(struct proc_view, t.ctx_gone, "result", "gone"),
+	METRICS_SAMPLE(struct proc_view, t.ctx_errors, "result", "error"),
+};
 
 static void proc_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
-	struct proctab_stats s;
-	struct proc_collector_stats ps = { 0 };
+	struct proc_view v = { 0 };
 
-	proctab__stats(d->ctx.proctab, &s);
+	proctab__stats(d->ctx.proctab, &v.t);
 	if (d->procs)
-		proc_collector__stats(d->procs, &ps);
-	metrics__family(w, "autoprof_processes_tracked", METRIC_GAUGE,
-			"Processes whose mappings autoprof holds");
-	metrics__sample(w, s.processes, NULL);
-	metrics__family(w, "autoprof_process_events", METRIC_COUNTER,
-			"Process exec and exit events seen");
-	metrics__sample(w, ps.execs, "event", "exec", NULL);
-	metrics__sample(w, ps.exits, "event", "exit", NULL);
-	metrics__family(w, "autoprof_process_events_dropped", METRIC_COUNTER,
-			"Process events lost to a full ring buffer");
-	metrics__sample(w, ps.dropped, NULL);
-	metrics__family(w, "autoprof_maps_reads", METRIC_COUNTER,
-			"Reads of /proc/PID/maps, by result (gone: the process exited first)");
-	metrics__sample(w, s.maps_reads - s.maps_gone - s.maps_errors, "result", "ok", NULL);
-	metrics__sample(w, s.maps_gone, "result", "gone", NULL);
-	metrics__sample(w, s.maps_errors, "result", "error", NULL);
-	metrics__family(w, "autoprof_frames_unmapped", METRIC_COUNTER,
-			"User addresses outside every known mapping of their process");
-	metrics__sample(w, s.frames_unmapped, NULL);
-	metrics__family(w, "autoprof_process_context_reads", METRIC_COUNTER,
-			"Reads of a process's OpenTelemetry process context (OTEL_CTX), by result");
-	metrics__sample(w, s.ctx_reads - s.ctx_gone - s.ctx_errors, "result", "ok", NULL);
-	metrics__sample(w, s.ctx_gone, "result", "gone", NULL);
-	metrics__sample(w, s.ctx_errors, "result", "error", NULL);
+		proc_collector__stats(d->procs, &v.p);
+	v.maps_ok = v.t.maps_reads - v.t.maps_gone - v.t.maps_errors;
+	v.ctx_ok = v.t.ctx_reads - v.t.ctx_gone - v.t.ctx_errors;
+	METRICS_TABLE(w, proc_rows, &v);
 }
+
+struct symbolizer_view {
+	struct symbolizer_stats s;
+	uint64_t loads_ok, load_errors_other; /* errors neither unreadable nor not_elf */
+};
+
+static const struct metrics_row symbolizer_rows[] = {
+	METRICS_FAMILY("autoprof_symbolizer_lookups", METRIC_COUNTER,
+		       "Frames symbolized, by result: hit (named), miss (no symbol covers it), "
+		       "failure (its object could not be read)"),
+	METRICS_SAMPLE(struct symbolizer_view, s.lookups_hit, "result", "hit"),
+	METRICS_SAMPLE(struct symbolizer_view, s.lookups_miss, "result", "miss"),
+	METRICS_SAMPLE(struct symbolizer_view, s.lookups_failed, "result", "failure"),
+	METRICS_FAMILY("autoprof_symbolizer_loads", METRIC_COUNTER,
+		       "Symbol sources loaded, by result: ok, unreadable (the file could not be "
+		       "opened while mapped), not_elf, error"),
+	METRICS_SAMPLE(struct symbolizer_view, loads_ok, "result", "ok"),
+	METRICS_SAMPLE(struct symbolizer_view, s.load_errors_unreadable, "result", "unreadable"),
+	METRICS_SAMPLE(struct symbolizer_view, s.load_errors_not_elf, "result", "not_elf"),
+	METRICS_SAMPLE(struct symbolizer_view, load_errors_other, "result", "error"),
+	METRICS_FAMILY("autoprof_symbolizer_open_errors", METRIC_COUNTER,
+		       "Mapped files that could not be opened (process gone, permissions)"),
+	METRICS_SAMPLE(struct symbolizer_view, s.open_errors),
+	METRICS_FAMILY("autoprof_symbolizer_evictions", METRIC_COUNTER,
+		       "Symbol tables dropped to stay within symbolizer.cache-size"),
+	METRICS_SAMPLE(struct symbolizer_view, s.evictions),
+	METRICS_FAMILY("autoprof_symbolizer_cache_bytes", METRIC_GAUGE,
+		       "Bytes held by loaded symbol tables"),
+	METRICS_SAMPLE(struct symbolizer_view, s.bytes),
+	METRICS_FAMILY("autoprof_symbolizer_objects", METRIC_GAUGE,
+		       "Executables and libraries known to the symbolizer"),
+	METRICS_SAMPLE(struct symbolizer_view, s.dsos),
+};
 
 static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
-	struct symbolizer_stats s;
+	struct symbolizer_view v;
 
-	symbolizer__stats(d->ctx.sym, &s);
-	metrics__family(w, "autoprof_symbolizer_lookups", METRIC_COUNTER,
-			"Frames symbolized, by result: hit (named), miss (no symbol covers it), "
-			"failure (its object could not be read)");
-	metrics__sample(w, s.lookups_hit, "result", "hit", NULL);
-	metrics__sample(w, s.lookups_miss, "result", "miss", NULL);
-	metrics__sample(w, s.lookups_failed, "result", "failure", NULL);
-	metrics__family(w, "autoprof_symbolizer_loads", METRIC_COUNTER,
-			"Symbol sources loaded, by result: ok, unreadable (the file could not be "
-			"opened while mapped), not_elf, error");
-	metrics__sample(w, s.loads - s.load_errors, "result", "ok", NULL);
-	metrics__sample(w, s.load_errors_unreadable, "result", "unreadable", NULL);
-	metrics__sample(w, s.load_errors_not_elf, "result", "not_elf", NULL);
-	metrics__sample(w, s.load_errors - s.load_errors_unreadable - s.load_errors_not_elf,
-			"result", "error", NULL);
-	metrics__family(w, "autoprof_symbolizer_open_errors", METRIC_COUNTER,
-			"Mapped files that could not be opened (process gone, permissions)");
-	metrics__sample(w, s.open_errors, NULL);
-	metrics__family(w, "autoprof_symbolizer_evictions", METRIC_COUNTER,
-			"Symbol tables dropped to stay within symbolizer.cache-size");
-	metrics__sample(w, s.evictions, NULL);
-	metrics__family(w, "autoprof_symbolizer_cache_bytes", METRIC_GAUGE,
-			"Bytes held by loaded symbol tables");
-	metrics__sample(w, s.bytes, NULL);
-	metrics__family(w, "autoprof_symbolizer_objects", METRIC_GAUGE,
-			"Executables and libraries known to the symbolizer");
-	metrics__sample(w, s.dsos, NULL);
+	symbolizer__stats(d->ctx.sym, &v.s);
+	v.loads_ok = v.s.loads - v.s.load_errors;
+	v.load_errors_other =
+		v.s.load_errors - v.s.load_errors_unreadable - v.s.load_errors_not_elf;
+	METRICS_TABLE(w, symbolizer_rows, &v);
 }
 
-/* How table walks of user stacks ended: a BPF counter each. */
-static const struct {
-	enum unwind_counter counter;
-	const char *result;
-} unwind_results[] = {
-	{ UNWIND_CNT_COMPLETE, "complete" },
-	{ UNWIND_CNT_TRUNC_DEPTH, "truncated_depth" },
-	{ UNWIND_CNT_TRUNC_READ, "truncated_read" },
-	{ UNWIND_CNT_TRUNC_RULE, "truncated_rule" },
-	{ UNWIND_CNT_TRUNC_NOINFO, "truncated_noinfo" },
+static const struct metrics_row unwind_rows[] = {
+	METRICS_FAMILY("autoprof_unwind_stacks", METRIC_COUNTER,
+		       "User stacks walked by unwind tables, by how the walk ended: complete "
+		       "(reached the outermost frame) or truncated_* (depth: over 127 frames; "
+		       "read: stack memory unreadable; rule: an unwind rule BPF cannot follow; "
+		       "noinfo: a frame with neither unwind info nor frame pointer)"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_COMPLETE], "result", "complete"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_DEPTH], "result",
+		       "truncated_depth"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_READ], "result",
+		       "truncated_read"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_RULE], "result",
+		       "truncated_rule"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_NOINFO], "result",
+		       "truncated_noinfo"),
+	METRICS_FAMILY("autoprof_unwind_stacks_fp_only", METRIC_COUNTER,
+		       "User stacks walked by frame pointers because their process had no "
+		       "mapping table yet (its first samples)"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_NO_PROC]),
+	METRICS_FAMILY("autoprof_unwind_frames", METRIC_COUNTER,
+		       "User frames unwound, by method: table (an .eh_frame row) or fp (frame "
+		       "pointer: JIT code, Go, files without unwind info)"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_FRAMES_TABLE], "method", "table"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_FRAMES_FP], "method", "fp"),
+	METRICS_FAMILY("autoprof_unwind_frames_cached", METRIC_COUNTER,
+		       "User frames of autoprof_unwind_frames whose rule came from the walk cache "
+		       "(a stack seen recently, checked frame by frame) instead of the tables"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_FRAMES_CACHED]),
+	METRICS_FAMILY("autoprof_unwind_mapping_misses", METRIC_COUNTER,
+		       "Stacks with a pc outside their process's known mappings (read again)"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_MAPPING_MISS]),
+	METRICS_FAMILY("autoprof_unwind_table_bytes", METRIC_GAUGE,
+		       "Bytes of unwind table rows loaded into BPF"),
+	METRICS_SAMPLE(struct unwinder_stats, row_bytes),
+	METRICS_FAMILY("autoprof_unwind_table_capacity_bytes", METRIC_GAUGE,
+		       "Bytes of unwind table rows BPF can hold (unwind.memory-limit)"),
+	METRICS_SAMPLE(struct unwinder_stats, capacity_bytes),
+	METRICS_FAMILY("autoprof_unwind_files", METRIC_GAUGE,
+		       "Executables and libraries with an unwind table loaded"),
+	METRICS_SAMPLE(struct unwinder_stats, files),
+	METRICS_FAMILY("autoprof_unwind_processes", METRIC_GAUGE,
+		       "Processes with a mapping table in BPF"),
+	METRICS_SAMPLE(struct unwinder_stats, processes),
+	METRICS_FAMILY("autoprof_unwind_table_builds", METRIC_COUNTER,
+		       "Unwind tables built from files, by result (error: unwind info unreadable)"),
+	METRICS_SAMPLE(struct unwinder_stats, builds, "result", "ok"),
+	METRICS_SAMPLE(struct unwinder_stats, build_errors, "result", "error"),
+	METRICS_FAMILY("autoprof_unwind_table_build_seconds", METRIC_COUNTER,
+		       "Time spent building unwind tables"),
+	METRICS_SAMPLE_DIV(struct unwinder_stats, build_ns, NSEC),
+	METRICS_FAMILY("autoprof_unwind_table_evictions", METRIC_COUNTER,
+		       "Unwind tables dropped to stay within unwind.memory-limit"),
+	METRICS_SAMPLE(struct unwinder_stats, evictions),
+	METRICS_FAMILY("autoprof_unwind_tables_too_big", METRIC_COUNTER,
+		       "Files whose unwind table alone exceeds unwind.memory-limit"),
+	METRICS_SAMPLE(struct unwinder_stats, too_big),
+	METRICS_FAMILY("autoprof_unwind_mappings_truncated", METRIC_COUNTER,
+		       "Process mapping tables cut at 256 executable mappings"),
+	METRICS_SAMPLE(struct unwinder_stats, maps_truncated),
+	METRICS_FAMILY("autoprof_unwind_update_errors", METRIC_COUNTER,
+		       "BPF map updates of unwind tables that failed"),
+	METRICS_SAMPLE(struct unwinder_stats, update_errors),
 };
 
 static void unwind_metrics(struct metrics_writer *w, void *ctx)
@@ -262,62 +375,73 @@ static void unwind_metrics(struct metrics_writer *w, void *ctx)
 	if (!d->ctx.unwinder)
 		return;
 	unwinder__stats(d->ctx.unwinder, &s);
-	metrics__family(w, "autoprof_unwind_stacks", METRIC_COUNTER,
-			"User stacks walked by unwind tables, by how the walk ended: complete "
-			"(reached the outermost frame) or truncated_* (depth: over 127 frames; read: "
-			"stack memory unreadable; rule: an unwind rule BPF cannot follow; noinfo: "
-			"a frame with neither unwind info nor frame pointer)");
-	for (size_t i = 0; i < sizeof(unwind_results) / sizeof(unwind_results[0]); i++)
-		metrics__sample(w, s.bpf[unwind_results[i].counter], "result",
-				unwind_results[i].result, NULL);
-	metrics__family(w, "autoprof_unwind_stacks_fp_only", METRIC_COUNTER,
-			"User stacks walked by frame pointers because their process had no "
-			"mapping table yet (its first samples)");
-	metrics__sample(w, s.bpf[UNWIND_CNT_NO_PROC], NULL);
-	metrics__family(w, "autoprof_unwind_frames", METRIC_COUNTER,
-			"User frames unwound, by method: table (an .eh_frame row) or fp (frame "
-			"pointer: JIT code, Go, files without unwind info)");
-	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_TABLE], "method", "table", NULL);
-	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_FP], "method", "fp", NULL);
-	metrics__family(w, "autoprof_unwind_frames_cached", METRIC_COUNTER,
-			"User frames of autoprof_unwind_frames whose rule came from the walk cache "
-			"(a stack seen recently, checked frame by frame) instead of the tables");
-	metrics__sample(w, s.bpf[UNWIND_CNT_FRAMES_CACHED], NULL);
-	metrics__family(w, "autoprof_unwind_mapping_misses", METRIC_COUNTER,
-			"Stacks with a pc outside their process's known mappings (read again)");
-	metrics__sample(w, s.bpf[UNWIND_CNT_MAPPING_MISS], NULL);
-	metrics__family(w, "autoprof_unwind_table_bytes", METRIC_GAUGE,
-			"Bytes of unwind table rows loaded into BPF");
-	metrics__sample(w, s.row_bytes, NULL);
-	metrics__family(w, "autoprof_unwind_table_capacity_bytes", METRIC_GAUGE,
-			"Bytes of unwind table rows BPF can hold (unwind.memory-limit)");
-	metrics__sample(w, s.capacity_bytes, NULL);
-	metrics__family(w, "autoprof_unwind_files", METRIC_GAUGE,
-			"Executables and libraries with an unwind table loaded");
-	metrics__sample(w, s.files, NULL);
-	metrics__family(w, "autoprof_unwind_processes", METRIC_GAUGE,
-			"Processes with a mapping table in BPF");
-	metrics__sample(w, s.processes, NULL);
-	metrics__family(w, "autoprof_unwind_table_builds", METRIC_COUNTER,
-			"Unwind tables built from files, by result (error: unwind info unreadable)");
-	metrics__sample(w, s.builds, "result", "ok", NULL);
-	metrics__sample(w, s.build_errors, "result", "error", NULL);
-	metrics__family(w, "autoprof_unwind_table_build_seconds", METRIC_COUNTER,
-			"Time spent building unwind tables");
-	metrics__sample(w, s.build_ns / NSEC, NULL);
-	metrics__family(w, "autoprof_unwind_table_evictions", METRIC_COUNTER,
-			"Unwind tables dropped to stay within unwind.memory-limit");
-	metrics__sample(w, s.evictions, NULL);
-	metrics__family(w, "autoprof_unwind_tables_too_big", METRIC_COUNTER,
-			"Files whose unwind table alone exceeds unwind.memory-limit");
-	metrics__sample(w, s.too_big, NULL);
-	metrics__family(w, "autoprof_unwind_mappings_truncated", METRIC_COUNTER,
-			"Process mapping tables cut at 256 executable mappings");
-	metrics__sample(w, s.maps_truncated, NULL);
-	metrics__family(w, "autoprof_unwind_update_errors", METRIC_COUNTER,
-			"BPF map updates of unwind tables that failed");
-	metrics__sample(w, s.update_errors, NULL);
+	METRICS_TABLE(w, unwind_rows, &s);
 }
+
+static const struct metrics_row memory_rows[] = {
+	METRICS_FAMILY("autoprof_memory_targets", METRIC_GAUGE,
+		       "Memory profiling targets (memory.targets and the API)"),
+	METRICS_SAMPLE(struct memory_stats, targets),
+	METRICS_FAMILY("autoprof_memory_processes", METRIC_GAUGE,
+		       "Processes matched by a memory target, by state: attached (allocator "
+		       "probed) or pending (waiting for its allocator to be mapped)"),
+	METRICS_SAMPLE(struct memory_stats, procs_attached, "state", "attached"),
+	METRICS_SAMPLE(struct memory_stats, procs_pending, "state", "pending"),
+	METRICS_FAMILY("autoprof_memory_preload_processes", METRIC_GAUGE,
+		       "Attached processes profiled through the preload shim (its ring read, "
+		       "the allocator not probed)"),
+	METRICS_SAMPLE(struct memory_stats, procs_preload),
+	METRICS_FAMILY("autoprof_memory_go_processes", METRIC_GAUGE,
+		       "Attached Go processes profiled through the runtime's sampled path "
+		       "(runtime.mProf_Malloc, runtime.freeSpecial)"),
+	METRICS_SAMPLE(struct memory_stats, procs_go),
+	METRICS_FAMILY("autoprof_memory_live_allocations", METRIC_GAUGE,
+		       "Live sampled allocations held for the heap profile"),
+	METRICS_SAMPLE(struct memory_stats, live),
+	METRICS_FAMILY("autoprof_memory_live_bytes", METRIC_GAUGE,
+		       "Live bytes the held samples stand for (estimated)"),
+	METRICS_SAMPLE(struct memory_stats, live_bytes),
+	METRICS_FAMILY("autoprof_memory_calls", METRIC_COUNTER,
+		       "Allocator calls seen by the probes, by kind: alloc (of which sampled and "
+		       "nested: inside another probed call), free (of which of a sampled block)"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_CALLS], "call", "alloc"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_SAMPLED], "call", "alloc_sampled"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_NESTED], "call", "alloc_nested"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_FREES], "call", "free"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_FREES_SAMPLED], "call", "free_sampled"),
+	METRICS_FAMILY("autoprof_memory_samples_stored", METRIC_COUNTER,
+		       "Sampled allocations aggregated into the store (allocs)"),
+	METRICS_SAMPLE(struct memory_stats, ingested),
+	METRICS_FAMILY("autoprof_memory_dropped", METRIC_COUNTER,
+		       "Memory samples lost or untracked, by reason: live_full (live table full: "
+		       "in allocs, not in heap), ringbuf_full, store_memory, malformed, "
+		       "preload_ring_full (records a preload shim could not write), "
+		       "preload_malformed (a shim's ring skipped to its head)"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_DROP_LIVE_FULL], "reason", "live_full"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_DROP_RINGBUF], "reason",
+		       "ringbuf_full"),
+	METRICS_SAMPLE(struct memory_stats, drop_store, "reason", "store_memory"),
+	METRICS_SAMPLE(struct memory_stats, drop_malformed, "reason", "malformed"),
+	METRICS_SAMPLE(struct memory_stats, preload.dropped, "reason", "preload_ring_full"),
+	METRICS_SAMPLE(struct memory_stats, preload.malformed, "reason", "preload_malformed"),
+	METRICS_FAMILY("autoprof_memory_preload_ring_bytes", METRIC_COUNTER,
+		       "Bytes of sampled allocations (with their stack copies) and frees read "
+		       "from preload shims' rings"),
+	METRICS_SAMPLE(struct memory_stats, preload.bytes),
+	METRICS_FAMILY("autoprof_memory_preload_stacks_cut", METRIC_COUNTER,
+		       "Preload samples whose stack copy was cut at the shim's "
+		       "AUTOPROF_PRELOAD_STACK_MAX (their stacks end truncated)"),
+	METRICS_SAMPLE(struct memory_stats, preload.stack_cut),
+	METRICS_FAMILY("autoprof_memory_attaches", METRIC_COUNTER,
+		       "Target processes whose allocator was probed (ok) or could not be (failed)"),
+	METRICS_SAMPLE(struct memory_stats, attach_ok, "result", "ok"),
+	METRICS_SAMPLE(struct memory_stats, attach_failed, "result", "failed"),
+	METRICS_FAMILY("autoprof_memory_probes", METRIC_COUNTER,
+		       "Allocator probes placed, by instruction: emulated (cheap) or entry "
+		       "(single-stepped, ~20x the cost)"),
+	METRICS_SAMPLE(struct memory_stats, probes_emulated, "placement", "emulated"),
+	METRICS_SAMPLE(struct memory_stats, probes_entry, "placement", "entry"),
+};
 
 static void memory_metrics(struct metrics_writer *w, void *ctx)
 {
@@ -327,68 +451,28 @@ static void memory_metrics(struct metrics_writer *w, void *ctx)
 	if (!d->memory)
 		return;
 	memory__stats(d->memory, &s);
-	metrics__family(w, "autoprof_memory_targets", METRIC_GAUGE,
-			"Memory profiling targets (memory.targets and the API)");
-	metrics__sample(w, s.targets, NULL);
-	metrics__family(w, "autoprof_memory_processes", METRIC_GAUGE,
-			"Processes matched by a memory target, by state: attached (allocator "
-			"probed) or pending (waiting for its allocator to be mapped)");
-	metrics__sample(w, s.procs_attached, "state", "attached", NULL);
-	metrics__sample(w, s.procs_pending, "state", "pending", NULL);
-	metrics__family(w, "autoprof_memory_preload_processes", METRIC_GAUGE,
-			"Attached processes profiled through the preload shim (its ring read, "
-			"the allocator not probed)");
-	metrics__sample(w, s.procs_preload, NULL);
-	metrics__family(w, "autoprof_memory_go_processes", METRIC_GAUGE,
-			"Attached Go processes profiled through the runtime's sampled path "
-			"(runtime.mProf_Malloc, runtime.freeSpecial)");
-	metrics__sample(w, s.procs_go, NULL);
-	metrics__family(w, "autoprof_memory_live_allocations", METRIC_GAUGE,
-			"Live sampled allocations held for the heap profile");
-	metrics__sample(w, s.live, NULL);
-	metrics__family(w, "autoprof_memory_live_bytes", METRIC_GAUGE,
-			"Live bytes the held samples stand for (estimated)");
-	metrics__sample(w, s.live_bytes, NULL);
-	metrics__family(w, "autoprof_memory_calls", METRIC_COUNTER,
-			"Allocator calls seen by the probes, by kind: alloc (of which sampled and "
-			"nested: inside another probed call), free (of which of a sampled block)");
-	metrics__sample(w, s.bpf[MEMORY_CNT_CALLS], "call", "alloc", NULL);
-	metrics__sample(w, s.bpf[MEMORY_CNT_SAMPLED], "call", "alloc_sampled", NULL);
-	metrics__sample(w, s.bpf[MEMORY_CNT_NESTED], "call", "alloc_nested", NULL);
-	metrics__sample(w, s.bpf[MEMORY_CNT_FREES], "call", "free", NULL);
-	metrics__sample(w, s.bpf[MEMORY_CNT_FREES_SAMPLED], "call", "free_sampled", NULL);
-	metrics__family(w, "autoprof_memory_samples_stored", METRIC_COUNTER,
-			"Sampled allocations aggregated into the store (allocs)");
-	metrics__sample(w, s.ingested, NULL);
-	metrics__family(w, "autoprof_memory_dropped", METRIC_COUNTER,
-			"Memory samples lost or untracked, by reason: live_full (live table full: "
-			"in allocs, not in heap), ringbuf_full, store_memory, malformed, "
-			"preload_ring_full (records a preload shim could not write), "
-			"preload_malformed (a shim's ring skipped to its head)");
-	metrics__sample(w, s.bpf[MEMORY_CNT_DROP_LIVE_FULL], "reason", "live_full", NULL);
-	metrics__sample(w, s.bpf[MEMORY_CNT_DROP_RINGBUF], "reason", "ringbuf_full", NULL);
-	metrics__sample(w, s.drop_store, "reason", "store_memory", NULL);
-	metrics__sample(w, s.drop_malformed, "reason", "malformed", NULL);
-	metrics__sample(w, s.preload.dropped, "reason", "preload_ring_full", NULL);
-	metrics__sample(w, s.preload.malformed, "reason", "preload_malformed", NULL);
-	metrics__family(w, "autoprof_memory_preload_ring_bytes", METRIC_COUNTER,
-			"Bytes of sampled allocations (with their stack copies) and frees read "
-			"from preload shims' rings");
-	metrics__sample(w, s.preload.bytes, NULL);
-	metrics__family(w, "autoprof_memory_preload_stacks_cut", METRIC_COUNTER,
-			"Preload samples whose stack copy was cut at the shim's "
-			"AUTOPROF_PRELOAD_STACK_MAX (their stacks end truncated)");
-	metrics__sample(w, s.preload.stack_cut, NULL);
-	metrics__family(w, "autoprof_memory_attaches", METRIC_COUNTER,
-			"Target processes whose allocator was probed (ok) or could not be (failed)");
-	metrics__sample(w, s.attach_ok, "result", "ok", NULL);
-	metrics__sample(w, s.attach_failed, "result", "failed", NULL);
-	metrics__family(w, "autoprof_memory_probes", METRIC_COUNTER,
-			"Allocator probes placed, by instruction: emulated (cheap) or entry "
-			"(single-stepped, ~20x the cost)");
-	metrics__sample(w, s.probes_emulated, "placement", "emulated", NULL);
-	metrics__sample(w, s.probes_entry, "placement", "entry", NULL);
+	METRICS_TABLE(w, memory_rows, &s);
 }
+
+static const struct metrics_row jvm_rows[] = {
+	METRICS_FAMILY("autoprof_jvm_processes", METRIC_GAUGE,
+		       "Live HotSpot JVMs whose samples hit JIT code"),
+	METRICS_SAMPLE(struct jvm_stats, processes),
+	METRICS_FAMILY("autoprof_jvm_perf_map_requests", METRIC_COUNTER,
+		       "Perf maps asked of JVMs through the attach API (jcmd Compiler.perfmap), by "
+		       "result: ok, failed (no listener, -Xrs, timeout), skipped (a map autoprof "
+		       "did not cause was there)"),
+	METRICS_SAMPLE(struct jvm_stats, requests_ok, "result", "ok"),
+	METRICS_SAMPLE(struct jvm_stats, requests_failed, "result", "failed"),
+	METRICS_SAMPLE(struct jvm_stats, requests_skipped, "result", "skipped"),
+	METRICS_FAMILY("autoprof_jvm_perf_maps_removed", METRIC_COUNTER,
+		       "Perf maps autoprof caused, removed when their JVM exited"),
+	METRICS_SAMPLE(struct jvm_stats, maps_removed),
+	METRICS_FAMILY("autoprof_jvm_stacks_cut", METRIC_COUNTER,
+		       "JVM stacks cut after the first JIT frame because the JVM keeps no frame "
+		       "pointers (-XX:-PreserveFramePointer) or has not said yet"),
+	METRICS_SAMPLE(struct jvm_stats, stacks_cut),
+};
 
 static void jvm_metrics(struct metrics_writer *w, void *ctx)
 {
@@ -398,56 +482,47 @@ static void jvm_metrics(struct metrics_writer *w, void *ctx)
 	if (!d->jvm)
 		return;
 	jvm__stats(d->jvm, &s);
-	metrics__family(w, "autoprof_jvm_processes", METRIC_GAUGE,
-			"Live HotSpot JVMs whose samples hit JIT code");
-	metrics__sample(w, s.processes, NULL);
-	metrics__family(w, "autoprof_jvm_perf_map_requests", METRIC_COUNTER,
-			"Perf maps asked of JVMs through the attach API (jcmd Compiler.perfmap), by "
-			"result: ok, failed (no listener, -Xrs, timeout), skipped (a map autoprof did "
-			"not cause was there)");
-	metrics__sample(w, s.requests_ok, "result", "ok", NULL);
-	metrics__sample(w, s.requests_failed, "result", "failed", NULL);
-	metrics__sample(w, s.requests_skipped, "result", "skipped", NULL);
-	metrics__family(w, "autoprof_jvm_perf_maps_removed", METRIC_COUNTER,
-			"Perf maps autoprof caused, removed when their JVM exited");
-	metrics__sample(w, s.maps_removed, NULL);
-	metrics__family(w, "autoprof_jvm_stacks_cut", METRIC_COUNTER,
-			"JVM stacks cut after the first JIT frame because the JVM keeps no frame "
-			"pointers (-XX:-PreserveFramePointer) or has not said yet");
-	metrics__sample(w, s.stacks_cut, NULL);
+	METRICS_TABLE(w, jvm_rows, &s);
 }
+
+struct python_view {
+	struct symbolizer_stats sym; /* interpreted positions are the symbolizer's */
+	struct python_stats py;
+};
+
+static const struct metrics_row python_rows[] = {
+	METRICS_FAMILY("autoprof_interpreted_positions", METRIC_GAUGE,
+		       "Distinct (function, file, line) of interpreted frames held for naming "
+		       "(kept for autoprof's lifetime, at most 262144)"),
+	METRICS_SAMPLE(struct python_view, sym.interp_frames),
+	METRICS_FAMILY("autoprof_python_processes", METRIC_COUNTER,
+		       "CPython processes found, by result: supported (Python frames), "
+		       "unknown_version (native frames only), error (its binary unreadable)"),
+	METRICS_SAMPLE(struct python_view, py.supported, "result", "supported"),
+	METRICS_SAMPLE(struct python_view, py.unknown_version, "result", "unknown_version"),
+	METRICS_SAMPLE(struct python_view, py.errors, "result", "error"),
+	METRICS_FAMILY("autoprof_python_samples", METRIC_COUNTER, "Samples with Python frames"),
+	METRICS_SAMPLE(struct python_view, py.samples),
+	METRICS_FAMILY("autoprof_python_frames", METRIC_COUNTER,
+		       "Python frames named in samples"),
+	METRICS_SAMPLE(struct python_view, py.frames),
+	METRICS_FAMILY("autoprof_python_errors", METRIC_COUNTER,
+		       "Python frames left native, by reason: code_unreadable (its code object "
+		       "could not be read: mostly a process that exited before its samples were "
+		       "drained), mismatch (a complete native stack whose "
+		       "evaluation-loop frames and Python frame groups disagree)"),
+	METRICS_SAMPLE(struct python_view, py.code_errors, "reason", "code_unreadable"),
+	METRICS_SAMPLE(struct python_view, py.mismatches, "reason", "mismatch"),
+};
 
 static void python_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
-	struct symbolizer_stats sym;
-	struct python_stats s;
+	struct python_view v;
 
-	python__stats(d->ctx.python, &s);
-	symbolizer__stats(d->ctx.sym, &sym);
-	metrics__family(w, "autoprof_interpreted_positions", METRIC_GAUGE,
-			"Distinct (function, file, line) of interpreted frames held for naming "
-			"(kept for autoprof's lifetime, at most 262144)");
-	metrics__sample(w, sym.interp_frames, NULL);
-	metrics__family(w, "autoprof_python_processes", METRIC_COUNTER,
-			"CPython processes found, by result: supported (Python frames), "
-			"unknown_version (native frames only), error (its binary unreadable)");
-	metrics__sample(w, s.supported, "result", "supported", NULL);
-	metrics__sample(w, s.unknown_version, "result", "unknown_version", NULL);
-	metrics__sample(w, s.errors, "result", "error", NULL);
-	metrics__family(w, "autoprof_python_samples", METRIC_COUNTER,
-			"Samples with Python frames");
-	metrics__sample(w, s.samples, NULL);
-	metrics__family(w, "autoprof_python_frames", METRIC_COUNTER,
-			"Python frames named in samples");
-	metrics__sample(w, s.frames, NULL);
-	metrics__family(w, "autoprof_python_errors", METRIC_COUNTER,
-			"Python frames left native, by reason: code_unreadable (its code object "
-			"could not be read: mostly a process that exited before its samples were "
-			"drained), mismatch (a complete native stack whose "
-			"evaluation-loop frames and Python frame groups disagree)");
-	metrics__sample(w, s.code_errors, "reason", "code_unreadable", NULL);
-	metrics__sample(w, s.mismatches, "reason", "mismatch", NULL);
+	python__stats(d->ctx.python, &v.py);
+	symbolizer__stats(d->ctx.sym, &v.sym);
+	METRICS_TABLE(w, python_rows, &v);
 }
 
 int selfmetrics__register(struct daemon *d)

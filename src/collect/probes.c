@@ -974,6 +974,7 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 #define METRIC_MAX_POW2 35
 #define METRIC_BOUNDS	(METRIC_MAX_POW2 - METRIC_MIN_POW2 + 1)
 
+/* By hand, not a table (metrics__table): a histogram per probe in the list, labelled with it. */
 static void write_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct probes *pr = ctx;
@@ -1007,33 +1008,36 @@ static void write_metrics(struct metrics_writer *w, void *ctx)
 }
 
 /* The probe collector's own health. */
+static const struct metrics_row health_rows[] = {
+	METRICS_FAMILY("autoprof_probes", METRIC_GAUGE, "Latency probes attached."),
+	METRICS_SAMPLE(struct probes_stats, probes),
+	METRICS_FAMILY("autoprof_probe_events", METRIC_COUNTER,
+		       "Probe hits in BPF, by outcome: call (timed), hit (line), outside (a "
+		       "narrowed probe outside its enclosing probe's calls), nest_full (too many "
+		       "calls in flight), unmatched (a return without its entry), ringbuf_full "
+		       "(lost)."),
+	METRICS_SAMPLE(struct probes_stats, calls, "outcome", "call"),
+	METRICS_SAMPLE(struct probes_stats, hits, "outcome", "hit"),
+	METRICS_SAMPLE(struct probes_stats, outside, "outcome", "outside"),
+	METRICS_SAMPLE(struct probes_stats, nest_full, "outcome", "nest_full"),
+	METRICS_SAMPLE(struct probes_stats, unmatched, "outcome", "unmatched"),
+	METRICS_SAMPLE(struct probes_stats, drop_ringbuf, "outcome", "ringbuf_full"),
+	METRICS_FAMILY("autoprof_probe_samples", METRIC_COUNTER,
+		       "On-CPU samples taken inside probed calls: labelled (stored with the call's "
+		       "latency class), expired (the call never ended), dropped (no memory), "
+		       "narrowed_out (the enclosing call was not of the class asked for)."),
+	METRICS_SAMPLE(struct probes_stats, samples_labelled, "outcome", "labelled"),
+	METRICS_SAMPLE(struct probes_stats, samples_expired, "outcome", "expired"),
+	METRICS_SAMPLE(struct probes_stats, samples_dropped, "outcome", "dropped"),
+	METRICS_SAMPLE(struct probes_stats, narrowed_out, "outcome", "narrowed_out"),
+};
+
 static void write_health(struct metrics_writer *w, void *ctx)
 {
 	struct probes_stats st;
 
 	probes__stats(ctx, &st);
-	metrics__family(w, "autoprof_probes", METRIC_GAUGE, "Latency probes attached.");
-	metrics__sample(w, st.probes, NULL);
-	metrics__family(w, "autoprof_probe_events", METRIC_COUNTER,
-			"Probe hits in BPF, by outcome: call (timed), hit (line), outside (a "
-			"narrowed probe outside its enclosing probe's calls), nest_full (too many "
-			"calls in flight), unmatched (a return without its entry), ringbuf_full "
-			"(lost).");
-	metrics__sample(w, st.calls, "outcome", "call", NULL);
-	metrics__sample(w, st.hits, "outcome", "hit", NULL);
-	metrics__sample(w, st.outside, "outcome", "outside", NULL);
-	metrics__sample(w, st.nest_full, "outcome", "nest_full", NULL);
-	metrics__sample(w, st.unmatched, "outcome", "unmatched", NULL);
-	metrics__sample(w, st.drop_ringbuf, "outcome", "ringbuf_full", NULL);
-	metrics__family(
-	    w, "autoprof_probe_samples", METRIC_COUNTER,
-	    "On-CPU samples taken inside probed calls: labelled (stored with the call's "
-	    "latency class), expired (the call never ended), dropped (no memory), "
-	    "narrowed_out (the enclosing call was not of the class asked for).");
-	metrics__sample(w, st.samples_labelled, "outcome", "labelled", NULL);
-	metrics__sample(w, st.samples_expired, "outcome", "expired", NULL);
-	metrics__sample(w, st.samples_dropped, "outcome", "dropped", NULL);
-	metrics__sample(w, st.narrowed_out, "outcome", "narrowed_out", NULL);
+	METRICS_TABLE(w, health_rows, &st);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------------ */

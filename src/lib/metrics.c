@@ -207,12 +207,36 @@ static void write_exemplar(struct metrics_writer *w, const struct metrics_exempl
 	}
 }
 
+/* One label of a sample: '{' before the first, ',' before the others. */
+static void put_label(struct metrics_writer *w, bool *any, const char *name, const char *value)
+{
+	put(w, *any ? "," : "{");
+	put(w, name);
+	put(w, "=\"");
+	put_escaped(w, value ? value : "", true);
+	put(w, "\"");
+	*any = true;
+}
+
+/* Ends a sample line after its name and labels: "} value [exemplar]\n". */
+static void put_value(struct metrics_writer *w, bool any, double value,
+		      const struct metrics_exemplar *ex)
+{
+	char num[64];
+
+	if (any)
+		put(w, "}");
+	put(w, " ");
+	put(w, metrics__format_value(num, sizeof(num), value));
+	write_exemplar(w, ex);
+	put(w, "\n");
+}
+
 /* Writes name+suffix{labels,extra} value [exemplar]; extra_name and ex may be NULL. */
 static void write_sample_ex(struct metrics_writer *w, const char *suffix, double value,
 			    const char *extra_name, const char *extra_value,
 			    const struct metrics_exemplar *ex, va_list ap)
 {
-	char num[64];
 	bool any = false;
 	const char *k;
 
@@ -220,30 +244,11 @@ static void write_sample_ex(struct metrics_writer *w, const char *suffix, double
 		return;
 	put(w, w->name);
 	put(w, suffix);
-	while ((k = va_arg(ap, const char *))) {
-		const char *v = va_arg(ap, const char *);
-
-		put(w, any ? "," : "{");
-		put(w, k);
-		put(w, "=\"");
-		put_escaped(w, v ? v : "", true);
-		put(w, "\"");
-		any = true;
-	}
-	if (extra_name) {
-		put(w, any ? "," : "{");
-		put(w, extra_name);
-		put(w, "=\"");
-		put_escaped(w, extra_value, true);
-		put(w, "\"");
-		any = true;
-	}
-	if (any)
-		put(w, "}");
-	put(w, " ");
-	put(w, metrics__format_value(num, sizeof(num), value));
-	write_exemplar(w, ex);
-	put(w, "\n");
+	while ((k = va_arg(ap, const char *)))
+		put_label(w, &any, k, va_arg(ap, const char *));
+	if (extra_name)
+		put_label(w, &any, extra_name, extra_value);
+	put_value(w, any, value, ex);
 }
 
 static void write_sample(struct metrics_writer *w, const char *suffix, double value,
@@ -303,6 +308,51 @@ void metrics__histogram(struct metrics_writer *w, const double *bounds,
 	va_start(ap, sum);
 	write_sample(w, "_count", (double)count, NULL, NULL, ap);
 	va_end(ap);
+}
+
+static double row_value(const struct metrics_row *row, const void *base)
+{
+	const char *field = (const char *)base + row->offset;
+	double v = 0;
+
+	switch (row->field) {
+	case METRICS_FIELD_BOOL:
+		v = *(const bool *)field;
+		break;
+	case METRICS_FIELD_UINT:
+		v = *(const unsigned int *)field;
+		break;
+	case METRICS_FIELD_ULONG:
+		v = (double)*(const unsigned long *)field;
+		break;
+	case METRICS_FIELD_ULLONG:
+		v = (double)*(const unsigned long long *)field;
+		break;
+	case METRICS_FIELD_DOUBLE:
+		v = *(const double *)field;
+		break;
+	}
+	return row->divisor ? v / row->divisor : v;
+}
+
+void metrics__table(struct metrics_writer *w, const struct metrics_row *rows, size_t nr,
+		    const void *base)
+{
+	for (const struct metrics_row *row = rows; row < rows + nr; row++) {
+		bool any = false;
+
+		if (row->family) {
+			metrics__family(w, row->family, row->type, row->help);
+			continue;
+		}
+		if (!w->in_family)
+			continue;
+		put(w, w->name);
+		put(w, w->type == METRIC_COUNTER ? "_total" : "");
+		for (size_t i = 0; i < 2 * METRICS_ROW_LABELS && row->labels[i]; i += 2)
+			put_label(w, &any, row->labels[i], row->labels[i + 1]);
+		put_value(w, any, row_value(row, base), NULL);
+	}
 }
 
 int metrics__render(struct buf *out, bool openmetrics)

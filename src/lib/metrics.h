@@ -73,6 +73,60 @@ void metrics__histogram(struct metrics_writer *w, const double *bounds,
 			const unsigned long long *cumulative, size_t nr_bounds,
 			unsigned long long count, double sum, ...) __attribute__((sentinel));
 
+/*
+ * Families from a static const table instead of a chain of calls: a family row (METRICS_FAMILY)
+ * starts a family, the sample rows (METRICS_SAMPLE) after it are its samples in order, each the
+ * value of one field of the struct the table is rendered against. A field's type is taken from
+ * the struct; one of a type not listed in enum metrics_field is a compile error.
+ */
+enum metrics_field {
+	METRICS_FIELD_BOOL,
+	METRICS_FIELD_UINT,
+	METRICS_FIELD_ULONG, /* uint64_t, size_t */
+	METRICS_FIELD_ULLONG,
+	METRICS_FIELD_DOUBLE,
+};
+
+#define METRICS_ROW_LABELS 3 /* label pairs a sample row can hold */
+
+struct metrics_row {
+	const char *family; /* a family row: its name, type and help; NULL: a sample row */
+	enum metric_type type;
+	const char *help;
+	const char *labels[2 * METRICS_ROW_LABELS]; /* name, value, ...; a NULL name ends them */
+	size_t offset;				    /* of the field in the struct */
+	enum metrics_field field;
+	/*
+	 * The value is the field divided by this (0: the field as it is). A divisor, not a scale:
+	 * ns / 1e9 and ns * 1e-9 can differ in the last bit, and so in the text written.
+	 */
+	double divisor;
+};
+
+#define METRICS_FAMILY(name, metric_type, help_text) \
+	{ .family = (name), .type = (metric_type), .help = (help_text) }
+
+#define METRICS_FIELD_OF(type, member)                                  \
+	_Generic(((type *)0)->member,                                   \
+		bool: METRICS_FIELD_BOOL,                               \
+		unsigned int: METRICS_FIELD_UINT,                       \
+		unsigned long: METRICS_FIELD_ULONG,                     \
+		unsigned long long: METRICS_FIELD_ULLONG,               \
+		double: METRICS_FIELD_DOUBLE)
+
+/* A sample of (type).member / div; the variadic part is up to METRICS_ROW_LABELS label pairs. */
+#define METRICS_SAMPLE_DIV(type, member, div, ...)                                   \
+	{                                                                            \
+		.labels = { __VA_ARGS__ }, .offset = offsetof(type, member),         \
+		.field = METRICS_FIELD_OF(type, member), .divisor = (div),           \
+	}
+#define METRICS_SAMPLE(type, member, ...) METRICS_SAMPLE_DIV(type, member, 0, __VA_ARGS__)
+
+/* Writes rows[0..nr) with the sample values read from the struct at base. */
+void metrics__table(struct metrics_writer *w, const struct metrics_row *rows, size_t nr,
+		    const void *base);
+#define METRICS_TABLE(w, rows, base) metrics__table(w, rows, sizeof(rows) / sizeof((rows)[0]), base)
+
 /* Formats v as the writer does ("12345", "0.25", "+Inf", "NaN"). Returns dst. */
 char *metrics__format_value(char *dst, size_t size, double v);
 

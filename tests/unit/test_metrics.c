@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -358,6 +359,149 @@ TEST(process_metrics)
 	metrics__unregister_all();
 }
 
+/* Every field type a table reads, a nested struct and an array indexed by constant. */
+struct table_stats {
+	unsigned long long drops[3];
+	uint64_t build_ns;
+	unsigned int cpus;
+	bool enabled;
+	double ratio;
+	struct {
+		uint32_t ppm;
+		size_t bytes;
+	} inner;
+};
+
+enum { DROP_RING, DROP_STORE, DROP_BAD };
+
+static const struct metrics_row table_rows[] = {
+	METRICS_SAMPLE(struct table_stats, cpus), /* before any family: not written */
+	METRICS_FAMILY("test_dropped", METRIC_COUNTER, "Drops, by \"reason\".\nSecond line."),
+	METRICS_SAMPLE(struct table_stats, drops[DROP_RING], "profile", "cpu", "reason", "ring"),
+	METRICS_SAMPLE(struct table_stats, drops[DROP_STORE], "profile", "cpu", "reason", "store"),
+	METRICS_SAMPLE(struct table_stats, drops[DROP_BAD], "profile", "cpu", "reason", "a\"b\\c"),
+	METRICS_FAMILY("test_build_seconds", METRIC_COUNTER, "Build time."),
+	METRICS_SAMPLE_DIV(struct table_stats, build_ns, 1e9),
+	METRICS_FAMILY("test_cpus", METRIC_GAUGE, "CPUs."),
+	METRICS_SAMPLE(struct table_stats, cpus),
+	METRICS_FAMILY("test_enabled", METRIC_GAUGE, "Enabled."),
+	METRICS_SAMPLE(struct table_stats, enabled, "a", "1", "b", "2", "c", "3"),
+	METRICS_FAMILY("test_settings", METRIC_GAUGE, "Settings."),
+	METRICS_SAMPLE(struct table_stats, ratio, "what", "ratio"),
+	METRICS_SAMPLE_DIV(struct table_stats, inner.ppm, 1e6, "what", "probability"),
+	METRICS_SAMPLE(struct table_stats, inner.bytes, "what", "bytes"),
+	METRICS_FAMILY("test_empty", METRIC_GAUGE, "No samples."),
+};
+
+static const struct table_stats table_values = {
+	.drops = { 7, 0, 18446744073709551615ULL },
+	.build_ns = 1234567891,
+	.cpus = 16,
+	.enabled = true,
+	.ratio = 0.1,
+	.inner = { .ppm = 333333, .bytes = 65536 },
+};
+
+static const char expected_table_text[] =
+	"# HELP test_dropped_total Drops, by \"reason\".\\nSecond line.\n"
+	"# TYPE test_dropped_total counter\n"
+	"test_dropped_total{profile=\"cpu\",reason=\"ring\"} 7\n"
+	"test_dropped_total{profile=\"cpu\",reason=\"store\"} 0\n"
+	"test_dropped_total{profile=\"cpu\",reason=\"a\\\"b\\\\c\"} 1.8446744073709552e+19\n"
+	"# HELP test_build_seconds_total Build time.\n"
+	"# TYPE test_build_seconds_total counter\n"
+	"test_build_seconds_total 1.234567891\n"
+	"# HELP test_cpus CPUs.\n"
+	"# TYPE test_cpus gauge\n"
+	"test_cpus 16\n"
+	"# HELP test_enabled Enabled.\n"
+	"# TYPE test_enabled gauge\n"
+	"test_enabled{a=\"1\",b=\"2\",c=\"3\"} 1\n"
+	"# HELP test_settings Settings.\n"
+	"# TYPE test_settings gauge\n"
+	"test_settings{what=\"ratio\"} 0.1\n"
+	"test_settings{what=\"probability\"} 0.333333\n"
+	"test_settings{what=\"bytes\"} 65536\n"
+	"# HELP test_empty No samples.\n"
+	"# TYPE test_empty gauge\n";
+
+static void table_families(struct metrics_writer *w, void *ctx)
+{
+	METRICS_TABLE(w, table_rows, ctx);
+}
+
+/* The same families as table_rows, written call by call as before the tables. */
+static void chained_families(struct metrics_writer *w, void *ctx)
+{
+	const struct table_stats *s = ctx;
+
+	metrics__family(w, "test_dropped", METRIC_COUNTER, "Drops, by \"reason\".\nSecond line.");
+	metrics__sample(w, s->drops[DROP_RING], "profile", "cpu", "reason", "ring", NULL);
+	metrics__sample(w, s->drops[DROP_STORE], "profile", "cpu", "reason", "store", NULL);
+	metrics__sample(w, s->drops[DROP_BAD], "profile", "cpu", "reason", "a\"b\\c", NULL);
+	metrics__family(w, "test_build_seconds", METRIC_COUNTER, "Build time.");
+	metrics__sample(w, s->build_ns / 1e9, NULL);
+	metrics__family(w, "test_cpus", METRIC_GAUGE, "CPUs.");
+	metrics__sample(w, s->cpus, NULL);
+	metrics__family(w, "test_enabled", METRIC_GAUGE, "Enabled.");
+	metrics__sample(w, s->enabled, "a", "1", "b", "2", "c", "3", NULL);
+	metrics__family(w, "test_settings", METRIC_GAUGE, "Settings.");
+	metrics__sample(w, s->ratio, "what", "ratio", NULL);
+	metrics__sample(w, s->inner.ppm / 1e6, "what", "probability", NULL);
+	metrics__sample(w, s->inner.bytes, "what", "bytes", NULL);
+	metrics__family(w, "test_empty", METRIC_GAUGE, "No samples.");
+}
+
+TEST(table_exact)
+{
+	/* OpenMetrics escapes the quote in HELP and names the counter family without _total. */
+	static const char om_head[] =
+		"# HELP test_dropped Drops, by \\\"reason\\\".\\nSecond line.\n"
+		"# TYPE test_dropped counter\n"
+		"test_dropped_total{profile=\"cpu\",reason=\"ring\"} 7\n";
+	struct buf out = {};
+
+	metrics__unregister_all();
+	CHECK_EQ(metrics__register(table_families, (void *)&table_values), 0);
+	CHECK_EQ(metrics__render(&out, false), 0);
+	CHECK_TEXT(out.data, expected_table_text);
+	buf__reset(&out);
+	CHECK_EQ(metrics__render(&out, true), 0);
+	CHECK(!strncmp(out.data, om_head, strlen(om_head)));
+	CHECK(strstr(out.data, "\n# TYPE test_empty gauge\n# EOF\n"));
+	buf__free(&out);
+	metrics__unregister_all();
+}
+
+/* A table writes byte for byte what the chain of calls it replaces wrote, in both formats. */
+TEST(table_matches_calls)
+{
+	/* Values whose scaled forms print differently if divided and multiplied by the inverse. */
+	static const uint64_t ns[] = { 3, 7, 1234567891, 999999999999, 18446744073709551615ULL };
+	struct buf a = {}, b = {};
+
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		struct table_stats s = table_values;
+
+		s.build_ns = ns[i];
+		s.inner.ppm = (uint32_t)ns[i];
+		for (int om = 0; om < 2; om++) {
+			metrics__unregister_all();
+			CHECK_EQ(metrics__register(table_families, &s), 0);
+			buf__reset(&a);
+			CHECK_EQ(metrics__render(&a, om), 0);
+			metrics__unregister_all();
+			CHECK_EQ(metrics__register(chained_families, &s), 0);
+			buf__reset(&b);
+			CHECK_EQ(metrics__render(&b, om), 0);
+			CHECK_TEXT(a.data, b.data);
+		}
+	}
+	buf__free(&a);
+	buf__free(&b);
+	metrics__unregister_all();
+}
+
 int main(void)
 {
 	RUN(format_value);
@@ -370,5 +514,7 @@ int main(void)
 	RUN(unregister_one);
 	RUN(concurrent_renders);
 	RUN(process_metrics);
+	RUN(table_exact);
+	RUN(table_matches_calls);
 	return test_summary();
 }
