@@ -490,6 +490,16 @@ BRANCH = {
 }
 
 
+def possible_cpus():
+    """The kernel's possible CPUs (what per-CPU BPF maps are sized by): "0-3,8"."""
+    n = 0
+    with open("/sys/devices/system/cpu/possible") as f:
+        for part in f.read().strip().split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi or lo) - int(lo) + 1
+    return n
+
+
 def metric_sum(text, name):
     return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
                if l.startswith(name + " ") or l.startswith(name + "{"))
@@ -523,13 +533,19 @@ def test_walk_cache():
     text = STATE.get("metrics", "")
     cached = metric_sum(text, "autoprof_unwind_frames_cached_total")
     frames = metric_sum(text, "autoprof_unwind_frames_total")
-    detail("frames from the walk cache: %d of %d" % (cached, frames))
+    cache_bytes = metric_sum(text, "autoprof_unwind_cache_bytes")
+    detail("frames from the walk cache: %d of %d; caches %d bytes" % (cached, frames, cache_bytes))
     for name, (total, match) in per.items():
         assert total >= MIN_SAMPLES, "%s: only %d br_leaf samples" % (name, total)
         assert match >= 0.99 * total, "%s: %d of %d samples have its chain" % (
             name, match, total)
     # The targets repeat their stacks: most frames above the leaves come from the cache.
     assert cached >= 0.1 * frames > 0, "%d of %d frames from the walk cache" % (cached, frames)
+    # The on-CPU sampler's cache, and the off-CPU one's if it is loaded: (128 + 1) entries of
+    # 408 bytes for each possible CPU.
+    one = 129 * 408 * possible_cpus()
+    assert cache_bytes in (one, 2 * one), "autoprof_unwind_cache_bytes %d, want %d or %d" % (
+        cache_bytes, one, 2 * one)
 
 
 def test_metric():
