@@ -69,9 +69,11 @@ struct {
  * The walk cache (bpf/unwind.h). Its size turns it on: user space gives the maps of samplers
  * that use it UNWIND_CACHE_ENTRIES + 1 entries (unwinder__cache_walks); with 1, every slot a
  * walk picks is past the end. Per CPU and per object, so that an entry is only ever owned by
- * one walk: the programs that use it never run preemptibly (perf_event, sched_switch), and one
- * that interrupts another on its CPU (an NMI) finishes before the other goes on, which is why
- * the entry's seq needs no atomic operation.
+ * one walk: only the on-CPU sampler uses it, whose perf_event program never runs preemptibly,
+ * and a program that interrupts another on its CPU (an NMI) finishes before the other goes on,
+ * which is why the entry's seq needs no atomic operation. (The off-CPU sampler walks in a task
+ * work, the memory sampler in uprobes: both can be preempted mid-walk by another walk on the
+ * same CPU, which would take over the per-CPU state.)
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -366,12 +366,8 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts, struct collect_ctx *c
 		pr_err("cannot share the process map: %s\n", strerror(-*err));
 		goto out_destroy;
 	}
-	/* Its programs never run preemptibly: the walk cache is theirs to use. */
-	if (ctx->unwinder) {
-		*err = unwinder__cache_walks(ctx->unwinder, oc->skel->obj);
-		if (*err)
-			goto out_destroy;
-	}
+	/* No walk cache: the user stack is walked in a task work, which can be preempted by
+	 * another's on the same CPU (bpf/unwind.bpf.h). */
 	*err = bpf_map__set_max_entries(oc->skel->maps.events, opts->ringbuf_size);
 	if (*err)
 		goto out_destroy;

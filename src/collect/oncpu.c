@@ -204,7 +204,7 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 		pr_err("cannot share the process map: %s\n", strerror(-*err));
 		goto out_destroy;
 	}
-	/* Its programs never run preemptibly: the walk cache is theirs to use. */
+	/* A perf_event program never runs preemptibly: the walk cache is its to use. */
 	if (ctx->unwinder) {
 		*err = unwinder__cache_walks(ctx->unwinder, oc->skel->obj);
 		if (*err)

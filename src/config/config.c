@@ -832,9 +832,9 @@ static const struct key keys[] = {
 		.type = &type_bool,
 		.def = "true",
 		FIELD(unwind_walk_cache),
-		.help = "Keep the rules of recently walked stacks in BPF (about 51KiB per CPU "
-			"for each of the on- and off-CPU samplers), so that a stack seen again is "
-			"walked from its own words instead of the tables; false: always the tables.",
+		.help = "Keep the rules of recently walked stacks in the on-CPU sampler (about "
+			"51KiB per CPU), so that a stack seen again is walked from its own words "
+			"instead of the tables; false: always the tables.",
 	},
 	{
 		.name = "memory.targets",

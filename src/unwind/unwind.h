@@ -39,8 +39,8 @@ int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj);
 
 /*
  * Gives obj's walk cache (bpf/unwind.h) its entries, which turns it on, unless the options
- * said no (call before loading obj): for samplers whose programs never run preemptibly, as
- * bpf/unwind.bpf.h explains. UNWIND_CACHE_ENTRIES + 1 entries of struct unwind_cache_entry
+ * said no (call before loading obj): only for samplers whose programs never run preemptibly,
+ * as bpf/unwind.bpf.h explains. UNWIND_CACHE_ENTRIES + 1 entries of struct unwind_cache_entry
  * per CPU, counted in unwinder_stats.cache_bytes.
  */
 int unwinder__cache_walks(struct unwinder *u, struct bpf_object *obj);
