@@ -205,6 +205,8 @@ static void read_exe(struct proc *p)
 	del = strstr(path, " (deleted)");
 	if (del && del[10] == '\0')
 		*del = '\0';
+	if (p->exe_path && !strcmp(p->exe_path, path))
+		return;
 	base = strrchr(path, '/');
 	snprintf(p->exe, sizeof(p->exe), "%.127s", base ? base + 1 : path);
 	free(p->exe_path);
@@ -359,6 +361,11 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 		read_container_id(p);
 		read_service_env(p);
 		pick_service(p);
+	} else {
+		/* Maps read again for pcs they lacked may be those of an exec whose event waits in
+		 * another ring behind the samples: the name then is the new image's too (the
+		 * event, when it comes, starts the process over). */
+		read_exe(p);
 	}
 	/* Every line, not only executable ones: the process context is data. */
 	err = maps__for_each(p->pid, false, add_map, &ctx);

@@ -377,6 +377,66 @@ TEST(exited_child_still_symbolizes)
 	env__fini(&e);
 }
 
+/*
+ * A process known from before its exec whose samples of the new image come in before the
+ * exec's event (it waits in another ring behind them): the maps read again for the pcs they
+ * lack are the new image's, and so must the name be.
+ */
+TEST(exec_seen_before_its_event_takes_the_new_name)
+{
+	size_t slot = sizeof(children) / sizeof(children[0]);
+	int gate[2], out[2];
+	struct env e;
+	struct proc *p;
+	struct frame f;
+	uint64_t base, addr;
+	char buf[8];
+	pid_t pid;
+
+	CHECK_EQ(env__init(&e), 0);
+	CHECK_EQ(tmp_waiter__make(), 0);
+	CHECK_EQ(pipe(gate), 0);
+	CHECK_EQ(pipe(out), 0);
+	for (size_t i = sizeof(children) / sizeof(children[0]); i-- > 0;)
+		if (!children[i])
+			slot = i;
+	CHECK(slot < sizeof(children) / sizeof(children[0]));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		char c;
+
+		dup2(out[1], 1);
+		close(out[0]);
+		close(gate[1]);
+		if (read(gate[0], &c, 1) == 1)
+			execl(tmp_waiter, tmp_waiter, (char *)NULL);
+		_exit(127);
+	}
+	children[slot] = pid;
+	close(out[1]);
+	close(gate[0]);
+	/* Learned as what it is before the exec: this program. */
+	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
+	CHECK(p);
+	CHECK(strcmp(proc__exe(p), "waiter"));
+	CHECK_EQ(write(gate[1], "x", 1), 1);
+	CHECK_EQ(read(out[0], buf, 6), 6); /* the waiter's "ready": the exec is done */
+	base = load_base(pid, tmp_waiter, NULL);
+	CHECK(base);
+	addr = waiter_addr("waiter_sleep", base, 1);
+	/* No proctab__exec: its event has not been read yet. */
+	proctab__user_frames(e.pt, p, &addr, 1, &f, now_ns(), &cut);
+	CHECK_STR(proc__exe(p), "waiter");
+	CHECK(f.dso);
+	CHECK_STR(dso__path(f.dso), tmp_waiter);
+	child__kill(pid);
+	close(gate[1]);
+	close(out[0]);
+	tmp_waiter__remove();
+	env__fini(&e);
+}
+
 TEST(deleted_binary_symbolizes_through_map_files)
 {
 	struct symbolizer_stats s;
@@ -671,6 +731,7 @@ int main(void)
 {
 	RUN(own_process_names_own_function_and_libc);
 	RUN(exited_child_still_symbolizes);
+	RUN(exec_seen_before_its_event_takes_the_new_name);
 	tmp_waiter__remove();
 	RUN(deleted_binary_symbolizes_through_map_files);
 	tmp_waiter__remove();
