@@ -206,7 +206,7 @@ __noinline __u64 unwind__cache_get(__u64 i, __u64 pc, __u32 interrupted, __u32 p
 	if (i == 1) {
 		__u64 h = (pc ^ ((__u64)pid << 32)) * 0x9e3779b97f4a7c15ULL;
 
-		cw->slot = 1 + (__u32)(h >> 57) % UNWIND_CACHE_ENTRIES;
+		cw->slot = 1 + (__u32)(h >> 32) % UNWIND_CACHE_ENTRIES;
 		e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
 		if (!e)
 			return UNWIND_RULE_NONE;
@@ -240,8 +240,10 @@ __noinline __u64 unwind__cache_get(__u64 i, __u64 pc, __u32 interrupted, __u32 p
 	cw->hits++;
 	return rule & ~UNWIND_CACHE_INTERRUPTED;
 leave:
-	/* Another stack from here on: this walk's frames replace the entry's. */
-	e->nr = k < UNWIND_CACHE_FRAMES ? k : UNWIND_CACHE_FRAMES;
+	/* Another stack from here on (or past the entry's end): this walk's frames replace the
+	 * entry's rest. */
+	if (k < e->nr)
+		e->nr = k;
 	cw->state = UNWIND_CACHE_WRITE;
 	return UNWIND_RULE_NONE;
 }
