@@ -24,6 +24,7 @@
 
 #include "../collect/memsample.h"
 #include "config.h"
+#include "config_priv.h"
 
 #ifndef AUTOPROF_VERSION
 #define AUTOPROF_VERSION "0.0.0"
@@ -32,465 +33,10 @@
 #define AUTOPROF_COMMIT "unknown"
 #endif
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-#define NSEC_PER_MSEC 1000000ULL
-#define NSEC_PER_SEC  1000000000ULL
-#define KiB	      1024ULL
-#define MiB	      (1024ULL * KiB)
-#define GiB	      (1024ULL * MiB)
-
 /* A config file is a handful of lines; the cap keeps --config.file=/dev/zero from hanging. */
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define WHY_MAX		512
 #define PATH_MAX_KEY	128
-
-struct key;
-
-/*
- * How one kind of value is read, stored and written back. Numeric kinds parse into a uint64_t
- * that is bounds-checked and stored by field size; the string kind copies into a char array.
- */
-struct key_type {
-	const char *metavar;	/* in --help: --KEY=<metavar> */
-	bool bounded;		/* min/max apply and are shown in --help */
-	bool quoted;		/* printed as a YAML double-quoted string */
-	int (*set)(const struct key *k, void *field, const char *s, char *why, size_t n);
-	void (*get)(const struct key *k, const void *field, char *out, size_t n);
-	/* Numeric kinds only. */
-	int (*parse)(const char *s, uint64_t *v);
-	void (*format)(uint64_t v, char *out, size_t n);
-	const char *invalid;	/* reason when parse fails, %s is the value */
-};
-
-enum key_flags {
-	KEY_FLAG_ONLY = 1 << 0, /* not accepted in the YAML file */
-	KEY_EARLY = 1 << 1,	/* applied in the first flag pass, before the file is read */
-};
-
-struct key {
-	const char *name;
-	const struct key_type *type;
-	const char *def;
-	uint64_t min, max;
-	/* Extra validation after parsing and bounds: s is the text, v the parsed number. */
-	int (*check)(const char *s, uint64_t v, char *why, size_t n);
-	size_t off, size;
-	unsigned int flags;
-	const char *help;
-};
-
-/* ---- value kinds ---------------------------------------------------------------------------- */
-
-/* Reads decimal digits at *s; no sign, no base prefix: config values are never negative. */
-static int digits__parse(const char **s, uint64_t *v)
-{
-	const char *p = *s;
-	uint64_t acc = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (__builtin_mul_overflow(acc, 10, &acc) ||
-		    __builtin_add_overflow(acc, (uint64_t)(*p - '0'), &acc))
-			return -ERANGE;
-	}
-	*s = p;
-	*v = acc;
-	return 0;
-}
-
-static int uint__parse(const char *s, uint64_t *v)
-{
-	int err = digits__parse(&s, v);
-
-	if (err)
-		return err;
-	return *s ? -EINVAL : 0;
-}
-
-static void uint__format(uint64_t v, char *out, size_t n)
-{
-	snprintf(out, n, "%llu", (unsigned long long)v);
-}
-
-struct unit {
-	const char *name;
-	uint64_t mult;
-	bool out; /* used when formatting */
-};
-
-/* Largest first: formatting walks down, parsing requires each unit smaller than the last. */
-static const struct unit duration_units[] = {
-	{ "d", 86400 * NSEC_PER_SEC, false }, /* accepted, but 48h reads better than 2d */
-	{ "h", 3600 * NSEC_PER_SEC, true },
-	{ "m", 60 * NSEC_PER_SEC, true },
-	{ "s", NSEC_PER_SEC, true },
-	{ "ms", NSEC_PER_MSEC, true },
-	{ "us", 1000, true },
-	{ "µs", 1000, false },
-	{ "ns", 1, true },
-};
-
-static const struct unit byte_units[] = {
-	{ "TiB", 1024 * GiB, true },
-	{ "GiB", GiB, true },
-	{ "MiB", MiB, true },
-	{ "KiB", KiB, true },
-	{ "TB", 1000000000000ULL, false },
-	{ "GB", 1000000000ULL, false },
-	{ "MB", 1000000ULL, false },
-	{ "KB", 1000ULL, false },
-	{ "B", 1, true },
-	{ "", 1, false },
-};
-
-static const struct unit *unit__find(const struct unit *units, size_t count, const char *s,
-				     size_t len)
-{
-	for (size_t i = 0; i < count; i++) {
-		if (strlen(units[i].name) == len && !strncmp(units[i].name, s, len))
-			return &units[i];
-	}
-	return NULL;
-}
-
-/* Writes v as the largest units that divide it, e.g. 5400s -> "1h30m", 1536KiB -> "1536KiB". */
-static void unit__format(const struct unit *units, size_t count, bool all, uint64_t v,
-			 char *out, size_t n)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < count && used < n; i++) {
-		if (!units[i].out || v < units[i].mult)
-			continue;
-		if (!all && v % units[i].mult)
-			continue;
-		used += snprintf(out + used, n - used, "%llu%s",
-				 (unsigned long long)(v / units[i].mult), units[i].name);
-		v %= units[i].mult;
-		if (!v)
-			break;
-	}
-	if (!out[0])
-		snprintf(out, n, "0%s", all ? "s" : "B");
-}
-
-/* Go/Prometheus-style "1h30m", "500ms": integer components, units strictly decreasing. */
-static int duration__parse(const char *s, uint64_t *v)
-{
-	uint64_t total = 0, last = UINT64_MAX;
-
-	if (!*s)
-		return -EINVAL;
-	while (*s) {
-		const struct unit *u;
-		const char *unit;
-		uint64_t num;
-		int err;
-
-		err = digits__parse(&s, &num);
-		if (err)
-			return err;
-		for (unit = s; *s && (*s < '0' || *s > '9'); s++)
-			;
-		u = unit__find(duration_units, ARRAY_SIZE(duration_units), unit, s - unit);
-		if (!u || u->mult >= last)
-			return -EINVAL;
-		last = u->mult;
-		if (__builtin_mul_overflow(num, u->mult, &num) ||
-		    __builtin_add_overflow(total, num, &total))
-			return -ERANGE;
-	}
-	*v = total;
-	return 0;
-}
-
-static void duration__format(uint64_t v, char *out, size_t n)
-{
-	unit__format(duration_units, ARRAY_SIZE(duration_units), true, v, out, n);
-}
-
-/* A count with an optional binary (KiB = 1024) or SI (KB = 1000) suffix. */
-static int bytes__parse(const char *s, uint64_t *v)
-{
-	const struct unit *u;
-	uint64_t num;
-	int err;
-
-	err = digits__parse(&s, &num);
-	if (err)
-		return err;
-	while (*s == ' ')
-		s++;
-	u = unit__find(byte_units, ARRAY_SIZE(byte_units), s, strlen(s));
-	if (!u)
-		return -EINVAL;
-	if (__builtin_mul_overflow(num, u->mult, v))
-		return -ERANGE;
-	return 0;
-}
-
-static void bytes__format(uint64_t v, char *out, size_t n)
-{
-	unit__format(byte_units, ARRAY_SIZE(byte_units), false, v, out, n);
-}
-
-static int level__parse(const char *s, uint64_t *v)
-{
-	enum log_level level;
-
-	if (log__parse_level(s, &level))
-		return -EINVAL;
-	*v = level;
-	return 0;
-}
-
-static void level__format(uint64_t v, char *out, size_t n)
-{
-	snprintf(out, n, "%s", log__level_name((enum log_level)v));
-}
-
-static const char *const unwind_modes[] = { [CONFIG_UNWIND_FP] = "fp",
-					     [CONFIG_UNWIND_TABLE] = "table" };
-
-static int unwind_mode__parse(const char *s, uint64_t *v)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(unwind_modes); i++) {
-		if (!strcmp(s, unwind_modes[i])) {
-			*v = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-static void unwind_mode__format(uint64_t v, char *out, size_t n)
-{
-	snprintf(out, n, "%s", v < ARRAY_SIZE(unwind_modes) ? unwind_modes[v] : "?");
-}
-
-/* Numeric fields are uint32_t, uint64_t or an enum; memcpy of the right width stores them. */
-static void field__store(void *field, size_t size, uint64_t v)
-{
-	uint32_t v32 = (uint32_t)v;
-
-	if (size == sizeof(v32))
-		memcpy(field, &v32, sizeof(v32));
-	else
-		memcpy(field, &v, sizeof(v));
-}
-
-static uint64_t field__load(const void *field, size_t size)
-{
-	uint32_t v32;
-	uint64_t v;
-
-	if (size == sizeof(v32)) {
-		memcpy(&v32, field, sizeof(v32));
-		return v32;
-	}
-	memcpy(&v, field, sizeof(v));
-	return v;
-}
-
-static int number__set(const struct key *k, void *field, const char *s, char *why, size_t n)
-{
-	const struct key_type *t = k->type;
-	char lo[32], hi[32];
-	uint64_t v;
-	int err;
-
-	err = t->parse(s, &v);
-	if (err == -ERANGE) {
-		snprintf(why, n, "%s is too large", s);
-		return -EINVAL;
-	}
-	if (err) {
-		snprintf(why, n, t->invalid, s);
-		return -EINVAL;
-	}
-	if (t->bounded && (v < k->min || v > k->max)) {
-		t->format(k->min, lo, sizeof(lo));
-		t->format(k->max, hi, sizeof(hi));
-		snprintf(why, n, "%s is out of range %s..%s", s, lo, hi);
-		return -EINVAL;
-	}
-	if (k->check && k->check(s, v, why, n))
-		return -EINVAL;
-	field__store(field, k->size, v);
-	return 0;
-}
-
-static void number__get(const struct key *k, const void *field, char *out, size_t n)
-{
-	k->type->format(field__load(field, k->size), out, n);
-}
-
-static int string__set(const struct key *k, void *field, const char *s, char *why, size_t n)
-{
-	size_t len = strlen(s);
-
-	if (len >= k->size) {
-		snprintf(why, n, "value is too long (%zu bytes, at most %zu)", len, k->size - 1);
-		return -EINVAL;
-	}
-	if (k->check && k->check(s, 0, why, n))
-		return -EINVAL;
-	memcpy(field, s, len + 1);
-	return 0;
-}
-
-static void string__get(const struct key *k, const void *field, char *out, size_t n)
-{
-	(void)k;
-	snprintf(out, n, "%s", (const char *)field);
-}
-
-static const struct key_type type_string = {
-	.metavar = "string",
-	.quoted = true,
-	.set = string__set,
-	.get = string__get,
-};
-
-static const struct key_type type_path = {
-	.metavar = "path",
-	.quoted = true,
-	.set = string__set,
-	.get = string__get,
-};
-
-static const struct key_type type_uint = {
-	.metavar = "uint",
-	.bounded = true,
-	.set = number__set,
-	.get = number__get,
-	.parse = uint__parse,
-	.format = uint__format,
-	.invalid = "invalid number \"%s\" (want a non-negative integer)",
-};
-
-static const struct key_type type_duration = {
-	.metavar = "duration",
-	.bounded = true,
-	.set = number__set,
-	.get = number__get,
-	.parse = duration__parse,
-	.format = duration__format,
-	.invalid = "invalid duration \"%s\" (want e.g. 500ms, 30s, 5m, 1h30m)",
-};
-
-static const struct key_type type_bytes = {
-	.metavar = "bytes",
-	.bounded = true,
-	.set = number__set,
-	.get = number__get,
-	.parse = bytes__parse,
-	.format = bytes__format,
-	.invalid = "invalid size \"%s\" "
-		   "(want e.g. 65536, 512KiB, 64MiB, 1GiB; KB/MB/GB are 1000-based)",
-};
-
-static const struct key_type type_level = {
-	.metavar = "level",
-	.set = number__set,
-	.get = number__get,
-	.parse = level__parse,
-	.format = level__format,
-	.invalid = "invalid log level \"%s\" (want error, warn, info or debug)",
-};
-
-static const struct key_type type_unwind_mode = {
-	.metavar = "mode",
-	.set = number__set,
-	.get = number__get,
-	.parse = unwind_mode__parse,
-	.format = unwind_mode__format,
-	.invalid = "invalid unwind mode \"%s\" (want table or fp)",
-};
-
-static int bool__parse(const char *s, uint64_t *v)
-{
-	static const char *const yes[] = { "true", "yes", "on", "1" };
-	static const char *const no[] = { "false", "no", "off", "0" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-		if (!strcmp(s, yes[i]) || !strcmp(s, no[i])) {
-			*v = !strcmp(s, yes[i]);
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-static void bool__format(uint64_t v, char *out, size_t n)
-{
-	snprintf(out, n, "%s", v ? "true" : "false");
-}
-
-static const struct key_type type_bool = {
-	.metavar = "bool",
-	.set = number__set,
-	.get = number__get,
-	.parse = bool__parse,
-	.format = bool__format,
-	.invalid = "invalid boolean \"%s\" (want true or false)",
-};
-
-/* A fraction 0..1 with up to 6 decimals ("1", "0.5", ".25"), stored in millionths. */
-static int ratio__parse(const char *s, uint64_t *v)
-{
-	uint64_t whole = 0, frac = 0, scale = 1000000;
-	int err;
-
-	if (*s != '.') {
-		err = digits__parse(&s, &whole);
-		if (err)
-			return err;
-		/* Let the bounds name the range for small numbers like 2. */
-		if (whole > 1000)
-			return -ERANGE;
-	}
-	if (*s == '.') {
-		s++;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		for (; *s >= '0' && *s <= '9'; s++) {
-			if (scale == 1)
-				return -EINVAL; /* finer than a millionth */
-			scale /= 10;
-			frac += (uint64_t)(*s - '0') * scale;
-		}
-	}
-	if (*s)
-		return -EINVAL;
-	*v = whole * 1000000 + frac;
-	return 0;
-}
-
-static void ratio__format(uint64_t v, char *out, size_t n)
-{
-	int len = snprintf(out, n, "%llu.%06llu", (unsigned long long)(v / 1000000),
-			   (unsigned long long)(v % 1000000));
-
-	/* Shortest form: 0.500000 -> 0.5, 1.000000 -> 1. */
-	while (len > 0 && (size_t)len < n && out[len - 1] == '0')
-		out[--len] = '\0';
-	if (len > 0 && (size_t)len < n && out[len - 1] == '.')
-		out[--len] = '\0';
-}
-
-static const struct key_type type_ratio = {
-	.metavar = "ratio",
-	.bounded = true,
-	.set = number__set,
-	.get = number__get,
-	.parse = ratio__parse,
-	.format = ratio__format,
-	.invalid = "invalid ratio \"%s\" (want a number from 0 to 1, e.g. 0.25)",
-};
 
 /* ---- validators ----------------------------------------------------------------------------- */
 
@@ -527,7 +73,7 @@ static int listen_address__check(const char *arg, uint64_t unused, char *why, si
 	host[len] = '\0';
 	if (len && inet_pton(family, host, addr) != 1)
 		goto bad_host;
-	if (uint__parse(port, &portnum) || portnum > 65535) {
+	if (config__parse_uint(port, &portnum) || portnum > 65535) {
 		snprintf(why, n, "invalid listen address \"%s\": port must be a number 0..65535",
 			 arg);
 		return -EINVAL;
@@ -646,7 +192,7 @@ static int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n)
 static const struct key keys[] = {
 	{
 		.name = "config.file",
-		.type = &type_path,
+		.type = &config_type_path,
 		.def = "",
 		FIELD(config_file),
 		.flags = KEY_FLAG_ONLY | KEY_EARLY,
@@ -654,7 +200,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "web.listen-address",
-		.type = &type_string,
+		.type = &config_type_string,
 		.def = ":9740",
 		.check = listen_address__check,
 		FIELD(web_listen_address),
@@ -663,7 +209,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "profile.frequency",
-		.type = &type_uint,
+		.type = &config_type_uint,
 		.def = "99",
 		.min = 1,
 		.max = 1000,
@@ -673,7 +219,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "profile.retention",
-		.type = &type_duration,
+		.type = &config_type_duration,
 		.def = "5m",
 		.min = 10 * NSEC_PER_SEC,
 		.max = 24 * 3600 * NSEC_PER_SEC,
@@ -682,7 +228,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "log.level",
-		.type = &type_level,
+		.type = &config_type_level,
 		.def = "info",
 		.min = LOG_ERROR,
 		.max = LOG_DEBUG,
@@ -691,7 +237,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "store.memory-limit",
-		.type = &type_bytes,
+		.type = &config_type_bytes,
 		.def = "64MiB",
 		.min = MiB,
 		.max = 64 * GiB,
@@ -700,7 +246,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "symbolizer.cache-size",
-		.type = &type_bytes,
+		.type = &config_type_bytes,
 		.def = "64MiB",
 		.min = MiB,
 		.max = 64 * GiB,
@@ -709,7 +255,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "bpf.ringbuf-size",
-		.type = &type_bytes,
+		.type = &config_type_bytes,
 		.def = "1MiB",
 		.min = 64 * KiB,
 		.max = GiB,
@@ -720,7 +266,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "offcpu.enabled",
-		.type = &type_bool,
+		.type = &config_type_bool,
 		/* Off: about 0.45 us per context switch (docs/benchmarks.md), unbounded by any
 		 * sampling rate; turned on at run time where waits are the question. */
 		.def = "false",
@@ -730,7 +276,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "offcpu.min-block",
-		.type = &type_duration,
+		.type = &config_type_duration,
 		.def = "50us",
 		.min = 0,
 		.max = 3600 * NSEC_PER_SEC,
@@ -739,7 +285,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "offcpu.sample-probability",
-		.type = &type_ratio,
+		.type = &config_type_ratio,
 		.def = "1",
 		.min = 0,
 		.max = 1000000,
@@ -749,7 +295,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "otlp.endpoint",
-		.type = &type_string,
+		.type = &config_type_string,
 		.def = "",
 		.check = otlp_endpoint__check,
 		FIELD(otlp_endpoint),
@@ -758,7 +304,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "otlp.interval",
-		.type = &type_duration,
+		.type = &config_type_duration,
 		.def = "15s",
 		.min = NSEC_PER_SEC,
 		.max = 3600 * NSEC_PER_SEC,
@@ -767,7 +313,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "otlp.timeout",
-		.type = &type_duration,
+		.type = &config_type_duration,
 		.def = "10s",
 		.min = NSEC_PER_SEC,
 		.max = 300 * NSEC_PER_SEC,
@@ -776,14 +322,14 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "otlp.gzip",
-		.type = &type_bool,
+		.type = &config_type_bool,
 		.def = "true",
 		FIELD(otlp_gzip),
 		.help = "Compress requests with gzip.",
 	},
 	{
 		.name = "otlp.headers",
-		.type = &type_string,
+		.type = &config_type_string,
 		.def = "",
 		.check = otlp_headers__check,
 		FIELD(otlp_headers),
@@ -791,7 +337,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "otlp.queue-size",
-		.type = &type_bytes,
+		.type = &config_type_bytes,
 		.def = "8MiB",
 		.min = 64 * KiB,
 		.max = GiB,
@@ -800,7 +346,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "python.enabled",
-		.type = &type_bool,
+		.type = &config_type_bool,
 		.def = "true",
 		FIELD(python_enabled),
 		.help = "Name the frames of CPython 3.10-3.13 processes (function, file, line) in "
@@ -809,7 +355,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "unwind.mode",
-		.type = &type_unwind_mode,
+		.type = &config_type_unwind_mode,
 		.def = "table",
 		.min = CONFIG_UNWIND_FP,
 		.max = CONFIG_UNWIND_TABLE,
@@ -819,7 +365,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "unwind.memory-limit",
-		.type = &type_bytes,
+		.type = &config_type_bytes,
 		.def = "16MiB",
 		.min = 64 * KiB,
 		.max = 4 * GiB,
@@ -829,7 +375,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "unwind.walk-cache",
-		.type = &type_bool,
+		.type = &config_type_bool,
 		.def = "true",
 		FIELD(unwind_walk_cache),
 		.help = "Keep the rules of recently walked stacks in the on-CPU sampler (about "
@@ -838,7 +384,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "memory.targets",
-		.type = &type_string,
+		.type = &config_type_string,
 		.def = "",
 		.check = memory_targets__check,
 		FIELD(memory_targets),
@@ -848,7 +394,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "memory.sample-interval",
-		.type = &type_bytes,
+		.type = &config_type_bytes,
 		.def = "512KiB",
 		.min = 1,
 		.max = GiB,
@@ -858,7 +404,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "memory.max-live",
-		.type = &type_uint,
+		.type = &config_type_uint,
 		.def = "65536",
 		.min = 1024,
 		.max = 16 * 1024 * 1024,
@@ -868,7 +414,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "jvm.perf-map",
-		.type = &type_bool,
+		.type = &config_type_bool,
 		.def = "true",
 		FIELD(jvm_perf_map),
 		.help = "Name HotSpot JIT frames: ask JVMs (attach API, SIGQUIT to start its "
@@ -877,7 +423,7 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "probes.attach",
-		.type = &type_string,
+		.type = &config_type_string,
 		.def = "",
 		.check = probes__check_list,
 		FIELD(probes),
