@@ -205,7 +205,8 @@ static void read_exe(struct proc *p)
 	del = strstr(path, " (deleted)");
 	if (del && del[10] == '\0')
 		*del = '\0';
-	if (p->exe_path && !strcmp(p->exe_path, path))
+	/* Read again for an exec not yet reported: the same image, nothing to change. */
+	if (p->exe[0] && p->exe_path && !strcmp(p->exe_path, path))
 		return;
 	base = strrchr(path, '/');
 	snprintf(p->exe, sizeof(p->exe), "%.127s", base ? base + 1 : path);
@@ -416,6 +417,8 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 	if (p) {
 		/* A new image: new mappings, new name, new JIT. */
 		p->exe[0] = '\0';
+		free(p->exe_path);
+		p->exe_path = NULL;
 		proc__drop_maps(p);
 		dso__put(p->jit);
 		p->jit = NULL;

@@ -430,6 +430,11 @@ TEST(exec_seen_before_its_event_takes_the_new_name)
 	CHECK_STR(proc__exe(p), "waiter");
 	CHECK(f.dso);
 	CHECK_STR(dso__path(f.dso), tmp_waiter);
+	/* Then the event: the process starts over, and is named again. */
+	p = proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	CHECK(p);
+	CHECK_STR(proc__exe(p), "waiter");
+	CHECK_STR(proc__exe_path(p), tmp_waiter);
 	child__kill(pid);
 	close(gate[1]);
 	close(out[0]);
