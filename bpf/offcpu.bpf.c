@@ -45,6 +45,7 @@ struct {
 } events SEC(".maps");
 
 #include "known_pids.bpf.h"
+#include "python.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind.bpf.h"
 
@@ -128,6 +129,23 @@ struct {
 	__type(value, struct offcpu_span);
 } scratch SEC(".maps");
 
+/*
+ * Python walks begun on this CPU. A walk writes into the per-CPU python_frames (its loop's state
+ * cannot live on the BPF stack), and the task work that walks can be preempted by another
+ * thread's on the same CPU, whose walk then rewrites the buffer under the first. So a walk takes
+ * a ticket (a fetch-and-add: no two walks hold the same one) before it starts, and its pairs are
+ * kept only if the counter still holds that ticket once they are copied into the ring: no other
+ * walk touched the buffer meanwhile. (A BPF program does not migrate, so "this CPU" stays one.)
+ * Not a per-task buffer: that would be 3 KiB of task storage for every thread of every Python
+ * process, for as long as it lives; a race costs one span its Python frames, and is counted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_seq SEC(".maps");
+
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
 					      void *map__map, bpf_task_work_callback_t callback,
 					      void *aux__prog) __ksym;
@@ -152,16 +170,20 @@ static __always_inline __u64 wake_flags(__u32 pid)
  * with, into u->ustack: by unwind tables (glibc's system-call wrappers have no frame pointers,
  * and their callers are what a wait is about), else by frame pointers. Returns frames.
  */
-static __always_inline long offcpu__user_stack(struct task_struct *task, struct offcpu_user *u)
+static __always_inline long offcpu__user_stack(struct task_struct *task, struct offcpu_user *u,
+					      __u32 *proc_flags, bool *walked)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct unwind_outcome out = {};
 	long n;
 
+	*walked = false;
 	if (unwind_tables && regs) {
 		n = unwind__user_stack(u->pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
 				       BPF_CORE_READ(regs, bp), u->ustack, &out);
 		if (n >= 0) {
+			*walked = true;
+			*proc_flags = out.proc_flags;
 			if (out.truncated)
 				u->flags |= OFFCPU_F_USTACK_TRUNCATED;
 			if (out.truncated && n >= UNWIND_MAX_FRAMES)
@@ -185,12 +207,63 @@ static __always_inline long offcpu__user_stack(struct task_struct *task, struct 
 	return n;
 }
 
+/*
+ * u (reserved, filled) again with the current thread's Python frames after it, in a record of its
+ * own (bpf/offcpu.h: why), or NULL: no Python frames, or they could not be had whole. The caller
+ * then sends u alone.
+ */
+static __always_inline struct offcpu_user_python *offcpu__with_python(struct offcpu_user *u)
+{
+	struct offcpu_user_python *up;
+	struct python__out *pbuf;
+	__u64 *seq, ticket, pn, psize;
+	__u32 zero = 0;
+
+	seq = bpf_map_lookup_elem(&python_seq, &zero);
+	if (!seq)
+		return NULL;
+	ticket = __sync_fetch_and_add(seq, 1) + 1;
+	pn = python__walk(u->pid);
+	if (!pn)
+		return NULL;
+	pbuf = bpf_map_lookup_elem(&python_frames, &zero);
+	if (!pbuf)
+		return NULL;
+	if (pn > OFFCPU_MAX_PYTHON)
+		pn = OFFCPU_MAX_PYTHON;
+	psize = pn * 2 * sizeof(__u64);
+	barrier_var(psize);
+	if (psize > OFFCPU_MAX_PYTHON * 2 * sizeof(__u64))
+		return NULL;
+	up = bpf_ringbuf_reserve(&events, sizeof(*up), 0);
+	if (!up) {
+		count(OFFCPU_CNT_DROP_RINGBUF);
+		return NULL;
+	}
+	if (bpf_probe_read_kernel(&up->user, sizeof(up->user), u) ||
+	    bpf_probe_read_kernel(up->python, psize, pbuf->words)) {
+		bpf_ringbuf_discard(up, BPF_RB_NO_WAKEUP);
+		return NULL;
+	}
+	/* After the copy: a walk begun since may have rewritten what was copied. */
+	if (*(volatile __u64 *)seq != ticket) {
+		count(OFFCPU_CNT_PYTHON_RACED);
+		bpf_ringbuf_discard(up, BPF_RB_NO_WAKEUP);
+		return NULL;
+	}
+	up->user.nr_python = pn;
+	return up;
+}
+
 /* Runs in the thread that blocked, on its way back to user space: its user stack is intact. */
 static int offcpu__send_user(struct bpf_map *map, __u32 *key, struct offcpu_pending *val)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
+	struct offcpu_user_python *up = NULL;
 	struct offcpu_user *u;
+	__u32 proc_flags = 0;
+	bool walked;
 	long un;
 
 	(void)map;
@@ -208,13 +281,22 @@ static int offcpu__send_user(struct bpf_map *map, __u32 *key, struct offcpu_pend
 	u->pid = id >> 32;
 	u->tid = (__u32)id;
 	u->time_ns = bpf_ktime_get_ns();
-	u->pad = 0;
+	u->nr_python = 0;
 	u->pad2 = 0;
 	if (tracectx__read(u->pid, u->trace_id, u->span_id))
 		u->flags |= OFFCPU_F_TRACE_CTX;
-	un = offcpu__user_stack(task, u);
+	un = offcpu__user_stack(task, u, &proc_flags, &walked);
 	u->nr_ustack = un > OFFCPU_MAX_USTACK ? OFFCPU_MAX_USTACK : un;
-	bpf_ringbuf_submit(u, wake_flags(u->pid));
+	/* Python frames for a process known to be CPython (or one not yet learned: the lookup
+	 * then says); other processes pay one flag test. */
+	if (!walked || (proc_flags & UNWIND_PROC_PYTHON))
+		up = offcpu__with_python(u);
+	if (up) {
+		bpf_ringbuf_discard(u, BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(up, wake_flags(up->user.pid));
+	} else {
+		bpf_ringbuf_submit(u, wake_flags(u->pid));
+	}
 	count(OFFCPU_CNT_USER);
 	return 0;
 }

@@ -7,6 +7,8 @@
 #define OFFCPU_MAX_KSTACK 127
 #define OFFCPU_MAX_USTACK 127
 #define OFFCPU_COMM_LEN 16
+/* Python frames: pairs of words (bpf/python.h), as many as an on-CPU sample carries. */
+#define OFFCPU_MAX_PYTHON 96
 
 /* Longest span recorded: longer ones are a thread parked for good, not a wait worth showing. */
 #define OFFCPU_MAX_BLOCK_NS (3600ULL * 1000000000ULL)
@@ -57,11 +59,22 @@ struct offcpu_user {
 	__u32 tid;
 	__u64 time_ns;
 	__u16 nr_ustack;
-	__u16 pad;
+	__u16 nr_python; /* pairs in the struct offcpu_user_python this begins (0: none) */
 	__u32 pad2;
 	__u8 trace_id[16]; /* with OFFCPU_F_TRACE_CTX: OTEP 4947 thread context */
 	__u8 span_id[8];
 	__u64 ustack[OFFCPU_MAX_USTACK];
+};
+
+/*
+ * The user event of a CPython thread: the same event with its Python frames after it, nr_python
+ * (code object, instruction) pairs, leaf first. A second, bigger kind of record rather than a
+ * bigger struct offcpu_user: off-CPU records are frequent and most threads run no Python, so
+ * they keep their size and only Python threads pay for the pairs.
+ */
+struct offcpu_user_python {
+	struct offcpu_user user;
+	__u64 python[2 * OFFCPU_MAX_PYTHON];
 };
 
 /* Per-CPU counters, index into the `counters` array. */
@@ -77,6 +90,7 @@ enum offcpu_counter {
 	OFFCPU_CNT_KSTACK_ERROR,    /* kernel stack could not be read (span still sent) */
 	OFFCPU_CNT_USTACK_ERROR,    /* user stack could not be read */
 	OFFCPU_CNT_USTACK_TRUNCATED, /* user stack deeper than OFFCPU_MAX_USTACK */
+	OFFCPU_CNT_PYTHON_RACED,    /* Python frames dropped: another walk took the buffer */
 	OFFCPU_CNT__MAX,
 };
 

@@ -143,10 +143,12 @@ static const struct metrics_row offcpu_rows[] = {
 	METRICS_SAMPLE(struct offcpu_stats, drop_malformed, "reason", "malformed"),
 	METRICS_FAMILY("autoprof_offcpu_stack_errors", METRIC_COUNTER,
 		       "Off-CPU spans whose kernel or user stack could not be read, and user "
-		       "stacks deeper than the BPF walk (127 frames)"),
+		       "stacks deeper than the BPF walk (127 frames); python_raced: Python frames "
+		       "left out because another thread's walk on the CPU took their buffer"),
 	METRICS_SAMPLE(struct offcpu_stats, kstack_errors, "stack", "kernel"),
 	METRICS_SAMPLE(struct offcpu_stats, ustack_errors, "stack", "user"),
 	METRICS_SAMPLE(struct offcpu_stats, ustack_truncated, "stack", "user_truncated"),
+	METRICS_SAMPLE(struct offcpu_stats, python_raced, "stack", "python_raced"),
 	METRICS_FAMILY("autoprof_offcpu_spans_waiting", METRIC_GAUGE,
 		       "Off-CPU spans held in user space until their thread returns to user space"),
 	METRICS_SAMPLE(struct offcpu_stats, waiting),

@@ -18,6 +18,7 @@
 #include "bpf/offcpu.h"
 #include "bpf/offcpu.skel.h"
 #include "offcpu.h"
+#include "python.h"
 #include "span.h"
 
 #define NSEC 1000000000ULL
@@ -54,7 +55,8 @@ struct offcpu {
 	struct wait *waits[WAIT_BUCKETS]; /* by tid */
 	unsigned long long nr_waiting, next_sweep_ns;
 	unsigned long long ingested, drop_store, drop_malformed, drop_unjoined, filter_no_user;
-	struct frame frames[OFFCPU_MAX_KSTACK + OFFCPU_MAX_USTACK + 1];
+	struct frame frames[OFFCPU_MAX_KSTACK + OFFCPU_MAX_USTACK + OFFCPU_MAX_PYTHON + 1];
+	struct frame native[OFFCPU_MAX_USTACK];
 };
 
 struct part_ctx {
@@ -92,6 +94,8 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 	int64_t oldest = store__now_sec() - (int64_t)retention_s;
 	uint64_t uaddrs[OFFCPU_MAX_USTACK];
 	uint32_t nk = w->nr_kstack, nu = u->nr_ustack;
+	/* handle_event() checked that a record with nr_python is a struct offcpu_user_python. */
+	const uint64_t *pairs = (const uint64_t *)((const struct offcpu_user_python *)u)->python;
 	bool cut = false;
 	struct part_ctx pc;
 	struct sample smp;
@@ -108,7 +112,16 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 		oc->drop_store++;
 		return;
 	}
-	nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
+	python__locate(ctx->python, p, w->pid);
+	if (nu && u->nr_python) {
+		/* Python frames take the place of the evaluation loop's native frames. */
+		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now, &cut);
+		nu = python__splice(ctx->python, w->pid, oc->native, nu,
+				    cut || !!(u->flags & OFFCPU_F_USTACK_TRUNCATED), pairs,
+				    u->nr_python, oc->frames + nk, OFFCPU_MAX_USTACK + OFFCPU_MAX_PYTHON);
+	} else {
+		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
+	}
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (cut || (u->flags & OFFCPU_F_USTACK_TRUNCATED)))
 		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
@@ -221,6 +234,12 @@ static int handle_event(void *arg, void *data, size_t size)
 	case OFFCPU_EV_USER:
 		if (size < offsetof(struct offcpu_user, ustack) || u->nr_ustack > OFFCPU_MAX_USTACK ||
 		    size < offsetof(struct offcpu_user, ustack) + u->nr_ustack * sizeof(__u64))
+			goto malformed;
+		/* With Python frames, the pairs follow in a struct offcpu_user_python. */
+		if (u->nr_python &&
+		    (u->nr_python > OFFCPU_MAX_PYTHON ||
+		     size < offsetof(struct offcpu_user_python, python) +
+				    2 * u->nr_python * sizeof(__u64)))
 			goto malformed;
 		join(oc, u);
 		sweep(oc, u->time_ns);
@@ -442,6 +461,7 @@ void offcpu__stats(struct offcpu *oc, struct offcpu_stats *out)
 		.kstack_errors = c[OFFCPU_CNT_KSTACK_ERROR],
 		.ustack_errors = c[OFFCPU_CNT_USTACK_ERROR],
 		.ustack_truncated = c[OFFCPU_CNT_USTACK_TRUNCATED],
+		.python_raced = c[OFFCPU_CNT_PYTHON_RACED],
 		.ingested = oc->ingested,
 		.waiting = oc->nr_waiting,
 		.ringbuf_used = oc->ring ? ring__avail_data_size(oc->ring) : 0,

@@ -38,6 +38,7 @@ struct offcpu_stats {
 	unsigned long long kstack_errors;
 	unsigned long long ustack_errors;
 	unsigned long long ustack_truncated;
+	unsigned long long python_raced;	/* Python frames lost to another walk's buffer */
 	unsigned long long ingested;		/* spans stored */
 	unsigned long long waiting;		/* spans waiting for their user stack now */
 	unsigned long long ringbuf_used;

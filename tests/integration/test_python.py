@@ -10,7 +10,9 @@ no evaluation-loop frame left where Python frames ran, and py_key above the sort
 frames above py_dispatch. Two busy threads (pytargets/py_threads.py, behind 40 idle ones)
 carry their own Python frames only. An interpreter of an unknown version (3.9) is counted in
 /metrics and keeps its native frames, with no Python names. The OTLP push carries py_hot as a
-location typed cpython, with its file and line."""
+location typed cpython, with its file and line. Off-CPU (pytargets/py_naps.py under each
+interpreter): a thread sleeping in py_nap under py_nap_loop has most of its off-CPU time under
+that Python chain, named in its file at the lines of the calls."""
 
 import glob
 import gzip
@@ -28,6 +30,7 @@ from aplib import ROOT, Daemon, Skip, check, exit_status, free_port, pprof_tool,
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytargets", "py_loop.py")
 THREADS = os.path.join(os.path.dirname(SCRIPT), "py_threads.py")
+NAPS = os.path.join(os.path.dirname(SCRIPT), "py_naps.py")
 PYENV = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
 NCPU = os.cpu_count() or 1
 LOAD = os.getloadavg()[0]
@@ -50,12 +53,12 @@ def interpreters():
     return out
 
 
-def marker_line(marker):
-    with open(SCRIPT) as f:
+def marker_line(marker, script=SCRIPT):
+    with open(script) as f:
         for n, line in enumerate(f, 1):
             if marker in line:
                 return n
-    raise AssertionError("no %s in %s" % (marker, SCRIPT))
+    raise AssertionError("no %s in %s" % (marker, script))
 
 
 def def_line(name):
@@ -174,6 +177,44 @@ def check_threads(d, pid):
         raise AssertionError("worker thread without worker under Thread.run")
 
 
+def check_offcpu(d, pid, label):
+    """The sleeping thread's waits: most of its off-CPU time under py_nap under py_nap_loop under
+    <module>, those named as Python locations (in py_naps.py, at the lines of their calls), with
+    no evaluation-loop frame left between them."""
+    code, _, body = d.get("/debug/pprof/offcpu?format=folded&seconds=%d&pid=%d" % (WINDOW, pid))
+    if code != 200:
+        raise AssertionError("%s: HTTP %d: %r" % (label, code, body[:300]))
+    total = chain = evals = 0
+    for line in body.decode().splitlines():
+        stack, value = line.rsplit(" ", 1)
+        frames, ns = stack.split(";"), int(value)  # root first
+        total += ns
+        if not {"<module>", "py_nap_loop", "py_nap"} <= set(frames):
+            continue
+        i, j, k = frames.index("<module>"), frames.index("py_nap_loop"), frames.index("py_nap")
+        if i < j < k:
+            chain += ns
+            evals += ns * (EVAL in frames[i:k])
+    print("%s: off-CPU %.2f s, under py_nap < py_nap_loop < <module> %.2f s, evaluation frames "
+          "left in %.2f s" % (label, total / 1e9, chain / 1e9, evals / 1e9))
+    # It sleeps nearly all the window; a loaded machine delays its wakeups, not its sleeps.
+    if total < 0.5 * WINDOW * 1e9:
+        raise AssertionError("%s: only %.2f s off-CPU in %d s" % (label, total / 1e9, WINDOW))
+    if chain < 0.8 * total:
+        raise AssertionError("%s: %.2f of %.2f s off-CPU under the Python chain" %
+                             (label, chain / 1e9, total / 1e9))
+    if evals > 0.05 * chain:
+        raise AssertionError("%s: %s left in %.2f of %.2f s" %
+                             (label, EVAL, evals / 1e9, chain / 1e9))
+    _, _, body = d.get("/debug/pprof/offcpu?seconds=%d&pid=%d" % (WINDOW, pid))
+    lines = raw_lines(body)
+    for fn, marker in (("py_nap", "NAP_CALL"), ("py_nap_loop", "LOOP_CALL"),
+                       ("<module>", "NAP_MODULE_CALL")):
+        got, want = lines.get(fn, set()), (NAPS, marker_line(marker, NAPS))
+        if want not in got or any(f != NAPS for f, _ in got):
+            raise AssertionError("%s: %s at %s, want %s:%d" % (label, fn, got, *want))
+
+
 class Receiver:
     """OTLP/HTTP on loopback: keeps every request body (gunzipped)."""
 
@@ -265,17 +306,23 @@ def main():
         for label in missing:
             check("python_frames_" + label.replace("-", "_").replace(".", ""), not_installed,
                   label)
+            check("python_offcpu_frames_" + label.replace("-", "_").replace(".", ""),
+                  not_installed, label)
         return exit_status()
     # Five libpythons' unwind tables at once, besides whatever else runs on the machine: room
     # for all, so that none is evicted and walked by (absent) frame pointers mid-test.
     rx = Receiver()
-    d = Daemon("--unwind.memory-limit=128MiB", "--otlp.interval=2s",
+    d = Daemon("--unwind.memory-limit=128MiB", "--otlp.interval=2s", "--offcpu.enabled=true",
                "--otlp.endpoint=http://127.0.0.1:%d" % rx.port)
     procs = {}
     try:
         for label, path in found:
             procs[label] = subprocess.Popen([path, SCRIPT, str(WARM + WINDOW + 3)],
                                             stdout=subprocess.PIPE, text=True)
+        # They sleep on until killed: the off-CPU checks come after the on-CPU ones.
+        for label, path in found:
+            procs["naps-" + label] = subprocess.Popen([path, NAPS, "600"],
+                                                      stdout=subprocess.PIPE, text=True)
         procs["threads"] = subprocess.Popen([found[0][1], THREADS, str(WARM + WINDOW + 3)],
                                             stdout=subprocess.PIPE, text=True)
         if old:
@@ -288,9 +335,14 @@ def main():
             check("python_frames_" + label.replace("-", "_").replace(".", ""),
                   check_interpreter, d, procs[label].pid, label)
         check("python_threads_own_frames", check_threads, d, procs["threads"].pid)
+        for label, _ in found:
+            check("python_offcpu_frames_" + label.replace("-", "_").replace(".", ""),
+                  check_offcpu, d, procs["naps-" + label].pid, label)
         for label in missing:
             check("python_frames_" + label.replace("-", "_").replace(".", ""), not_installed,
                   label)
+            check("python_offcpu_frames_" + label.replace("-", "_").replace(".", ""),
+                  not_installed, label)
 
         def unknown_version():
             if not old:
