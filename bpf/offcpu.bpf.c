@@ -235,11 +235,10 @@ static __always_inline struct offcpu_user_python *offcpu__with_python(struct off
 	barrier_var(psize);
 	if (psize > OFFCPU_MAX_PYTHON * 2 * sizeof(__u64))
 		return NULL;
+	/* A full ring here loses no span: u goes without its Python frames. */
 	up = bpf_ringbuf_reserve(&events, sizeof(*up), 0);
-	if (!up) {
-		count(OFFCPU_CNT_DROP_RINGBUF);
+	if (!up)
 		return NULL;
-	}
 	if (bpf_probe_read_kernel(&up->user, sizeof(up->user), u) ||
 	    bpf_probe_read_kernel(up->python, psize, pbuf->words)) {
 		bpf_ringbuf_discard(up, BPF_RB_NO_WAKEUP);
