@@ -135,7 +135,8 @@ struct {
  * thread's on the same CPU, whose walk then rewrites the buffer under the first. So a walk takes
  * a ticket (a fetch-and-add: no two walks hold the same one) before it starts, and its pairs are
  * kept only if the counter still holds that ticket once they are copied into the ring: no other
- * walk touched the buffer meanwhile. (A BPF program does not migrate, so "this CPU" stays one.)
+ * walk touched the buffer meanwhile. (The kernel runs the task work's callback between
+ * migrate_disable() and migrate_enable(): preemptible, but on one CPU throughout.)
  * Not a per-task buffer: that would be 3 KiB of task storage for every thread of every Python
  * process, for as long as it lives; a race costs one span its Python frames, and is counted.
  */
