@@ -156,18 +156,26 @@ def test_fp_stacks_whole():
     spin = [(c, f) for c, _, f in STATE[True] if f and f[0] in ("Hot.spinHot", "Hot.spinCold")]
     total = sum(c for c, _ in spin)
 
+    def below_leaf_whole(f):
+        return ("JavaMain" in f and f[-1] in ("clone3", "clone", "start_thread")
+                and "[truncated]" not in f and not any(x.startswith("0x") for x in f))
+
     def is_whole(f):
-        return (f[1] in ("Interpreter", "Hot.main") and "JavaMain" in f
-                and f[-1] in ("clone3", "clone", "start_thread") and "[truncated]" not in f
-                and not any(x.startswith("0x") for x in f))
+        return f[1] in ("Interpreter", "Hot.main") and below_leaf_whole(f)
     whole = sum(c for c, f in spin if is_whole(f))
     # The rest were cut, marked [truncated], before the JVM said it keeps frame pointers.
     cut = sum(c for c, f in spin if f[1:] == ["[truncated]"])
-    if not total or whole < 0.8 * total or whole + cut != total:
+    # A tick in a spin method's prologue, before it pushed rbp, reads its caller's frame as its
+    # own: Hot.main is skipped, as by any frame-pointer walk (JIT code has no unwind info).
+    # Methods are entered rarely here, so such ticks are rare.
+    prologue = sum(c for c, f in spin if not is_whole(f) and below_leaf_whole(f))
+    if not total or whole < 0.8 * total or whole + cut + prologue != total or \
+            prologue > max(2, 0.01 * total):
         bad = [f for c, f in spin if not is_whole(f) and f[1:] != ["[truncated]"]][:3]
-        raise AssertionError("%d of %d spin samples whole, %d cut; e.g. %s" %
-                             (whole, total, cut, bad))
-    print("   %d of %d spin samples whole, %d cut early" % (whole, total, cut))
+        raise AssertionError("%d of %d spin samples whole, %d cut, %d without Hot.main; e.g. %s"
+                             % (whole, total, cut, prologue, bad))
+    print("   %d of %d spin samples whole, %d cut early, %d in a prologue" % (
+        whole, total, cut, prologue))
 
 
 def test_nofp_names_and_ratio():
