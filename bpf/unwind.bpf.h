@@ -68,10 +68,9 @@ struct {
 /*
  * The walk cache (bpf/unwind.h). Its size turns it on: user space gives the maps of samplers
  * that use it UNWIND_CACHE_ENTRIES + 1 entries (unwinder__cache_walks); with 1, every slot a
- * walk picks is past the end. Per CPU and per object, so that an entry is only ever owned by
- * one walk: only the on-CPU sampler uses it, whose perf_event program never runs preemptibly,
- * and a program that interrupts another on its CPU (an NMI) finishes before the other goes on,
- * which is why the entry's seq needs no atomic operation. (The off-CPU sampler walks in a task
+ * walk picks is past the end. Per CPU and per object, so that one walk at a time uses the
+ * entries and the per-CPU state below: only the on-CPU sampler has them, whose perf_event
+ * program never runs preemptibly nor nests in itself. (The off-CPU sampler walks in a task
  * work, the memory sampler in uprobes: both can be preempted mid-walk by another walk on the
  * same CPU, which would take over the per-CPU state.)
  */
@@ -93,8 +92,6 @@ enum unwind_cache_state {
 struct unwind_cache_walk {
 	__u32 slot;  /* the entry, once frame 1 picked it */
 	__u32 state; /* enum unwind_cache_state */
-	__u32 owned; /* the walk owns the entry: it stores seq there when it is over */
-	__u32 seq;
 	__u64 hits;  /* frames whose rule came from the entry */
 };
 
@@ -195,7 +192,6 @@ __noinline __u64 unwind__cache_get(__u64 i, __u64 pc, __u32 interrupted, __u32 p
 	struct unwind_cache_walk *cw;
 	struct unwind_cache_entry *e;
 	__u64 k, rule;
-	__u32 seq;
 
 	/* The leaf is always looked up: leaf pcs are many, their callers few. */
 	if (i == 0)
@@ -210,13 +206,6 @@ __noinline __u64 unwind__cache_get(__u64 i, __u64 pc, __u32 interrupted, __u32 p
 		e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
 		if (!e)
 			return UNWIND_RULE_NONE;
-		seq = e->seq;
-		/* Odd: the walk this one interrupted owns it. */
-		if (seq & 1)
-			return UNWIND_RULE_NONE;
-		e->seq = seq + 1;
-		cw->seq = seq + 2;
-		cw->owned = 1;
 		if (e->pid != pid || e->gen != gen || !e->nr || e->f[0].pc != pc) {
 			e->pid = pid;
 			e->gen = gen;
@@ -330,13 +319,6 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		*cw = (struct unwind_cache_walk){};
 	unwind__uretprobes(&w.env);
 	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, &w, 0);
-	/* Gives the entry back, the walk over. */
-	if (cw && cw->owned) {
-		struct unwind_cache_entry *e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
-
-		if (e)
-			e->seq = cw->seq;
-	}
 	switch (w.stop) {
 	case UNWIND_STOP_COMPLETE:
 		cnt = UNWIND_CNT_COMPLETE;

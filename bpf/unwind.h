@@ -127,11 +127,9 @@ struct unwind_cache_frame {
 };
 
 struct unwind_cache_entry {
-	__u32 seq; /* odd: a walk owns the entry */
 	__u32 pid;
-	__u64 gen;
 	__u32 nr; /* frames 1..nr of the walk are in f[0..nr) */
-	__u32 pad;
+	__u64 gen;
 	struct unwind_cache_frame f[UNWIND_CACHE_FRAMES];
 };
 

@@ -379,7 +379,7 @@ static const struct key keys[] = {
 		.def = "true",
 		FIELD(unwind_walk_cache),
 		.help = "Keep the rules of recently walked stacks in the on-CPU sampler (about "
-			"51KiB per CPU), so that a stack seen again is walked from its own words "
+			"50KiB per CPU), so that a stack seen again is walked from its own words "
 			"instead of the tables; false: always the tables.",
 	},
 	{
