@@ -66,20 +66,22 @@ struct {
 } unwind_hint SEC(".maps");
 
 /*
- * The walk cache (bpf/unwind.h). Its size turns it on: user space gives the maps of samplers
- * that use it UNWIND_CACHE_ENTRIES + 1 entries (unwinder__cache_walks); with 1, every slot a
- * walk picks is past the end. Per CPU and per object, so that one walk at a time uses the
+ * The walk cache (bpf/unwind.h), for samplers whose loader sets unwind_cache (and gives the map
+ * its UNWIND_CACHE_ENTRIES entries: unwinder__cache_walks). In the others the verifier drops
+ * every use of it, known false, so their walks pay nothing for it. Per CPU and per object, so that one walk at a time uses the
  * entries and the per-CPU state below: only the on-CPU sampler has them, whose perf_event
  * program never runs preemptibly nor nests in itself. (The off-CPU sampler walks in a task
  * work, the memory sampler in uprobes: both can be preempted mid-walk by another walk on the
  * same CPU, which would take over the per-CPU state.)
  */
+const volatile bool unwind_cache = false;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct unwind_cache_entry);
-} unwind_cache SEC(".maps");
+} unwind_cache_entries SEC(".maps");
 
 enum unwind_cache_state {
 	UNWIND_CACHE_OFF = 0, /* not claimed: neither read nor written */
@@ -202,8 +204,8 @@ __noinline __u64 unwind__cache_get(__u64 i, __u64 pc, __u32 interrupted, __u32 p
 	if (i == 1) {
 		__u64 h = (pc ^ ((__u64)pid << 32)) * 0x9e3779b97f4a7c15ULL;
 
-		cw->slot = 1 + (__u32)(h >> 32) % UNWIND_CACHE_ENTRIES;
-		e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+		cw->slot = (__u32)(h >> 32) % UNWIND_CACHE_ENTRIES;
+		e = bpf_map_lookup_elem(&unwind_cache_entries, &cw->slot);
 		if (!e)
 			return UNWIND_RULE_NONE;
 		if (e->pid != pid || e->gen != gen || !e->nr || e->f[0].pc != pc) {
@@ -217,7 +219,7 @@ __noinline __u64 unwind__cache_get(__u64 i, __u64 pc, __u32 interrupted, __u32 p
 	}
 	if (cw->state != UNWIND_CACHE_FOLLOW)
 		return UNWIND_RULE_NONE;
-	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+	e = bpf_map_lookup_elem(&unwind_cache_entries, &cw->slot);
 	if (!e)
 		return UNWIND_RULE_NONE;
 	k = i - 1;
@@ -249,7 +251,7 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 	cw = unwind__cache_walk();
 	if (!cw || cw->state != UNWIND_CACHE_WRITE)
 		return 0;
-	e = bpf_map_lookup_elem(&unwind_cache, &cw->slot);
+	e = bpf_map_lookup_elem(&unwind_cache_entries, &cw->slot);
 	if (!e)
 		return 0;
 	k = i - 1;
@@ -275,9 +277,12 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 #define UNWIND_RET_ADDR(w, ra) unwind__ret_addr(&(w)->env, ra)
 #define UNWIND_DEPTH(w) UNWIND_MAX_FRAMES
 #define UNWIND_CACHE_GET(w, i)                                                             \
-	unwind__cache_get(i, (w)->pc, (w)->interrupted, (w)->env.pid, (w)->env.gen)
-#define UNWIND_CACHE_PUT(w, i, rule) unwind__cache_put(i, (w)->pc, (w)->interrupted, rule)
-#define UNWIND_CACHE_STOP(w) unwind__cache_stop()
+	(unwind_cache ? unwind__cache_get(i, (w)->pc, (w)->interrupted, (w)->env.pid,      \
+					  (w)->env.gen) :                                  \
+			UNWIND_RULE_NONE)
+#define UNWIND_CACHE_PUT(w, i, rule)                                                       \
+	(unwind_cache ? unwind__cache_put(i, (w)->pc, (w)->interrupted, rule) : 0)
+#define UNWIND_CACHE_STOP(w) (unwind_cache ? unwind__cache_stop() : 0)
 
 #include "unwind_step.h"
 
@@ -314,7 +319,7 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	}
 	w.env.pid = pid;
 	w.env.gen = w.proc->gen;
-	cw = unwind__cache_walk();
+	cw = unwind_cache ? unwind__cache_walk() : NULL;
 	if (cw)
 		*cw = (struct unwind_cache_walk){};
 	unwind__uretprobes(&w.env);

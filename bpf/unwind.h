@@ -103,7 +103,7 @@ struct unwind_proc {
  * function of the address alone within one published mapping table (gen). The leaf itself is
  * always looked up.
  */
-#define UNWIND_CACHE_ENTRIES 128 /* a power of two; slot 0 unused: a map of 1 is no cache */
+#define UNWIND_CACHE_ENTRIES 128
 #define UNWIND_CACHE_FRAMES  24
 
 /*

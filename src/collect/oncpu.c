@@ -207,8 +207,10 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 	/* A perf_event program never runs preemptibly: the walk cache is its to use. */
 	if (ctx->unwinder) {
 		*err = unwinder__cache_walks(ctx->unwinder, oc->skel->obj);
-		if (*err)
+		if (*err < 0)
 			goto out_destroy;
+		oc->skel->rodata->unwind_cache = *err;
+		*err = 0;
 	}
 	*err = bpf_map__set_max_entries(oc->skel->maps.events, opts->ringbuf_size);
 	if (*err)

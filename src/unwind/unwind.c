@@ -375,7 +375,7 @@ int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj)
 
 int unwinder__cache_walks(struct unwinder *u, struct bpf_object *obj)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(obj, "unwind_cache");
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "unwind_cache_entries");
 	int err, cpus;
 
 	if (!u->walk_cache)
@@ -385,14 +385,14 @@ int unwinder__cache_walks(struct unwinder *u, struct bpf_object *obj)
 	cpus = libbpf_num_possible_cpus();
 	if (cpus < 0)
 		return cpus;
-	err = bpf_map__set_max_entries(map, UNWIND_CACHE_ENTRIES + 1);
+	err = bpf_map__set_max_entries(map, UNWIND_CACHE_ENTRIES);
 	if (err)
 		return err;
 	pthread_mutex_lock(&u->lock);
 	u->stats.cache_bytes +=
-	    (uint64_t)(UNWIND_CACHE_ENTRIES + 1) * sizeof(struct unwind_cache_entry) * cpus;
+	    (uint64_t)UNWIND_CACHE_ENTRIES * sizeof(struct unwind_cache_entry) * cpus;
 	pthread_mutex_unlock(&u->lock);
-	return 0;
+	return 1;
 }
 
 static uint64_t file_bytes(const struct ufile *f)
