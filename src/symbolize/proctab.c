@@ -351,22 +351,21 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
 	struct proc fresh = { .pid = p->pid, .jit = p->jit };
 	struct maps_ctx ctx = { pt, &fresh, 0, 0 };
+	bool named = p->exe[0];
 	int err;
 
 	p->maps_read_ns = now_ns;
 	if (p->kthread)
 		return;
 	pt->stats.maps_reads++;
-	if (!p->exe[0]) {
-		read_exe(p);
+	/* Also when named: maps read again for pcs they lacked may be those of an exec whose
+	 * event waits in another ring behind the samples, and the name then is the new image's
+	 * too (the event, when it comes, starts the process over). */
+	read_exe(p);
+	if (!named) {
 		read_container_id(p);
 		read_service_env(p);
 		pick_service(p);
-	} else {
-		/* Maps read again for pcs they lacked may be those of an exec whose event waits in
-		 * another ring behind the samples: the name then is the new image's too (the
-		 * event, when it comes, starts the process over). */
-		read_exe(p);
 	}
 	/* Every line, not only executable ones: the process context is data. */
 	err = maps__for_each(p->pid, false, add_map, &ctx);
