@@ -13,6 +13,7 @@
 
 #include "../lib/hash.h"
 #include "../lib/log.h"
+#include "../lib/procfs.h"
 #include "../store/frame.h"
 #include "../symbolize/dso.h"
 #include "../symbolize/perfmap.h"
@@ -208,23 +209,11 @@ static int open_tmp(struct jvm_proc *jp)
 /* When the process started, in CLOCK_REALTIME seconds (0 if unknown). */
 static time_t start_time(uint32_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ticks = 0, btime = 0;
+	unsigned long long ticks = procfs__start_ticks(pid), btime = 0;
+	char buf[256];
 	FILE *f;
-	int n;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fgets(buf, sizeof(buf), f) ? 1 : 0;
-	fclose(f);
-	/* Field 22, counted after the command name (which may hold spaces and parentheses). */
-	p = n ? strrchr(buf, ')') : NULL;
-	if (!p || sscanf(p + 2,
-			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu",
-			 &ticks) != 1)
+	if (!ticks)
 		return 0;
 	f = fopen("/proc/stat", "re");
 	if (!f)

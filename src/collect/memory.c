@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "../lib/log.h"
+#include "../lib/procfs.h"
 #include "../store/store.h"
 #include "../symbolize/dso.h"
 #include "../symbolize/maps.h"
@@ -67,6 +68,9 @@ struct target {
 	uint32_t id;
 	bool removed;
 	struct memtarget_spec spec;
+	/* A pid target's process, by its start (procfs__start_ticks): the pid alone would match
+	 * whatever process the kernel gives it after that one exits. */
+	unsigned long long start;
 };
 
 /* A process matched by a target: attached, or waiting for its allocator to be mapped. */
@@ -463,17 +467,27 @@ static void read_exe(uint32_t pid, char *out, size_t n)
 	out[len] = '\0';
 }
 
-/* A process's /proc/PID/cgroup, read once per lookup (cg->len < 0: not yet). */
-struct proc_cgroup {
+/* What a match may need of a process, read once per lookup: its /proc/PID/cgroup (len < 0:
+ * not yet) and its start (start_read). */
+struct proc_facts {
 	ssize_t len;
+	bool start_read;
+	unsigned long long start;
 	char text[2048];
 };
 
 static bool target__matches(const struct target *t, uint32_t pid, const char *exe,
-			    struct proc_cgroup *cg)
+			    struct proc_facts *cg)
 {
-	if (t->spec.pid)
-		return t->spec.pid == pid;
+	if (t->spec.pid) {
+		if (t->spec.pid != pid)
+			return false;
+		if (!cg->start_read) {
+			cg->start = procfs__start_ticks(pid);
+			cg->start_read = true;
+		}
+		return cg->start == t->start;
+	}
 	if (!t->spec.is_cgroup)
 		return memtarget__match(t->spec.pattern, exe);
 	if (cg->len < 0) {
@@ -494,7 +508,7 @@ static bool target__matches(const struct target *t, uint32_t pid, const char *ex
 
 static bool matches_any(struct memory *m, uint32_t pid, const char *exe)
 {
-	struct proc_cgroup cg = { .len = -1 };
+	struct proc_facts cg = { .len = -1 };
 
 	for (uint32_t i = 0; i < m->nr_targets; i++) {
 		const struct target *t = &m->targets[i];
@@ -644,8 +658,11 @@ void memory__proc_event(void *arg, uint32_t pid, bool exit)
 
 int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint32_t *id)
 {
+	unsigned long long start = spec->pid ? procfs__start_ticks(spec->pid) : 0;
 	struct target *t;
 
+	if (spec->pid && !start)
+		return -ESRCH;
 	pthread_mutex_lock(&m->lock);
 	t = realloc(m->targets, (m->nr_targets + 1) * sizeof(*t));
 	if (!t) {
@@ -657,6 +674,7 @@ int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint
 	t->id = *id = ++m->next_id;
 	t->removed = false;
 	t->spec = *spec;
+	t->start = start;
 	m->dirty = true;
 	pthread_mutex_unlock(&m->lock);
 	return 0;
@@ -701,7 +719,7 @@ int memory__list_targets(struct memory *m, struct buf *out)
 		if (!err)
 			err = buf__puts(out, ",\"processes\":[");
 		for (struct mproc *p = m->procs; !err && p; p = p->next) {
-			struct proc_cgroup cg = { .len = -1 };
+			struct proc_facts cg = { .len = -1 };
 
 			if (!target__matches(t, p->pid, p->exe, &cg))
 				continue;

@@ -35,7 +35,10 @@ void memory__tick(struct memory *m);
 /* Ingest thread: a process exec'd (exit false) or exited (after the drain). */
 void memory__proc_event(void *m, uint32_t pid, bool exit);
 
-/* API: adds a target, *id its number. 0 or a negative errno (with why). */
+/*
+ * API: adds a target, *id its number. A pid target is of the process with that pid now, not of
+ * a later one given the same pid. 0, -ESRCH (no process has the pid) or -ENOMEM.
+ */
 int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint32_t *id);
 /* API: removes target id (its processes are detached at the next tick). 0 or -ENOENT. */
 int memory__remove_target(struct memory *m, uint32_t id);

@@ -520,7 +520,13 @@ static void handle_targets_add(const struct http_request *req, struct http_respo
 		http__error(resp, 400, "%s", why);
 		return;
 	}
-	if (memory__add_target(d->memory, &spec, &id)) {
+	switch (memory__add_target(d->memory, &spec, &id)) {
+	case 0:
+		break;
+	case -ESRCH:
+		http__error(resp, 400, "pid %u: no such process", spec.pid);
+		return;
+	default:
 		http__error(resp, 500, "out of memory");
 		return;
 	}

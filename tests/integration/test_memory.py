@@ -356,6 +356,56 @@ def test_api_targets():
         p.wait()
 
 
+def spawn_with_pid(pid, argv):
+    """argv started as process pid (the kernel's next pid set through ns_last_pid), or None."""
+    for _ in range(50):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        q = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        if q.pid == pid:
+            return q
+        q.kill()
+        q.wait()
+    return None
+
+
+def test_pid_target_is_one_process():
+    """A pid target follows the process it named, not the next one given its pid."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    code, text = request("POST", "/api/v1/targets/memory", json.dumps({"pid": gone.pid}))
+    assert code == 400 and "no such process" in text, (code, text)
+    p, pid = start_leak(30, 0, name="mem_pid_reuse")
+    code, body = request("POST", "/api/v1/targets/memory", json.dumps({"pid": pid}))
+    assert code == 200, (code, body)
+    tid = json.loads(body)["id"]
+    try:
+        wait_attached(pid)
+        p.kill()
+        p.wait()
+        wait_attached(pid, want=False)
+        exe = os.path.join(TMP, "mem_pid_reuse")
+        q = spawn_with_pid(pid, [exe, "30", "0"])
+        if q is None:
+            raise Skip("pid %d was not given again" % pid)
+        try:
+            assert int(q.stdout.readline()) == pid
+            time.sleep(3)
+            entry = process_entry(pid)
+            assert entry is None, "a new process with the old pid is profiled: %r" % entry
+            assert samples(pid, 2) == 0, "the new process with the old pid has samples"
+            code, body = request("GET", "/api/v1/targets/memory")
+            assert any(t["id"] == tid and t["processes"] == [] for t in json.loads(body)), body
+        finally:
+            q.kill()
+            q.wait()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        request("DELETE", "/api/v1/targets/memory/%d" % tid)
+
+
 def test_api_bad_input():
     for body, why in (("", "JSON"), ("{", "JSON"), ('{"pid": 0}', "pid"),
                       ('{"pid": "x"}', "pid"), ('{"exe": ""}', "exe"),
@@ -388,6 +438,7 @@ check("memory_cgroup", test_cgroup)
 check("memory_preload", test_preload)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
 check("memory_api_targets", test_api_targets)
+check("memory_pid_target_is_one_process", test_pid_target_is_one_process)
 check("memory_api_bad_input", test_api_bad_input)
 d.stop()
 sys.exit(exit_status())
