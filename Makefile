@@ -38,7 +38,7 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/src/main.o,$(OBJS))
 .SECONDARY: $(GEN_SRCS) $(GEN_SRCS:.c=.h) $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))
 
 .PHONY: all run test unit integration bench deps clean format
-all: $(BUILD)/autoprof $(BUILD)/libautoprof_preload.so
+all: $(BUILD)/autoprof $(BUILD)/libautoprof_preload.so $(BUILD)/libautoprof_preload.a
 
 deps:
 	@bash scripts/install-deps.sh
@@ -110,11 +110,20 @@ $(BUILD)/autoprof: $(OBJS)
 
 # Memory profiling's preload shim (preload/autoprof_preload.c): LD_PRELOAD=.../this.so app.
 # Only its interposed functions and markers are exported.
+PRELOAD_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC \
+	-fvisibility=hidden -fno-omit-frame-pointer
+PRELOAD_LDLIBS := -ldl -lm -lpthread
 $(BUILD)/libautoprof_preload.so: preload/autoprof_preload.c preload/autoprof_preload.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
-		-fvisibility=hidden -fno-omit-frame-pointer -Wl,-soname,libautoprof_preload.so \
-		$< -o $@ -ldl -lm -lpthread
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-soname,libautoprof_preload.so $< -o $@ $(PRELOAD_LDLIBS)
+
+# The same shim as an archive a program links instead (cc ... libautoprof_preload.a -ldl -lm
+# -lpthread): the program's own calls of malloc and free then reach it directly, not through
+# the extra jump an interposed library costs every call (see docs/benchmarks.md).
+$(BUILD)/libautoprof_preload.a: preload/autoprof_preload.c preload/autoprof_preload.h
+	@mkdir -p $(BUILD)/obj/preload
+	$(CC) $(PRELOAD_CFLAGS) -c $< -o $(BUILD)/obj/preload/autoprof_preload.o
+	rm -f $@ && $(AR) rcs $@ $(BUILD)/obj/preload/autoprof_preload.o
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

@@ -58,12 +58,15 @@ def profile(path):
     return body
 
 
-def start_leak(seconds, linger, name="mem_leak", env=None, wait=False):
-    """mem_leak (copied as name); with wait, it starts allocating on a line on its stdin."""
-    exe = os.path.join(TARGETS, "mem_leak")
-    if name != "mem_leak":
-        exe = os.path.join(TMP, name)
-        shutil.copy(os.path.join(TARGETS, "mem_leak"), exe)
+def start_leak(seconds, linger, name="mem_leak", env=None, wait=False, exe=None):
+    """mem_leak, or exe (copied as name); with wait, it starts allocating on a line on its
+    stdin."""
+    src = exe or os.path.join(TARGETS, "mem_leak")
+    exe = src
+    if name != "mem_leak" or src != os.path.join(TARGETS, "mem_leak"):
+        os.makedirs(os.path.join(TMP, "leak_copies"), exist_ok=True)
+        exe = os.path.join(TMP, "leak_copies", name)
+        shutil.copy(src, exe)
     p = subprocess.Popen([exe, str(seconds), str(linger)] + (["wait"] if wait else []),
                          stdin=subprocess.PIPE if wait else None, stdout=subprocess.PIPE,
                          text=True, env=dict(os.environ, **(env or {})))
@@ -80,12 +83,12 @@ def process_entry(pid):
     return None
 
 
-def test_heap_and_allocs(env=None, mode="attach"):
+def test_heap_and_allocs(env=None, mode="attach", exe=None):
     """heap: the leaking function holds ~all live bytes (±20 % of the true total), churn none;
     allocs: churn dominates allocated objects. The target is picked up at exec by its name
     (it allocates once attached: what a process allocates before is invisible, and on a loaded
     machine attaching may take a good part of a second)."""
-    p, pid = start_leak(5, 15, env=env, wait=True)
+    p, pid = start_leak(5, 15, env=env, wait=True, exe=exe)
     wait_attached_then_start(p, pid, mode)
     leaked = int(p.stdout.readline().split()[1])
     time.sleep(0.5)
@@ -119,15 +122,19 @@ def test_heap_and_allocs(env=None, mode="attach"):
     return objs
 
 
-def test_preload():
+def test_preload(linked=False):
     """The same program under LD_PRELOAD=libautoprof_preload.so (sampling at the daemon's
     64 KiB, from the environment): profiled through the shim's ring (stack copies unwound by
     autoprof), no probe on malloc or free; heap and allocs as in attach mode, attributed to the
-    user's functions (no shim frame in any stack)."""
+    user's functions (no shim frame in any stack). linked: the shim linked into the program
+    (libautoprof_preload.a) instead, found in the executable itself."""
     calls = metric("autoprof_memory_calls_total", '{call="alloc"}')
-    objs = test_heap_and_allocs(env={"LD_PRELOAD": SHIM,
-                                     "AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"},
-                                mode="preload")
+    env = {"AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"}
+    if not linked:
+        env["LD_PRELOAD"] = SHIM
+    objs = test_heap_and_allocs(env=env, mode="preload",
+                                exe=os.path.join(BUILD, "memtargets", "mem_leak_linked")
+                                if linked else None)
     assert metric("autoprof_memory_calls_total", '{call="alloc"}') == calls, \
         "an allocator probe fired in preload mode"
     assert not any(k in ("malloc", "free", "sampled", "ring_alloc", "autoprof_preload_flush")
@@ -384,7 +391,7 @@ def test_pid_target_is_one_process():
         p.kill()
         p.wait()
         wait_attached(pid, want=False)
-        exe = os.path.join(TMP, "mem_pid_reuse")
+        exe = os.path.join(TMP, "leak_copies", "mem_pid_reuse")
         q = spawn_with_pid(pid, [exe, "30", "0"])
         if q is None:
             raise Skip("pid %d was not given again" % pid)
@@ -436,6 +443,7 @@ check("memory_mmap_preload", test_mmap,
       {"LD_PRELOAD": SHIM, "AUTOPROF_MEMORY_SAMPLE_INTERVAL": "65536"}, "preload")
 check("memory_cgroup", test_cgroup)
 check("memory_preload", test_preload)
+check("memory_preload_linked", test_preload, True)
 check("memory_exit_leaves_nothing", test_exit_leaves_nothing)
 check("memory_api_targets", test_api_targets)
 check("memory_pid_target_is_one_process", test_pid_target_is_one_process)
