@@ -31,6 +31,40 @@ def free_port():
         return s.getsockname()[1]
 
 
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_labels(spec):
+    """Labels as a dict from a dict, 'a="x",b="y"' (braces or not) or a list of 'a="x"'."""
+    if isinstance(spec, dict):
+        return dict(spec)
+    if isinstance(spec, (list, tuple)):
+        spec = ",".join(spec)
+    return dict(_LABEL.findall(spec or ""))
+
+
+def metric_values(text, name, labels=""):
+    """The values of metric name's samples in Prometheus text whose labels include labels
+    (parse_labels), in order."""
+    want = parse_labels(labels)
+    out = []
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if not m or m.group(1) != name:
+            continue
+        have = dict(_LABEL.findall(m.group(2) or ""))
+        if all(have.get(k) == v for k, v in want.items()):
+            out.append(float(m.group(3)))
+    return out
+
+
+def metric_value(text, name, labels="", default=None):
+    """The first of metric_values, or default when there is none."""
+    values = metric_values(text, name, labels)
+    return values[0] if values else default
+
+
 class Daemon:
     """build/autoprof on a free loopback port, stopped with SIGTERM."""
 
@@ -66,6 +100,16 @@ class Daemon:
                 return r.status, dict(r.headers), r.read()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read()
+
+    def metrics(self):
+        """/metrics as text."""
+        code, _, body = self.get("/metrics")
+        assert code == 200, "/metrics: HTTP %d" % code
+        return body.decode()
+
+    def metric(self, name, labels="", default=None):
+        """metric_value of the daemon's /metrics now."""
+        return metric_value(self.metrics(), name, labels, default)
 
     def stop(self):
         """SIGTERM; returns (exit status, seconds it took)."""

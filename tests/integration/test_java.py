@@ -17,7 +17,6 @@ JIT code it cannot name, and removes the map when the JVM exits.
   working directory, and /metrics counts the requests, removals and cut stacks."""
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -25,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, TMP, Daemon, Skip, check, exit_status, traces  # noqa: E402
+from aplib import BUILD, check, Daemon, exit_status, metric_value, Skip, TMP, traces  # noqa: E402
 
 JAVA_DIR = os.path.join(BUILD, "javatargets")
 RUN_S = 20
@@ -33,8 +32,7 @@ STATE = {}
 
 
 def metric(text, name, labels=""):
-    m = re.search(r"^%s%s (\S+)$" % (re.escape(name), re.escape(labels)), text, re.M)
-    return float(m.group(1)) if m else None
+    return metric_value(text, name, labels)
 
 
 def start_hot(fp):

@@ -33,11 +33,7 @@ def request(method, path, body=None):
 
 
 def metric(name, labels=""):
-    text = d.get("/metrics")[2].decode()
-    for line in text.splitlines():
-        if line.startswith(name + labels + " ") or (labels and line.startswith(name + labels)):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
+    return d.metric(name, labels, default=0.0)
 
 
 def flat(data, index):

@@ -134,10 +134,9 @@ def test_long_span():
 
 
 def metric(name, labels=""):
-    for line in d.get("/metrics")[2].decode().splitlines():
-        if line.startswith(name + "{" + labels) or (not labels and line.startswith(name + " ")):
-            return float(line.rsplit(" ", 1)[1])
-    raise AssertionError("no %s{%s} in /metrics" % (name, labels))
+    v = d.metric(name, labels)
+    assert v is not None, "no %s{%s} in /metrics" % (name, labels)
+    return v
 
 
 def test_runtime_config():

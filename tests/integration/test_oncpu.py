@@ -10,6 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+import aplib  # noqa: E402
 from aplib import (Daemon, check, exit_status, pprof_tool, run_target, start_target,  # noqa: E402
                    traces, TARGETS, TMP)
 
@@ -203,10 +204,9 @@ def test_index():
 
 
 def metric_value(text, name, labels=""):
-    for line in text.splitlines():
-        if line.startswith(name + "{" + labels) or (not labels and line.startswith(name + " ")):
-            return float(line.rsplit(" ", 1)[1])
-    raise AssertionError("no %s{%s} in /metrics" % (name, labels))
+    v = aplib.metric_value(text, name, labels)
+    assert v is not None, "no %s{%s} in /metrics" % (name, labels)
+    return v
 
 
 def test_metrics():

@@ -120,11 +120,9 @@ def samples_of(req, pid, sample_type):
 
 
 def metric(d, name, labels=""):
-    text = d.get("/metrics")[2].decode()
-    for line in text.splitlines():
-        if line.startswith(name + "{" + labels) or (not labels and line.startswith(name + " ")):
-            return float(line.rsplit(" ", 1)[1])
-    raise AssertionError("no %s{%s}" % (name, labels))
+    v = d.metric(name, labels)
+    assert v is not None, "no %s{%s}" % (name, labels)
+    return v
 
 
 def test_push_matches_pprof():

@@ -117,11 +117,7 @@ class Target:
 
 
 def metric(name, labels):
-    text = d.get("/metrics")[2].decode()
-    for line in text.splitlines():
-        if line.startswith(name + "{") and all(l in line for l in labels):
-            return float(line.rsplit(" ", 1)[1])
-    return None
+    return d.metric(name, labels)
 
 
 def folded(query):

@@ -23,10 +23,9 @@ def start(service, env):
 
 
 def metric(d, name, labels):
-    for line in d.get("/metrics")[2].decode().splitlines():
-        if line.startswith(name + "{" + labels):
-            return float(line.rsplit(" ", 1)[1])
-    raise AssertionError("no %s{%s}" % (name, labels))
+    v = d.metric(name, labels)
+    assert v is not None, "no %s{%s}" % (name, labels)
+    return v
 
 
 def service_names(service, env):

@@ -294,11 +294,8 @@ def not_installed(label):
 
 
 def metric(d, name, **labels):
-    _, _, body = d.get("/metrics")
-    sel = ",".join('%s="%s"' % kv for kv in labels.items())
-    m = re.search(r"^%s%s (\d+)" % (re.escape(name), re.escape("{%s}" % sel) if sel else ""),
-                  body.decode(), re.M)
-    return int(m.group(1)) if m else None
+    v = d.metric(name, labels)
+    return None if v is None else int(v)
 
 
 def main():

@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, Daemon, Skip, check, exit_status, pprof_tool  # noqa: E402
+from aplib import BUILD, check, Daemon, exit_status, metric_values, pprof_tool, Skip  # noqa: E402
 
 UW = os.path.join(BUILD, "uwtargets")
 SEP = "-----------+-------------------------------------------------------"
@@ -501,8 +501,7 @@ def possible_cpus():
 
 
 def metric_sum(text, name):
-    return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
-               if l.startswith(name + " ") or l.startswith(name + "{"))
+    return sum(metric_values(text, name))
 
 
 def test_walk_cache():
