@@ -24,7 +24,7 @@ $(BUILD)/bench/malloc_loop: bench/malloc_loop.c bench/loop.h
 # bench/malloc_loop_linked: the same loop with the preload shim linked in.
 $(BUILD)/bench/malloc_loop_linked: bench/malloc_loop.c bench/loop.h $(BUILD)/libautoprof_preload.a
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $< $(BUILD)/libautoprof_preload.a -o $@ -ldl -lm -lpthread
+	$(CC) -O2 -g $< $(BUILD)/libautoprof_preload.a -o $@ $(PRELOAD_LDLIBS)
 
 # bench/libpassthrough.so: malloc and free forwarded, nothing else (the floor of any shim).
 $(BUILD)/bench/libpassthrough.so: bench/passthrough.c

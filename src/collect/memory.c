@@ -467,53 +467,53 @@ static void read_exe(uint32_t pid, char *out, size_t n)
 	out[len] = '\0';
 }
 
-/* What a match may need of a process, read once per lookup: its /proc/PID/cgroup (len < 0:
- * not yet) and its start (start_read). */
+/* What a match may need of a process, read once per lookup: its /proc/PID/cgroup
+ * (cgroup_len < 0: not yet) and its start (start_read). */
 struct proc_facts {
-	ssize_t len;
+	ssize_t cgroup_len;
 	bool start_read;
 	unsigned long long start;
-	char text[2048];
+	char cgroup[2048];
 };
 
 static bool target__matches(const struct target *t, uint32_t pid, const char *exe,
-			    struct proc_facts *cg)
+			    struct proc_facts *facts)
 {
 	if (t->spec.pid) {
 		if (t->spec.pid != pid)
 			return false;
-		if (!cg->start_read) {
-			cg->start = procfs__start_ticks(pid);
-			cg->start_read = true;
+		if (!facts->start_read) {
+			facts->start = procfs__start_ticks(pid);
+			facts->start_read = true;
 		}
-		return cg->start == t->start;
+		return facts->start == t->start;
 	}
 	if (!t->spec.is_cgroup)
 		return memtarget__match(t->spec.pattern, exe);
-	if (cg->len < 0) {
+	if (facts->cgroup_len < 0) {
 		char path[64];
 		int fd;
 
 		snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
-		cg->len = fd < 0 ? 0 : read(fd, cg->text, sizeof(cg->text) - 1);
-		if (cg->len < 0)
-			cg->len = 0;
-		cg->text[cg->len] = '\0';
+		facts->cgroup_len = fd < 0 ? 0 : read(fd, facts->cgroup, sizeof(facts->cgroup) - 1);
+		if (facts->cgroup_len < 0)
+			facts->cgroup_len = 0;
+		facts->cgroup[facts->cgroup_len] = '\0';
 		if (fd >= 0)
 			close(fd);
 	}
-	return memcg__match(&t->spec.cgroup, cg->text);
+	return memcg__match(&t->spec.cgroup, facts->cgroup);
 }
 
 static bool matches_any(struct memory *m, uint32_t pid, const char *exe)
 {
-	struct proc_facts cg = { .len = -1 };
+	struct proc_facts facts = { .cgroup_len = -1 };
 
 	for (uint32_t i = 0; i < m->nr_targets; i++) {
 		const struct target *t = &m->targets[i];
 
-		if (!t->removed && target__matches(t, pid, exe, &cg))
+		if (!t->removed && target__matches(t, pid, exe, &facts))
 			return true;
 	}
 	return false;
@@ -719,9 +719,9 @@ int memory__list_targets(struct memory *m, struct buf *out)
 		if (!err)
 			err = buf__puts(out, ",\"processes\":[");
 		for (struct mproc *p = m->procs; !err && p; p = p->next) {
-			struct proc_facts cg = { .len = -1 };
+			struct proc_facts facts = { .cgroup_len = -1 };
 
-			if (!target__matches(t, p->pid, p->exe, &cg))
+			if (!target__matches(t, p->pid, p->exe, &facts))
 				continue;
 			err = buf__printf(out,
 					  "%s{\"pid\":%u,\"attached\":%s,\"mode\":\"%s\",\"object\":",

@@ -13,7 +13,7 @@ TEST_TARGETS += $(MEM_DIR)/mem_leak_go $(MEM_DIR)/mem_leak_linked
 $(MEM_DIR)/mem_leak_linked: tests/targets/mem_leak.c tests/targets/target.h \
 			    $(BUILD)/libautoprof_preload.a
 	@mkdir -p $(@D)
-	$(TARGET_CC) $(TARGET_CFLAGS) $< $(BUILD)/libautoprof_preload.a -o $@ -ldl -lm -lpthread \
+	$(TARGET_CC) $(TARGET_CFLAGS) $< $(BUILD)/libautoprof_preload.a -o $@ $(PRELOAD_LDLIBS) \
 		-Wl,--export-dynamic-symbol='autoprof_preload_*'
 
 $(MEM_DIR)/mem_leak_go: $(MEM_SRC)/mem_leak_go.go
