@@ -8,7 +8,8 @@
  * each thread counts down a random interval (exponential, mean `mean_interval` bytes) and the
  * allocation that crosses zero is sampled. Only sampled allocations capture a stack (at the
  * return probe, where the returned pointer is known) and enter the table of live sampled
- * allocations; a free costs one hash lookup unless it frees a sampled allocation.
+ * allocations; a free costs one hash lookup unless it frees a sampled allocation. A sampled
+ * allocation of a CPython process carries the thread's Python frames too.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,6 +30,7 @@ struct {
 } memory_events SEC(".maps");
 
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 /* Live sampled allocations of every target process; sized by memory.max-live before load. */
 struct {
@@ -70,13 +72,27 @@ struct {
 	__type(value, __u64);
 } memory_counters SEC(".maps");
 
-/* The alloc event is too big for the 512-byte BPF stack. */
+/*
+ * The alloc event is too big for the 512-byte BPF stack. Uprobe programs run preemptibly (on one
+ * CPU throughout), so another thread's sampled allocation on this CPU can take over this buffer,
+ * and python_frames, in the middle of ours: each takes a ticket from memory_seq (a
+ * fetch-and-add) before it writes, and its event goes out only if the counter still holds that
+ * ticket once the event is copied into the ring (bpf/offcpu.bpf.c does the same for its Python
+ * frames). A sample lost to a race is counted; a mixed one would be a wrong stack.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct memory_alloc_event);
 } memory_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} memory_seq SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -196,9 +212,10 @@ struct walk_start {
 };
 
 /* The stack of the allocating call from `at` (the caller's registers right after the return);
- * by frame pointers from ctx when there is no table. */
+ * by frame pointers from ctx when there is no table. *python: worth walking Python frames (a
+ * CPython process, or one the tables do not know yet). */
 static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_start *at,
-					 struct memory_alloc_event *e)
+					 struct memory_alloc_event *e, bool *python)
 {
 	struct unwind_outcome out = {};
 	bool truncated;
@@ -207,9 +224,11 @@ static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_
 	if (unwind_tables)
 		n = unwind__user_stack(e->pid, at->pc, at->sp, at->bp, e->stack, &out);
 	truncated = out.truncated;
+	*python = n < 0 || (out.proc_flags & UNWIND_PROC_PYTHON);
 	if (n < 0) {
 		e->flags |= MEMORY_F_USTACK_FP;
-		n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), BPF_F_USER_STACK);
+		n = bpf_get_stack(ctx, e->stack, MEMORY_MAX_USTACK * sizeof(__u64),
+				  BPF_F_USER_STACK);
 		if (n < 0)
 			n = 0;
 		n /= sizeof(__u64);
@@ -223,6 +242,29 @@ static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_
 	return n;
 }
 
+/* The current thread's Python frames into e after its n native ones: the pairs written. */
+static __always_inline __u32 alloc_python(struct memory_alloc_event *e, __u32 n)
+{
+	struct python__out *pbuf;
+	__u32 zero = 0;
+	__u64 pn, psize;
+
+	pn = python__walk(e->pid);
+	if (!pn || n > MEMORY_MAX_USTACK)
+		return 0;
+	pbuf = bpf_map_lookup_elem(&python_frames, &zero);
+	if (!pbuf)
+		return 0;
+	if (pn > MEMORY_MAX_PYTHON)
+		pn = MEMORY_MAX_PYTHON;
+	psize = pn * 2 * sizeof(__u64);
+	barrier_var(psize);
+	if (psize > MEMORY_MAX_PYTHON * 2 * sizeof(__u64) ||
+	    bpf_probe_read_kernel(&e->stack[n], psize, pbuf->words))
+		return 0;
+	return pn;
+}
+
 /*
  * A sampled allocation: into the live table, and to user space with the stack walked from the
  * registers of ctx (the allocating call's return).
@@ -233,11 +275,16 @@ static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_
 	struct memory_key key = { .pid = pid, .ptr = ptr };
 	struct memory_alloc_event *e;
 	struct memory_live live;
-	__u32 zero = 0, n;
+	struct bpf_dynptr rec;
+	__u64 *seq, ticket, len;
+	__u32 zero = 0, n, pn = 0;
+	bool python;
 
 	e = bpf_map_lookup_elem(&memory_scratch, &zero);
-	if (!e)
+	seq = bpf_map_lookup_elem(&memory_seq, &zero);
+	if (!e || !seq)
 		return;
+	ticket = __sync_fetch_and_add(seq, 1) + 1;
 	e->type = MEMORY_EV_ALLOC;
 	e->pid = pid;
 	e->ptr = ptr;
@@ -246,23 +293,42 @@ static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_
 	e->mean = mean;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->flags = flags;
-	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	live.size = size;
 	if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
 		e->flags |= MEMORY_F_UNTRACKED;
 		count(MEMORY_CNT_DROP_LIVE_FULL);
 	}
-	n = alloc_stack(ctx, at, e);
+	n = alloc_stack(ctx, at, e, &python);
 	if (n > MEMORY_MAX_USTACK)
 		n = MEMORY_MAX_USTACK;
-	if (bpf_ringbuf_output(&memory_events, e,
-			       __builtin_offsetof(struct memory_alloc_event, stack) + n * sizeof(__u64),
-			       BPF_RB_NO_WAKEUP)) {
+	if (python && !(flags & MEMORY_F_GO))
+		pn = alloc_python(e, n);
+	e->nr_python = pn;
+	len = __builtin_offsetof(struct memory_alloc_event, stack) + (n + 2 * pn) * sizeof(__u64);
+	if (len > sizeof(*e))
+		len = sizeof(*e);
+	/* Copied into the ring before the ticket is checked: nothing can change it there. */
+	if (bpf_ringbuf_reserve_dynptr(&memory_events, len, 0, &rec)) {
+		bpf_ringbuf_discard_dynptr(&rec, BPF_RB_NO_WAKEUP);
 		count(MEMORY_CNT_DROP_RINGBUF);
-		/* User space never learns of it: keep the table to what it knows. */
-		bpf_map_delete_elem(&memory_live, &key);
+		goto out_forget;
 	}
+	if (bpf_dynptr_write(&rec, 0, e, len, 0)) {
+		bpf_ringbuf_discard_dynptr(&rec, BPF_RB_NO_WAKEUP);
+		count(MEMORY_CNT_DROP_RINGBUF);
+		goto out_forget;
+	}
+	if (*(volatile __u64 *)seq != ticket) {
+		bpf_ringbuf_discard_dynptr(&rec, BPF_RB_NO_WAKEUP);
+		count(MEMORY_CNT_DROP_RACED);
+		goto out_forget;
+	}
+	bpf_ringbuf_submit_dynptr(&rec, BPF_RB_NO_WAKEUP);
+	return;
+out_forget:
+	/* User space never learns of it: keep the table to what it knows. */
+	bpf_map_delete_elem(&memory_live, &key);
 }
 
 SEC("uretprobe.multi")

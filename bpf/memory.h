@@ -5,6 +5,8 @@
 /* Shared between bpf/memory.bpf.c and src/collect/memory.c: __u32/__u64 only, no libc. */
 
 #define MEMORY_MAX_USTACK 127
+/* Python frames after the native ones (a CPython process's sampled allocation). */
+#define MEMORY_MAX_PYTHON 96
 #define MEMORY_COMM_LEN 16
 /* Entries of the table of sampling intervals (a quantized exponential distribution). */
 #define MEMORY_EXP_TABLE 1024
@@ -73,8 +75,9 @@ struct memory_free_event {
 };
 
 /* Sent with only nr_ustack entries of stack[], leaf first: stack[0] is the caller's return
- * address (the allocating call site). mean: the sampling interval it was drawn with. Preload
- * records become these in user space. */
+ * address (the allocating call site); then nr_python (code object, instruction) pairs of the
+ * thread's Python frames, leaf first (bpf/python.h). mean: the sampling interval it was drawn
+ * with. Preload records become these in user space. */
 struct memory_alloc_event {
 	__u32 type; /* MEMORY_EV_ALLOC */
 	__u32 pid;
@@ -85,9 +88,9 @@ struct memory_alloc_event {
 	__u32 tid;
 	__u32 flags;
 	__u32 nr_ustack;
-	__u32 pad;
+	__u32 nr_python;
 	char comm[MEMORY_COMM_LEN];
-	__u64 stack[MEMORY_MAX_USTACK];
+	__u64 stack[MEMORY_MAX_USTACK + 2 * MEMORY_MAX_PYTHON];
 };
 
 /* Per-CPU counters, index into `memory_counters`. */
@@ -99,6 +102,7 @@ enum memory_counter {
 	MEMORY_CNT_FREES_SAMPLED,  /* of which of a live sampled allocation */
 	MEMORY_CNT_DROP_LIVE_FULL, /* sampled, but the live table was full */
 	MEMORY_CNT_DROP_RINGBUF,   /* an event lost to a full ring buffer */
+	MEMORY_CNT_DROP_RACED,	   /* a sample whose scratch another thread's took over */
 	MEMORY_CNT__MAX,
 };
 

@@ -419,12 +419,14 @@ static const struct metrics_row memory_rows[] = {
 	METRICS_SAMPLE(struct memory_stats, ingested),
 	METRICS_FAMILY("autoprof_memory_dropped", METRIC_COUNTER,
 		       "Memory samples lost or untracked, by reason: live_full (live table full: "
-		       "in allocs, not in heap), ringbuf_full, store_memory, malformed, "
+		       "in allocs, not in heap), ringbuf_full, raced (another thread's sample took "
+		       "over its per-CPU buffer), store_memory, malformed, "
 		       "preload_ring_full (records a preload shim could not write), "
 		       "preload_malformed (a shim's ring skipped to its head)"),
 	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_DROP_LIVE_FULL], "reason", "live_full"),
 	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_DROP_RINGBUF], "reason",
 		       "ringbuf_full"),
+	METRICS_SAMPLE(struct memory_stats, bpf[MEMORY_CNT_DROP_RACED], "reason", "raced"),
 	METRICS_SAMPLE(struct memory_stats, drop_store, "reason", "store_memory"),
 	METRICS_SAMPLE(struct memory_stats, drop_malformed, "reason", "malformed"),
 	METRICS_SAMPLE(struct memory_stats, preload.dropped, "reason", "preload_ring_full"),

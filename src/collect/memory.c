@@ -38,6 +38,7 @@
 #include "memory.h"
 #include "memsites.h"
 #include "preload.h"
+#include "python.h"
 
 #define NSEC 1000000000ULL
 /* How long a new target process may take to map its allocator (ld.so maps libc within ms). */
@@ -123,8 +124,9 @@ struct memory {
 	/* preload rings: records read (allocations, frees), and what the closed rings had */
 	unsigned long long preload_allocs, preload_frees, preload_unwound_truncated;
 	struct preload_ring_stats preload_gone;
-	struct frame frames[MEMORY_MAX_USTACK + 1];
-	struct memory_alloc_event pev; /* a preload record as an event */
+	struct frame frames[MEMORY_MAX_USTACK + MEMORY_MAX_PYTHON + 1];
+	struct frame native[MEMORY_MAX_USTACK]; /* before Python frames are spliced in */
+	struct memory_alloc_event pev;		 /* a preload record as an event */
 	struct thread_name tnames[THREAD_NAMES]; /* preload records' thread names */
 	struct unwind_proc uproc;      /* the mapping table its walk uses */
 };
@@ -398,6 +400,13 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
+		/* A CPython process's samples carry its Python frames from the first one on. */
+		if (mode == MEMSITES_ATTACH) {
+			struct proc *pr = proctab__get(m->ctx->proctab, p->pid, 0, now);
+
+			if (pr)
+				python__locate(m->ctx->python, pr, p->pid);
+		}
 		if (mode == MEMSITES_PRELOAD)
 			pr_info("pid %u (%s): preload shim %s, its ring read\n", p->pid, p->exe,
 				cands[i].path);
@@ -795,15 +804,15 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	uint64_t objects, bytes;
 	struct sample smp;
 	struct proc *p;
-	uint32_t nu = e->nr_ustack;
-	bool cut = false;
+	uint32_t nu = e->nr_ustack, np = e->nr_python;
+	bool cut = false, truncated = !!(e->flags & MEMORY_F_USTACK_TRUNCATED);
 	struct live *l, **pp;
 	struct mproc *p_tracked;
 	uint64_t mean = e->mean;
 	uint32_t skip = 0;
 
-	if (nu > MEMORY_MAX_USTACK || size < offsetof(struct memory_alloc_event, stack) +
-						     nu * sizeof(__u64)) {
+	if (nu > MEMORY_MAX_USTACK || np > MEMORY_MAX_PYTHON ||
+	    size < offsetof(struct memory_alloc_event, stack) + (nu + 2 * np) * sizeof(__u64)) {
 		m->drop_malformed++;
 		return;
 	}
@@ -815,11 +824,20 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	for (uint32_t i = 0; i < nu; i++)
 		uaddrs[i] = e->stack[skip + i] - 1;
 	p = proctab__get(ctx->proctab, e->pid, 0, now);
-	if (p && nu)
+	if (p)
+		python__locate(ctx->python, p, e->pid);
+	if (p && nu && np) {
+		/* Python frames take the place of the evaluation loop's native frames. */
+		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->native, now, &cut);
+		nu = python__splice(ctx->python, e->pid, m->native, nu, cut || truncated,
+				    (const uint64_t *)&e->stack[e->nr_ustack], np, m->frames,
+				    MEMORY_MAX_USTACK + MEMORY_MAX_PYTHON);
+	} else if (p && nu) {
 		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->frames, now, &cut);
-	else
+	} else {
 		nu = 0;
-	if (nu && (cut || (e->flags & MEMORY_F_USTACK_TRUNCATED)))
+	}
+	if (nu && (cut || truncated))
 		m->frames[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
 	memcpy(comm, e->comm, MEMORY_COMM_LEN);
 	comm[MEMORY_COMM_LEN] = '\0';

@@ -96,7 +96,12 @@ class Daemon:
         return self.log.read()
 
     def get(self, path, headers=None):
-        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path),
+        return self.request("GET", path, headers=headers)
+
+    def request(self, method, path, body=None, headers=None):
+        """(status, headers, body bytes) of one request; body: a str sent as it is."""
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), method=method,
+                                     data=body.encode() if body is not None else None,
                                      headers=headers or {})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:

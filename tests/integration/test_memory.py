@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from aplib import BUILD, Daemon, Skip, check, exit_status, pprof_tool, TARGETS, TMP  # noqa: E402
@@ -23,13 +22,8 @@ d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak,mem_leak_go,mem_
 
 
 def request(method, path, body=None):
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (d.port, path), method=method,
-                                 data=body.encode() if body is not None else None)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+    code, _, data = d.request(method, path, body)
+    return code, data.decode()
 
 
 def metric(name, labels=""):

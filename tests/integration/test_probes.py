@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from aplib import (AUTOPROF, BUILD, Daemon, ROOT, Skip, TMP, check, exit_status,  # noqa: E402
@@ -31,13 +30,8 @@ d = Daemon("--profile.retention=2m")
 
 
 def request(method, path, body=None):
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (d.port, path), method=method,
-                                 data=body.encode() if body is not None else None)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.headers.get("Content-Type", ""), r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers.get("Content-Type", ""), e.read().decode()
+    code, headers, data = d.request(method, path, body)
+    return code, headers.get("Content-Type", ""), data.decode()
 
 
 added = []

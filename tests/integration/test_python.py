@@ -12,14 +12,19 @@ carry their own Python frames only. An interpreter of an unknown version (3.9) i
 /metrics and keeps its native frames, with no Python names. The OTLP push carries py_hot as a
 location typed cpython, with its file and line. Off-CPU (pytargets/py_naps.py under each
 interpreter): a thread sleeping in py_nap under py_nap_loop has most of its off-CPU time under
-that Python chain, named in its file at the lines of the calls."""
+that Python chain, named in its file at the lines of the calls. Memory (pytargets/py_mem.py
+under each interpreter, a memory target by pid through the API): the bytes py_leak keeps are
+live under py_leak < py_mem_loop < <module> at the line of its call, within 20 % of what the
+script kept, and py_churn, which allocated more, holds none."""
 
 import glob
 import gzip
 import http.server
+import json
 import math
 import os
 import re
+import select
 import subprocess
 import sys
 import threading
@@ -31,6 +36,8 @@ from aplib import ROOT, Daemon, Skip, check, exit_status, free_port, pprof_tool,
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytargets", "py_loop.py")
 THREADS = os.path.join(os.path.dirname(SCRIPT), "py_threads.py")
 NAPS = os.path.join(os.path.dirname(SCRIPT), "py_naps.py")
+MEM = os.path.join(os.path.dirname(SCRIPT), "py_mem.py")
+MEM_SECONDS = 4
 PYENV = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
 NCPU = os.cpu_count() or 1
 LOAD = os.getloadavg()[0]
@@ -218,6 +225,82 @@ def check_offcpu(d, pid, label):
             raise AssertionError("%s: %s at %s, want %s:%d" % (label, fn, got, *want))
 
 
+def folded_stacks(d, path):
+    """(frames root first, value) of each line of a folded profile."""
+    code, _, body = d.get(path)
+    if code != 200:
+        raise AssertionError("%s: HTTP %d: %r" % (path, code, body[:300]))
+    out = []
+    for line in body.decode().splitlines():
+        stack, value = line.rsplit(" ", 1)
+        out.append((stack.split(";"), int(value)))
+    return out
+
+
+def start_memory(d, p, label):
+    """Makes p (py_mem.py, waiting) a memory target by its pid, and lets it start once attached."""
+    pid = p.pid
+    code, _, body = d.request("POST", "/api/v1/targets/memory", json.dumps({"pid": pid}))
+    if code != 200:
+        raise AssertionError("%s: POST target: HTTP %d %r" % (label, code, body))
+    deadline = time.time() + 10
+    attached = None
+    while time.time() < deadline and not attached:
+        _, _, body = d.get("/api/v1/targets/memory")
+        attached = [pr for t in json.loads(body) for pr in t["processes"]
+                    if pr["pid"] == pid and pr["attached"]]
+        time.sleep(0.1)
+    if not attached or attached[0]["mode"] != "attach":
+        raise AssertionError("%s: pid %d not attached: %s" % (label, pid, body))
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    p.started = True
+
+
+def check_memory(d, p, label):
+    """Its sampled allocations carry Python frames: heap holds the bytes py_leak keeps (±20 % of
+    what the script says it kept), nearly all under py_leak < py_mem_loop < <module>, with no
+    evaluation-loop frame left between them, and at the line of the call that keeps them;
+    nothing live under py_churn, which allocated more (allocs)."""
+    if not getattr(p, "started", False):
+        raise AssertionError("%s: never started (see python_memory_target_*)" % label)
+    if not select.select([p.stdout], [], [], 30)[0]:
+        raise AssertionError("%s: py_mem.py did not say what it kept in 30 s" % label)
+    leaked = int(p.stdout.readline().split()[1])
+    time.sleep(0.5)
+    heap = folded_stacks(d, "/debug/pprof/heap?format=folded&pid=%d" % p.pid)
+    total = sum(v for _, v in heap)
+    chain = evals = churn = 0
+    for frames, v in heap:
+        churn += v * ("py_churn" in frames)
+        if not {"<module>", "py_mem_loop", "py_leak"} <= set(frames):
+            continue
+        i, j, k = frames.index("<module>"), frames.index("py_mem_loop"), frames.index("py_leak")
+        if i < j < k:
+            chain += v
+            evals += v * (EVAL in frames[i:k])
+    print("%s: heap %d bytes, under py_leak < py_mem_loop < <module> %d (kept %d), "
+          "evaluation frames left in %d" % (label, total, chain, leaked, evals))
+    if abs(chain - leaked) > 0.2 * leaked:
+        raise AssertionError("%s: %d bytes under py_leak, the script kept %d: %s" %
+                             (label, chain, leaked, heap[:20]))
+    if chain < 0.9 * total:
+        raise AssertionError("%s: %d of %d live bytes under py_leak: %s" %
+                             (label, chain, total, heap[:20]))
+    if evals > 0.05 * chain or churn:
+        raise AssertionError("%s: %s left in %d bytes, %d live under py_churn" %
+                             (label, EVAL, evals, churn))
+    allocs = folded_stacks(d, "/debug/pprof/allocs?format=folded&seconds=240&pid=%d" % p.pid)
+    made = lambda fn: sum(v for frames, v in allocs if fn in frames)
+    if made("py_churn") < 2 * made("py_leak"):
+        raise AssertionError("%s: allocs py_churn %d, py_leak %d: churn made ~3x more" %
+                             (label, made("py_churn"), made("py_leak")))
+    _, _, body = d.get("/debug/pprof/heap?pid=%d" % p.pid)
+    got, want = raw_lines(body).get("py_leak", set()), (MEM, marker_line("LEAK_CALL", MEM))
+    if want not in got:
+        raise AssertionError("%s: py_leak at %s, want %s:%d" % (label, got, *want))
+
+
 class Receiver:
     """OTLP/HTTP on loopback: keeps every request body (gunzipped)."""
 
@@ -312,8 +395,9 @@ def main():
     # Five libpythons' unwind tables at once, besides whatever else runs on the machine: room
     # for all, so that none is evicted and walked by (absent) frame pointers mid-test.
     rx = Receiver()
+    # A 64 KiB mean sampling interval keeps the estimate of ~400 leaked blocks within a few %.
     d = Daemon("--unwind.memory-limit=128MiB", "--otlp.interval=2s", "--offcpu.enabled=true",
-               "--otlp.endpoint=http://127.0.0.1:%d" % rx.port)
+               "--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--memory.sample-interval=64KiB")
     procs = {}
     try:
         for label, path in found:
@@ -323,6 +407,11 @@ def main():
         for label, path in found:
             procs["naps-" + label] = subprocess.Popen([path, NAPS, "600"],
                                                       stdout=subprocess.PIPE, text=True)
+        # Memory targets (by pid, through the API), run while the on-CPU window is on.
+        for label, path in found:
+            procs["mem-" + label] = subprocess.Popen([path, MEM, str(MEM_SECONDS)],
+                                                     stdin=subprocess.PIPE,
+                                                     stdout=subprocess.PIPE, text=True)
         procs["threads"] = subprocess.Popen([found[0][1], THREADS, str(WARM + WINDOW + 3)],
                                             stdout=subprocess.PIPE, text=True)
         if old:
@@ -330,7 +419,11 @@ def main():
                                                   stdout=subprocess.PIPE, text=True)
         for p in procs.values():
             p.stdout.readline()
-        time.sleep(WARM + WINDOW)
+        started = time.time()
+        for label, _ in found:
+            check("python_memory_target_" + label.replace("-", "_").replace(".", ""),
+                  start_memory, d, procs["mem-" + label], label)
+        time.sleep(max(0, WARM + WINDOW - (time.time() - started)))
         for label, _ in found:
             check("python_frames_" + label.replace("-", "_").replace(".", ""),
                   check_interpreter, d, procs[label].pid, label)
@@ -338,10 +431,15 @@ def main():
         for label, _ in found:
             check("python_offcpu_frames_" + label.replace("-", "_").replace(".", ""),
                   check_offcpu, d, procs["naps-" + label].pid, label)
+        for label, _ in found:
+            check("python_memory_frames_" + label.replace("-", "_").replace(".", ""),
+                  check_memory, d, procs["mem-" + label], label)
         for label in missing:
             check("python_frames_" + label.replace("-", "_").replace(".", ""), not_installed,
                   label)
             check("python_offcpu_frames_" + label.replace("-", "_").replace(".", ""),
+                  not_installed, label)
+            check("python_memory_frames_" + label.replace("-", "_").replace(".", ""),
                   not_installed, label)
 
         def unknown_version():
