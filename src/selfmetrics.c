@@ -282,6 +282,10 @@ static const struct metrics_row symbolizer_rows[] = {
 	METRICS_FAMILY("autoprof_symbolizer_open_errors", METRIC_COUNTER,
 		       "Mapped files that could not be opened (process gone, permissions)"),
 	METRICS_SAMPLE(struct symbolizer_view, s.open_errors),
+	METRICS_FAMILY("autoprof_symbolizer_files_rewritten", METRIC_COUNTER,
+		       "Mapped files found rewritten in place (same inode) since they were read, "
+		       "and read anew"),
+	METRICS_SAMPLE(struct symbolizer_view, s.files_rewritten),
 	METRICS_FAMILY("autoprof_symbolizer_evictions", METRIC_COUNTER,
 		       "Symbol tables dropped to stay within symbolizer.cache-size"),
 	METRICS_SAMPLE(struct symbolizer_view, s.evictions),

@@ -9,8 +9,9 @@
  * A dso is one object that code runs from: an ELF file (executable or shared library), the
  * kernel, the vDSO, or anonymous memory (JIT). dsos are reference counted and shared by every
  * process that maps the same file (found by device+inode, or by GNU build ID for the same
- * file under another inode, e.g. in another container). A file is not rewritten in place while
- * it is mapped executable (ETXTBSY), so device+inode is safe while the dso is in use.
+ * file under another inode, e.g. in another container). A file can be rewritten in place (same
+ * inode) once no process executes it, and stored frames keep its dso for the retention: a dso
+ * found by inode is used only if its file's ctime and size are those it was read with.
  */
 struct dso;
 

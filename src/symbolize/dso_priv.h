@@ -24,6 +24,9 @@ struct dso {
 	int debug_fd;
 	dev_t dev;
 	uint64_t ino;
+	/* The file's change time and size when it was opened: a file rewritten in place (same
+	 * inode: `cp` over it once nothing executes it) is then told from what was loaded. */
+	int64_t ctime_ns, size;
 	/* Loaded lazily by the symbolizer, under its lock; NULL until then or after eviction. */
 	struct objsym *syms;
 	/* DSO_ANON of one process: its JIT perf map, reloaded when the file changes (size and

@@ -249,6 +249,30 @@ struct dso *symbolizer__jit_dso(struct symbolizer *sym, int pid)
 	return dso;
 }
 
+/* The change time and size of the open file fd (-1 both when it cannot be told). */
+static void file_stamp(int fd, int64_t *ctime_ns, int64_t *size)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		*ctime_ns = *size = -1;
+		return;
+	}
+	*ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	*size = st.st_size;
+}
+
+/* Whether dso's file was written since it was opened: what was read of it is of the old bytes. */
+static bool file_changed(const struct dso *dso)
+{
+	int64_t ctime_ns, size;
+
+	if (dso->fd < 0 || dso->ctime_ns < 0)
+		return false;
+	file_stamp(dso->fd, &ctime_ns, &size);
+	return ctime_ns != dso->ctime_ns || size != dso->size;
+}
+
 static struct dso *find_by_ino(struct symbolizer *sym, dev_t dev, uint64_t ino)
 {
 	for (struct dso *d = sym->by_ino[ino_bucket(dev, ino)]; d; d = d->next_ino)
@@ -339,6 +363,14 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 
 	pthread_mutex_lock(&sym->index_lock);
 	dso = e->deleted ? NULL : find_by_ino(sym, dev, e->inode);
+	if (dso && file_changed(dso)) {
+		/* Rewritten in place: its symbols (and the unwinder's table of it) are of the old
+		 * contents. Frames already stored keep it; this mapping gets the file read anew. */
+		pr_debug("%s was rewritten since it was read: reading it again\n", dso->path);
+		unindex_dso(sym, dso);
+		__atomic_fetch_add(&sym->stats.files_rewritten, 1, __ATOMIC_RELAXED);
+		dso = NULL;
+	}
 	if (dso)
 		dso__get(dso);
 	pthread_mutex_unlock(&sym->index_lock);
@@ -380,6 +412,7 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 		dso->debug_fd = -1;
 	dso->dev = dev;
 	dso->ino = e->inode;
+	file_stamp(fd, &dso->ctime_ns, &dso->size);
 	/* A deleted file's inode may be reused by its replacement: never look it up by inode. */
 	dso__get(dso);
 	if (index_dso(sym, dso, !e->deleted))

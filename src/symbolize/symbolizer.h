@@ -96,6 +96,7 @@ struct symbolizer_stats {
 	uint64_t load_errors_unreadable; /* the file could not be opened while mapped */
 	uint64_t load_errors_not_elf;	 /* not an ELF file, or a corrupt one */
 	uint64_t open_errors;	  /* a mapped file could not be opened */
+	uint64_t files_rewritten; /* a file found rewritten in place since it was read: read anew */
 	uint64_t evictions;	  /* symbol tables dropped for the memory budget */
 	uint64_t bytes;		  /* bytes held by loaded symbol tables */
 	uint64_t dsos;		  /* objects known */

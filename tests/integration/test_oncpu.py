@@ -145,6 +145,31 @@ def test_deleted_binary():
     assert_cpu_shares_named(p, pid)
 
 
+def test_rewritten_binary():
+    """A binary rewritten in place (same inode, as `cp` over it does) after a process ran it:
+    the next process's frames are named from the new contents, not from what was read of the
+    old ones (which stored frames still hold); counted in /metrics."""
+    path = os.path.join(TMP, "rewritten_target")
+    shutil.copy(os.path.join(TARGETS, "deep_stack"), path)
+    before = metric_value(d.get("/metrics")[2].decode(),
+                          "autoprof_symbolizer_files_rewritten_total")
+    p = subprocess.Popen([path, "1"], stdout=subprocess.PIPE, text=True)
+    pid = int(p.stdout.readline())
+    p.wait()
+    time.sleep(0.3)
+    t = traces(profile("seconds=3&pid=%d" % pid)[1])
+    assert any(fr and fr[0] == "spin_at_bottom" for _, _, fr in t), t[:3]
+    ino = os.stat(path).st_ino
+    shutil.copyfile(os.path.join(TARGETS, "cpu_shares"), path)
+    assert os.stat(path).st_ino == ino, "copyfile made a new inode"
+    p = subprocess.Popen([path, "3"], stdout=subprocess.PIPE, text=True)
+    pid = int(p.stdout.readline())
+    assert_cpu_shares_named(p, pid)
+    after = metric_value(d.get("/metrics")[2].decode(),
+                         "autoprof_symbolizer_files_rewritten_total")
+    assert after >= before + 1, (before, after)
+
+
 def test_mount_namespace():
     """A process whose binary exists only in its own mount namespace symbolizes."""
     script = ("mkdir -p /mnt/autoprof-ns && mount -t tmpfs none /mnt/autoprof-ns && "
@@ -249,6 +274,7 @@ check("kernel_frames", test_kernel_frames)
 check("pid_and_comm_filters", test_pid_filter)
 check("short_lived_process_symbolized", test_short_lived)
 check("deleted_binary_symbolized", test_deleted_binary)
+check("rewritten_binary_symbolized", test_rewritten_binary)
 check("other_mount_namespace_symbolized", test_mount_namespace)
 check("deep_stack_127_frames", test_deep_stack)
 check("bad_requests_400", test_bad_requests)
