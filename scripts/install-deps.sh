@@ -15,6 +15,7 @@ PKGS=(
 	liblzma-dev libiberty-dev libc6-dbg g++ xz-utils gdb binutils bpftrace
 	chromium fonts-dejavu-core
 	openjdk-17-jdk-headless nodejs
+	libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev
 )
 # The web view is bundled with npm at build time (Makefile: web/). Any node >= 18 with npm will
 # do, Debian's or another vendor's (whose nodejs package carries npm): ask for Debian's only

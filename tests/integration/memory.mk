@@ -2,6 +2,12 @@
 # Memory profiling targets besides tests/targets/mem_leak.c, built into $(BUILD)/memtargets/:
 #   mem_leak_go      the same leak and churn in Go (profiled through the runtime's sampled path)
 #   mem_leak_linked  tests/targets/mem_leak.c with the preload shim linked in (no LD_PRELOAD)
+#   mem_leak_jemalloc, mem_leak_mimalloc
+#                    the same linked with another allocator's shared library (libjemalloc-dev,
+#                    libmimalloc-dev: scripts/install-deps.sh), which defines malloc before libc
+#   mem_leak_jemalloc_static, mem_leak_tcmalloc_static
+#                    the same with the allocator's archive (tcmalloc's: libgoogle-perftools-dev):
+#                    malloc in the executable itself
 MEM_SRC := tests/integration/memtargets
 MEM_DIR := $(BUILD)/memtargets
 # Like tests/integration/tracectx.mk: GOPATH mode, standard library only, go's state under BUILD.
@@ -9,6 +15,20 @@ MEM_GO_DIR = $(abspath $(BUILD))/memgo
 MEM_GO_ENV = HOME=$(MEM_GO_DIR)/home GOCACHE=$(MEM_GO_DIR)/cache GOPATH=$(MEM_GO_DIR)/path \
 	GO111MODULE=off GOFLAGS=
 TEST_TARGETS += $(MEM_DIR)/mem_leak_go $(MEM_DIR)/mem_leak_linked
+# Each allocator: the libraries its link needs (an archive by its path, so that it is linked
+# statically whatever shared library sits beside it; looked up only when built).
+MEM_ALLOC_LIBS_jemalloc := -ljemalloc
+MEM_ALLOC_LIBS_mimalloc := -lmimalloc
+MEM_ALLOC_LIBS_jemalloc_static = $(shell $(TARGET_CC) -print-file-name=libjemalloc.a) -lpthread -lm
+MEM_ALLOC_LIBS_tcmalloc_static = $(shell $(TARGET_CC) -print-file-name=libtcmalloc_minimal.a) \
+	-lpthread -lstdc++ -lm
+MEM_ALLOCATORS := jemalloc mimalloc jemalloc_static tcmalloc_static
+TEST_TARGETS += $(patsubst %,$(MEM_DIR)/mem_leak_%,$(MEM_ALLOCATORS))
+
+$(patsubst %,$(MEM_DIR)/mem_leak_%,$(MEM_ALLOCATORS)): $(MEM_DIR)/mem_leak_%: \
+		tests/targets/mem_leak.c tests/targets/target.h
+	@mkdir -p $(@D)
+	$(TARGET_CC) $(TARGET_CFLAGS) $< -o $@ $(MEM_ALLOC_LIBS_$*)
 
 $(MEM_DIR)/mem_leak_linked: tests/targets/mem_leak.c tests/targets/target.h \
 			    $(BUILD)/libautoprof_preload.a

@@ -73,42 +73,51 @@ def process_entry(pid):
     return None
 
 
-def test_heap_and_allocs(env=None, mode="attach", exe=None):
+def test_heap_and_allocs(env=None, mode="attach", exe=None, obj=None):
     """heap: the leaking function holds ~all live bytes (±20 % of the true total), churn none;
     allocs: churn dominates allocated objects. The target is picked up at exec by its name
     (it allocates once attached: what a process allocates before is invisible, and on a loaded
-    machine attaching may take a good part of a second)."""
+    machine attaching may take a good part of a second). obj: how the file name of the object
+    whose allocator must have been probed begins."""
     p, pid = start_leak(5, 15, env=env, wait=True, exe=exe)
-    wait_attached_then_start(p, pid, mode)
-    leaked = int(p.stdout.readline().split()[1])
-    time.sleep(0.5)
-    heap = profile("/debug/pprof/heap?pid=%d" % pid)
-    raw = pprof_tool(heap, "-raw")
-    assert "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes" in raw, \
-        raw[:500]
-    assert "PeriodType: space bytes" in raw, raw[:300]
-    assert "Type: inuse_space" in pprof_tool(heap, "-top", "-nodecount=1"), "default type"
-    live = flat(heap, "inuse_space")
-    total = sum(live.values())
-    assert abs(live.get("leak_64k", 0) - leaked) <= 0.2 * leaked, \
-        "leak_64k holds %d live bytes, the program leaked %d (%s)" % (
-            live.get("leak_64k", 0), leaked, live)
-    assert live.get("leak_64k", 0) >= 0.95 * total, live
-    assert live.get("churn", 0) == 0, "churn holds live bytes: %s" % live
-    allocs = profile("/debug/pprof/allocs?seconds=15&pid=%d" % pid)
-    assert "Type: alloc_space" in pprof_tool(allocs, "-top", "-nodecount=1"), "default type"
-    objs = flat(allocs, "alloc_objects")
-    assert objs.get("churn", 0) >= 10 * objs.get("leak_64k", 1), objs
-    # ~200 per 10 ms for 5 s
-    assert 50000 <= objs.get("churn", 0) <= 120000, objs
-    # Complete stacks: the allocating function's caller is main.
-    tr = pprof_tool(allocs, "-traces", "-sample_index=alloc_objects")
-    assert re.search(r"churn\n\s+main\n", tr), tr[:1500]
-    # Labelled by the allocating thread's name (preload records carry none: autoprof reads it).
-    tags = pprof_tool(allocs, "-tags")
-    assert re.search(r"comm: Total[^\n]*\n\s+\S+ \(\s*100(\.0)?%\): leaker\n", tags), tags[:800]
-    p.kill()
-    p.wait()
+    try:
+        wait_attached_then_start(p, pid, mode)
+        if obj:
+            probed = process_entry(pid)["object"]
+            assert os.path.basename(probed).startswith(obj), (probed, obj)
+        leaked = int(p.stdout.readline().split()[1])
+        time.sleep(0.5)
+        heap = profile("/debug/pprof/heap?pid=%d" % pid)
+        raw = pprof_tool(heap, "-raw")
+        assert "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes" \
+            in raw, raw[:500]
+        assert "PeriodType: space bytes" in raw, raw[:300]
+        assert "Type: inuse_space" in pprof_tool(heap, "-top", "-nodecount=1"), "default type"
+        live = flat(heap, "inuse_space")
+        total = sum(live.values())
+        assert abs(live.get("leak_64k", 0) - leaked) <= 0.2 * leaked, \
+            "leak_64k holds %d live bytes, the program leaked %d (%s)" % (
+                live.get("leak_64k", 0), leaked, live)
+        assert live.get("leak_64k", 0) >= 0.95 * total, live
+        assert live.get("churn", 0) == 0, "churn holds live bytes: %s" % live
+        allocs = profile("/debug/pprof/allocs?seconds=15&pid=%d" % pid)
+        assert "Type: alloc_space" in pprof_tool(allocs, "-top", "-nodecount=1"), "default type"
+        objs = flat(allocs, "alloc_objects")
+        assert objs.get("churn", 0) >= 10 * objs.get("leak_64k", 1), objs
+        # ~200 per 10 ms for 5 s
+        assert 50000 <= objs.get("churn", 0) <= 120000, objs
+        # Complete stacks: the allocating function's caller is main.
+        tr = pprof_tool(allocs, "-traces", "-sample_index=alloc_objects")
+        assert re.search(r"churn\n\s+main\n", tr), tr[:1500]
+        # Labelled by the allocating thread's name (preload records carry none: autoprof reads
+        # it).
+        tags = pprof_tool(allocs, "-tags")
+        assert re.search(r"comm: Total[^\n]*\n\s+\S+ \(\s*100(\.0)?%\): leaker\n", tags), \
+            tags[:800]
+    finally:
+        # A failed check must not leave it allocating under the next test's probes.
+        p.kill()
+        p.wait()
     return objs
 
 
@@ -131,6 +140,16 @@ def test_preload(linked=False):
                    for k in objs), objs
     assert metric("autoprof_memory_calls_total", '{call="free_sampled"}') > 0
     assert metric("autoprof_memory_preload_ring_bytes_total") > 0
+
+
+def test_other_allocator(name, obj):
+    """mem_leak linked with another allocator: its shared library, which defines malloc and free
+    before libc does, or its archive, which puts them in the executable. That object is probed
+    (not libc, whose allocator the program never calls), with heap and allocs as with glibc's."""
+    exe = os.path.join(BUILD, "memtargets", "mem_leak_" + name)
+    if not os.path.exists(exe):
+        raise Skip("%s not built (its allocator's -dev package missing)" % exe)
+    test_heap_and_allocs(exe=exe, obj=obj)
 
 
 def test_go():
@@ -427,6 +446,9 @@ def test_api_bad_input():
 
 
 check("memory_heap_and_allocs", test_heap_and_allocs)
+for name, obj in (("jemalloc", "libjemalloc.so.2"), ("mimalloc", "libmimalloc.so.2"),
+                  ("jemalloc_static", "mem_leak"), ("tcmalloc_static", "mem_leak")):
+    check("memory_allocator_" + name, test_other_allocator, name, obj)
 check("memory_go", test_go)
 check("memory_mmap", test_mmap)
 check("memory_mmap_preload", test_mmap,
