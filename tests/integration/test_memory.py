@@ -48,6 +48,13 @@ def profile(path):
     return body
 
 
+def assert_holds_leak(live, fn, leaked):
+    """fn holds the live bytes the program leaked (±20 %), ~all the live bytes there are."""
+    assert abs(live.get(fn, 0) - leaked) <= 0.2 * leaked, \
+        "%s holds %d live bytes, the program leaked %d (%s)" % (fn, live.get(fn, 0), leaked, live)
+    assert live.get(fn, 0) >= 0.95 * sum(live.values()), live
+
+
 def start_leak(seconds, linger, name="mem_leak", env=None, wait=False, exe=None):
     """mem_leak, or exe (copied as name); with wait, it starts allocating on a line on its
     stdin."""
@@ -94,11 +101,7 @@ def test_heap_and_allocs(env=None, mode="attach", exe=None, obj=None):
         assert "PeriodType: space bytes" in raw, raw[:300]
         assert "Type: inuse_space" in pprof_tool(heap, "-top", "-nodecount=1"), "default type"
         live = flat(heap, "inuse_space")
-        total = sum(live.values())
-        assert abs(live.get("leak_64k", 0) - leaked) <= 0.2 * leaked, \
-            "leak_64k holds %d live bytes, the program leaked %d (%s)" % (
-                live.get("leak_64k", 0), leaked, live)
-        assert live.get("leak_64k", 0) >= 0.95 * total, live
+        assert_holds_leak(live, "leak_64k", leaked)
         assert live.get("churn", 0) == 0, "churn holds live bytes: %s" % live
         allocs = profile("/debug/pprof/allocs?seconds=15&pid=%d" % pid)
         assert "Type: alloc_space" in pprof_tool(allocs, "-top", "-nodecount=1"), "default type"
@@ -168,11 +171,7 @@ def test_go():
         time.sleep(0.5)
         heap = profile("/debug/pprof/heap?pid=%d" % pid)
         live = flat(heap, "inuse_space")
-        total = sum(live.values())
-        assert abs(live.get("main.leak64k", 0) - leaked) <= 0.2 * leaked, \
-            "main.leak64k holds %d live bytes, the program leaked %d (%s)" % (
-                live.get("main.leak64k", 0), leaked, live)
-        assert live.get("main.leak64k", 0) >= 0.95 * total, live
+        assert_holds_leak(live, "main.leak64k", leaked)
         assert live.get("main.churn", 0) <= 0.01 * leaked, "churn holds live bytes: %s" % live
         objs = flat(profile("/debug/pprof/allocs?seconds=20&pid=%d" % pid), "alloc_objects")
         assert objs.get("main.churn", 0) >= 10 * objs.get("main.leak64k", 1), objs

@@ -191,20 +191,8 @@ def check_offcpu(d, pid, label):
     """The sleeping thread's waits: most of its off-CPU time under py_nap under py_nap_loop under
     <module>, those named as Python locations (in py_naps.py, at the lines of their calls), with
     no evaluation-loop frame left between them."""
-    code, _, body = d.get("/debug/pprof/offcpu?format=folded&seconds=%d&pid=%d" % (WINDOW, pid))
-    if code != 200:
-        raise AssertionError("%s: HTTP %d: %r" % (label, code, body[:300]))
-    total = chain = evals = 0
-    for line in body.decode().splitlines():
-        stack, value = line.rsplit(" ", 1)
-        frames, ns = stack.split(";"), int(value)  # root first
-        total += ns
-        if not {"<module>", "py_nap_loop", "py_nap"} <= set(frames):
-            continue
-        i, j, k = frames.index("<module>"), frames.index("py_nap_loop"), frames.index("py_nap")
-        if i < j < k:
-            chain += ns
-            evals += ns * (EVAL in frames[i:k])
+    path = "/debug/pprof/offcpu?format=folded&seconds=%d&pid=%d" % (WINDOW, pid)
+    total, chain, evals = under_chain(folded_stacks(d, path), "<module>", "py_nap_loop", "py_nap")
     print("%s: off-CPU %.2f s, under py_nap < py_nap_loop < <module> %.2f s, evaluation frames "
           "left in %.2f s" % (label, total / 1e9, chain / 1e9, evals / 1e9))
     # It sleeps nearly all the window; a loaded machine delays its wakeups, not its sleeps.
@@ -235,6 +223,21 @@ def folded_stacks(d, path):
         stack, value = line.rsplit(" ", 1)
         out.append((stack.split(";"), int(value)))
     return out
+
+
+def under_chain(stacks, *chain):
+    """Of folded_stacks rows: (all of the values, those whose frames hold chain's in its order
+    (root first), those of which have an evaluation-loop frame left among them)."""
+    total = under = evals = 0
+    for frames, v in stacks:
+        total += v
+        if not set(chain) <= set(frames):
+            continue
+        at = [frames.index(f) for f in chain]
+        if at == sorted(at):
+            under += v
+            evals += v * (EVAL in frames[at[0]:at[-1]])
+    return total, under, evals
 
 
 def start_memory(d, p, label):
@@ -269,16 +272,8 @@ def check_memory(d, p, label):
     leaked = int(p.stdout.readline().split()[1])
     time.sleep(0.5)
     heap = folded_stacks(d, "/debug/pprof/heap?format=folded&pid=%d" % p.pid)
-    total = sum(v for _, v in heap)
-    chain = evals = churn = 0
-    for frames, v in heap:
-        churn += v * ("py_churn" in frames)
-        if not {"<module>", "py_mem_loop", "py_leak"} <= set(frames):
-            continue
-        i, j, k = frames.index("<module>"), frames.index("py_mem_loop"), frames.index("py_leak")
-        if i < j < k:
-            chain += v
-            evals += v * (EVAL in frames[i:k])
+    total, chain, evals = under_chain(heap, "<module>", "py_mem_loop", "py_leak")
+    churn = sum(v for frames, v in heap if "py_churn" in frames)
     print("%s: heap %d bytes, under py_leak < py_mem_loop < <module> %d (kept %d), "
           "evaluation frames left in %d" % (label, total, chain, leaked, evals))
     if abs(chain - leaked) > 0.2 * leaked:
