@@ -86,6 +86,9 @@ struct mproc {
 	 * address, read through mem_fd at each sample */
 	struct memsite_range *go_rt;
 	size_t nr_go_rt;
+	/* Others: the functions that only pass an allocation on (operator new...), sorted */
+	struct memsite_range *wrap;
+	size_t nr_wrap;
 	uint64_t go_rate_addr;
 	int mem_fd;
 	uint64_t deadline_ns;
@@ -318,6 +321,22 @@ static void mproc__set_go(struct mproc *p, struct memsites *ms, const struct map
 	p->mem_fd = p->go_rate_addr ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 }
 
+/* The wrappers of malloc (memsites__wrappers) in every file p maps. */
+static void mproc__find_wrappers(struct mproc *p, const struct candidate *cands, int nr)
+{
+	size_t cap = 0;
+
+	for (int i = 0; i < nr; i++) {
+		int fd = maps__open_file((int)p->pid, &cands[i].e);
+
+		if (fd < 0)
+			continue;
+		memsites__wrappers(fd, &cands[i].e, &p->wrap, &p->nr_wrap, &cap);
+		close(fd);
+	}
+	memsite_ranges__sort(p->wrap, p->nr_wrap);
+}
+
 /* Attaches p's allocator. 0, -EAGAIN (not mapped yet) or another negative errno. */
 static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 {
@@ -397,6 +416,8 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		p->mode = mode;
 		if (mode == MEMSITES_GO)
 			mproc__set_go(p, &ms, &cands[i].e);
+		else
+			mproc__find_wrappers(p, cands, cs.nr);
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them. */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
@@ -447,6 +468,9 @@ static void mproc__detach(struct memory *m, struct mproc *p)
 	free(p->go_rt);
 	p->go_rt = NULL;
 	p->nr_go_rt = 0;
+	free(p->wrap);
+	p->wrap = NULL;
+	p->nr_wrap = 0;
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
 	p->mem_fd = -1;
@@ -766,10 +790,11 @@ static bool in_ranges(const struct memsite_range *r, size_t n, uint64_t pc)
 }
 
 /*
- * How many leading frames of a Go sample are not the program's: the runtime's (mProf_Malloc,
- * mallocgc, newobject...), by address. The sample belongs to the first
- * frame after them, the caller of malloc or the Go function that allocated; a stack that is the
- * runtime's alone (its own allocations) is kept whole. *mean: a Go process's MemProfileRate.
+ * How many leading frames of a sample are not the program's: a Go sample's runtime frames
+ * (mProf_Malloc, mallocgc, newobject...), another's wrappers of malloc (C++ operator new, Rust's
+ * __rust_alloc...), by address. The sample belongs to the first frame after them, the Go
+ * function that allocated or the caller of new; a stack of them alone (the runtime's own
+ * allocations) is kept whole. *mean: a Go process's MemProfileRate.
  */
 static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e, uint64_t *mean)
 {
@@ -790,6 +815,12 @@ static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e
 		    rate <= 0)
 			rate = GO_DEFAULT_RATE;
 		*mean = (uint64_t)rate;
+	} else if (p && p->nr_wrap) {
+		/* Return addresses: the call may be a wrapper's last instruction. */
+		while (n < e->nr_ustack && in_ranges(p->wrap, p->nr_wrap, e->stack[n] - 1))
+			n++;
+		if (n == e->nr_ustack)
+			n = 0;
 	}
 	pthread_mutex_unlock(&m->lock);
 	return n;
@@ -816,8 +847,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->drop_malformed++;
 		return;
 	}
-	if (e->flags & MEMORY_F_GO)
-		skip = lead_frames(m, e, &mean);
+	skip = lead_frames(m, e, &mean);
 	nu -= skip;
 	/* Every entry is a return address, the first too (the allocating call's): step back
 	 * into the call. */

@@ -313,6 +313,92 @@ out:
 	return nr;
 }
 
+/*
+ * Functions that only pass an allocation on to malloc: C++ operator new in its forms, Rust's
+ * global allocator shims. A sample's leading frames in them are dropped (memory.c), so that it
+ * belongs to the code that asked for the memory, as a Go sample's runtime frames are.
+ */
+static const char *const wrapper_syms[] = {
+	"_Znwm",
+	"_Znam",
+	"_ZnwmRKSt9nothrow_t",
+	"_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t",
+	"_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t",
+	"_ZnamSt11align_val_tRKSt9nothrow_t",
+	"__rust_alloc",
+	"__rust_alloc_zeroed",
+	"__rust_realloc",
+	"__rdl_alloc",
+	"__rdl_alloc_zeroed",
+	"__rdl_realloc",
+	"__rg_alloc",
+	"__rg_alloc_zeroed",
+	"__rg_realloc",
+};
+#define NR_WRAPPER_SYMS (sizeof(wrapper_syms) / sizeof(wrapper_syms[0]))
+
+struct wrapper_query {
+	uint64_t base;
+	struct memsite_range **r;
+	size_t *n, *cap;
+	int found;
+};
+
+static int wrapper__match(const struct elf_symbol *s, void *ctx)
+{
+	struct wrapper_query *q = ctx;
+	bool known = false;
+
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
+	    !s->sym.st_value || !s->sym.st_size || (s->name[0] != '_'))
+		return 0;
+	for (size_t k = 0; k < NR_WRAPPER_SYMS && !known; k++)
+		known = !strcmp(s->name, wrapper_syms[k]);
+	if (!known)
+		return 0;
+	/* The same function from .dynsym and .symtab: once. */
+	for (size_t i = *q->n - q->found; i < *q->n; i++)
+		if ((*q->r)[i].lo == q->base + s->sym.st_value)
+			return 0;
+	if (*q->n == *q->cap) {
+		size_t cap = *q->cap ? *q->cap * 2 : 16;
+		struct memsite_range *r = realloc(*q->r, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		*q->r = r;
+		*q->cap = cap;
+	}
+	(*q->r)[(*q->n)++] = (struct memsite_range){q->base + s->sym.st_value,
+						    q->base + s->sym.st_value + s->sym.st_size};
+	q->found++;
+	return 0;
+}
+
+int memsites__wrappers(int fd, const struct map_entry *e, struct memsite_range **r, size_t *n,
+		       size_t *cap)
+{
+	struct wrapper_query q = {.r = r, .n = n, .cap = cap};
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return 0;
+	if (!elf__load_base(elf, e->start, e->pgoff, &q.base))
+		elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, wrapper__match, &q);
+	elf_end(elf);
+	return q.found;
+}
+
+void memsite_ranges__sort(struct memsite_range *r, size_t n)
+{
+	if (n)
+		qsort(r, n, sizeof(*r), range__cmp);
+}
+
 void memsites__release(struct memsites *ms)
 {
 	free(ms->go_rt);

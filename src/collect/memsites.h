@@ -60,4 +60,14 @@ int memsites__find(int fd, const struct map_entry *e, struct memsites *ms);
 /* Frees what *ms owns; accepts one already released. */
 void memsites__release(struct memsites *ms);
 
+/*
+ * The functions in the file open at fd (the caller's), mapped at e, that only pass an allocation
+ * on to malloc (C++ operator new, Rust's __rust_alloc...): their run-time address ranges are
+ * appended to *r (*n of them, room for *cap; the caller frees *r), unsorted. Returns how many.
+ */
+int memsites__wrappers(int fd, const struct map_entry *e, struct memsite_range **r, size_t *n,
+		       size_t *cap);
+/* Sorts ranges by their start, for a binary search. */
+void memsite_ranges__sort(struct memsite_range *r, size_t n);
+
 #endif

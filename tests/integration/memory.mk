@@ -5,6 +5,7 @@
 #   mem_leak_jemalloc, mem_leak_mimalloc
 #                    the same linked with another allocator's shared library (libjemalloc-dev,
 #                    libmimalloc-dev: scripts/install-deps.sh), which defines malloc before libc
+#   mem_leak_cxx     tests/targets/mem_leak.c built as C++: new[] and delete[]
 #   mem_leak_jemalloc_static, mem_leak_tcmalloc_static
 #                    the same with the allocator's archive (tcmalloc's: libgoogle-perftools-dev):
 #                    malloc in the executable itself
@@ -29,6 +30,11 @@ $(patsubst %,$(MEM_DIR)/mem_leak_%,$(MEM_ALLOCATORS)): $(MEM_DIR)/mem_leak_%: \
 		tests/targets/mem_leak.c tests/targets/target.h
 	@mkdir -p $(@D)
 	$(TARGET_CC) $(TARGET_CFLAGS) $< -o $@ $(MEM_ALLOC_LIBS_$*)
+
+TEST_TARGETS += $(MEM_DIR)/mem_leak_cxx
+$(MEM_DIR)/mem_leak_cxx: tests/targets/mem_leak.c tests/targets/target.h
+	@mkdir -p $(@D)
+	$(TARGET_CC) -x c++ $(TARGET_CFLAGS) $< -o $@ -lstdc++
 
 $(MEM_DIR)/mem_leak_linked: tests/targets/mem_leak.c tests/targets/target.h \
 			    $(BUILD)/libautoprof_preload.a

@@ -155,6 +155,14 @@ def test_other_allocator(name, obj):
     test_heap_and_allocs(exe=exe, obj=obj)
 
 
+def test_cxx_new():
+    """mem_leak built as C++ (new[] and delete[], which libstdc++'s operator new passes on to
+    malloc): samples belong to leak_64k and churn, not to operator new (its frames, and
+    operator new[]'s, lead the stacks and are dropped), as in C; delete[] frees."""
+    objs = test_heap_and_allocs(exe=os.path.join(BUILD, "memtargets", "mem_leak_cxx"))
+    assert not any(k.startswith("operator new") for k in objs), objs
+
+
 def test_go():
     """A Go program through its runtime's sampled path (runtime.mProf_Malloc; frees when the
     sweeper frees a profiled object): heap attributes the live bytes to the leaking function
@@ -448,6 +456,7 @@ check("memory_heap_and_allocs", test_heap_and_allocs)
 for name, obj in (("jemalloc", "libjemalloc.so.2"), ("mimalloc", "libmimalloc.so.2"),
                   ("jemalloc_static", "mem_leak"), ("tcmalloc_static", "mem_leak")):
     check("memory_allocator_" + name, test_other_allocator, name, obj)
+check("memory_cxx_new", test_cxx_new)
 check("memory_go", test_go)
 check("memory_mmap", test_mmap)
 check("memory_mmap_preload", test_mmap,

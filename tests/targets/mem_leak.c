@@ -5,7 +5,9 @@
  * total ("leaked N"), then lives LINGER more seconds so its live set can be asked about. With
  * "wait", it waits for a line on stdin after printing its pid (so a test starts it once the
  * profiler attached: what it allocates before that is invisible). It allocates as a thread
- * named "leaker" (a sample's comm label is its thread's name, not the executable's).
+ * named "leaker" (a sample's comm label is its thread's name, not the executable's). Built as
+ * C++ too (build/memtargets/mem_leak_cxx), where the blocks come from new[] and go to delete[]
+ * (operator new calls malloc) and the functions keep their C names.
  *   mem_leak SECONDS [LINGER [wait]]
  */
 #include <stdio.h>
@@ -17,27 +19,37 @@
 
 #include "target.h"
 
+#ifdef __cplusplus
+#define EXPORT	   extern "C"
+#define ALLOC(n)   (new char[n])
+#define RELEASE(p) (delete[] (char *)(p))
+#else
+#define EXPORT
+#define ALLOC(n)   ((char *)malloc(n))
+#define RELEASE(p) free(p)
+#endif
+
 /* The compiler must not drop an allocation it can prove unused. */
 void *volatile sink;
 static unsigned long leaked;
 
-__attribute__((noinline)) void leak_64k(void)
+EXPORT __attribute__((noinline)) void leak_64k(void)
 {
-	char *p = malloc(64 * 1024);
+	char *p = ALLOC(64 * 1024);
 
 	memset(p, 1, 64);
 	sink = p;
 	leaked += 64 * 1024;
 }
 
-__attribute__((noinline)) void churn(void)
+EXPORT __attribute__((noinline)) void churn(void)
 {
 	for (int i = 0; i < 200; i++) {
-		char *p = malloc(256);
+		char *p = ALLOC(256);
 
 		memset(p, i, 16);
 		sink = p;
-		free(sink);
+		RELEASE(sink);
 	}
 }
 
