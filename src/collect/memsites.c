@@ -316,7 +316,9 @@ out:
 /*
  * Functions that only pass an allocation on to malloc: C++ operator new in its forms, Rust's
  * global allocator shims. A sample's leading frames in them are dropped (memory.c), so that it
- * belongs to the code that asked for the memory, as a Go sample's runtime frames are.
+ * belongs to the code that asked for the memory, as a Go sample's runtime frames are. Rust's
+ * are named so by old compilers; newer ones mangle them as items of a crate "__rustc"
+ * (v0: "_RNvCs<hash>_7___rustc12___rust_alloc"), whose name ends in length, "_", name.
  */
 static const char *const wrapper_syms[] = {
 	"_Znwm",
@@ -339,6 +341,20 @@ static const char *const wrapper_syms[] = {
 };
 #define NR_WRAPPER_SYMS (sizeof(wrapper_syms) / sizeof(wrapper_syms[0]))
 
+/* Whether a Rust v0 mangled name ends in the identifier name: its length, "_", name. */
+static bool v0_item_is(const char *sym, const char *name)
+{
+	size_t ls = strlen(sym), ln = strlen(name);
+	char len[24];
+	int nl;
+
+	if (strncmp(sym, "_R", 2))
+		return false;
+	nl = snprintf(len, sizeof(len), "%zu_", ln);
+	return ls > ln + (size_t)nl && !strcmp(sym + ls - ln, name) &&
+	       !strncmp(sym + ls - ln - (size_t)nl, len, (size_t)nl);
+}
+
 struct wrapper_query {
 	uint64_t base;
 	struct memsite_range **r;
@@ -352,10 +368,10 @@ static int wrapper__match(const struct elf_symbol *s, void *ctx)
 	bool known = false;
 
 	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
-	    !s->sym.st_value || !s->sym.st_size || (s->name[0] != '_'))
+	    !s->sym.st_value || !s->sym.st_size || s->name[0] != '_')
 		return 0;
 	for (size_t k = 0; k < NR_WRAPPER_SYMS && !known; k++)
-		known = !strcmp(s->name, wrapper_syms[k]);
+		known = !strcmp(s->name, wrapper_syms[k]) || v0_item_is(s->name, wrapper_syms[k]);
 	if (!known)
 		return 0;
 	/* The same function from .dynsym and .symtab: once. */

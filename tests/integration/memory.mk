@@ -6,6 +6,8 @@
 #                    the same linked with another allocator's shared library (libjemalloc-dev,
 #                    libmimalloc-dev: scripts/install-deps.sh), which defines malloc before libc
 #   mem_leak_cxx     tests/targets/mem_leak.c built as C++: new[] and delete[]
+#   mem_leak_rs      the same in Rust on its default allocator (built where rustc is: the
+#                    machine's, on PATH or rustup's; its test skips without it)
 #   mem_leak_jemalloc_static, mem_leak_tcmalloc_static
 #                    the same with the allocator's archive (tcmalloc's: libgoogle-perftools-dev):
 #                    malloc in the executable itself
@@ -32,6 +34,14 @@ $(patsubst %,$(MEM_DIR)/mem_leak_%,$(MEM_ALLOCATORS)): $(MEM_DIR)/mem_leak_%: \
 	$(TARGET_CC) $(TARGET_CFLAGS) $< -o $@ $(MEM_ALLOC_LIBS_$*)
 
 TEST_TARGETS += $(MEM_DIR)/mem_leak_cxx
+MEM_RUSTC := $(firstword $(shell command -v rustc 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/rustc))
+ifneq ($(MEM_RUSTC),)
+TEST_TARGETS += $(MEM_DIR)/mem_leak_rs
+endif
+$(MEM_DIR)/mem_leak_rs: $(MEM_SRC)/mem_leak_rs.rs
+	@mkdir -p $(@D)
+	$(MEM_RUSTC) --edition 2021 -O -g -C force-frame-pointers=yes -o $@ $<
+
 $(MEM_DIR)/mem_leak_cxx: tests/targets/mem_leak.c tests/targets/target.h
 	@mkdir -p $(@D)
 	$(TARGET_CC) -x c++ $(TARGET_CFLAGS) $< -o $@ -lstdc++
