@@ -177,6 +177,23 @@ static int range__cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Appends [lo, hi) to the *n ranges at *r (room for *cap). 0, or -ENOMEM with them as they were
+ * (the ranges found so far still serve). */
+static int range__push(struct memsite_range **r, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
+{
+	if (*n == *cap) {
+		size_t room = *cap ? *cap * 2 : 64;
+		struct memsite_range *more = realloc(*r, room * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		*r = more;
+		*cap = room;
+	}
+	(*r)[(*n)++] = (struct memsite_range){lo, hi};
+	return 0;
+}
+
 struct memsite_ranges {
 	struct memsite_range *r;
 	size_t n, cap;
@@ -189,18 +206,8 @@ static int runtime_range__add(const struct elf_symbol *s, void *ctx)
 	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || !s->sym.st_size ||
 	    strncmp(s->name, "runtime.", 8))
 		return 0;
-	if (rv->n == rv->cap) {
-		size_t cap = rv->cap ? rv->cap * 2 : 512;
-		struct memsite_range *r = realloc(rv->r, cap * sizeof(*r));
-
-		/* Out of memory: the ranges found so far. */
-		if (!r)
-			return -ENOMEM;
-		rv->r = r;
-		rv->cap = cap;
-	}
-	rv->r[rv->n++] = (struct memsite_range){s->sym.st_value, s->sym.st_value + s->sym.st_size};
-	return 0;
+	return range__push(&rv->r, &rv->n, &rv->cap, s->sym.st_value,
+			   s->sym.st_value + s->sym.st_size);
 }
 
 /* The runtime package's functions in .symtab, sorted, touching ones merged. */
@@ -213,8 +220,7 @@ static void go_runtime_ranges(Elf *elf, struct memsites *ms)
 	elf__for_each_symbol(elf, ELF_SYMTAB, runtime_range__add, &rv);
 	r = rv.r;
 	n = rv.n;
-	if (n)
-		qsort(r, n, sizeof(*r), range__cmp);
+	memsite_ranges__sort(r, n);
 	ms->nr_go_rt = 0;
 	for (size_t i = 0; i < n; i++) {
 		/* Functions are 32-byte aligned at most: a gap of padding still touches. */
@@ -378,17 +384,9 @@ static int wrapper__match(const struct elf_symbol *s, void *ctx)
 	for (size_t i = *q->n - q->found; i < *q->n; i++)
 		if ((*q->r)[i].lo == q->base + s->sym.st_value)
 			return 0;
-	if (*q->n == *q->cap) {
-		size_t cap = *q->cap ? *q->cap * 2 : 16;
-		struct memsite_range *r = realloc(*q->r, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		*q->r = r;
-		*q->cap = cap;
-	}
-	(*q->r)[(*q->n)++] = (struct memsite_range){q->base + s->sym.st_value,
-						    q->base + s->sym.st_value + s->sym.st_size};
+	if (range__push(q->r, q->n, q->cap, q->base + s->sym.st_value,
+			q->base + s->sym.st_value + s->sym.st_size))
+		return -ENOMEM;
 	q->found++;
 	return 0;
 }

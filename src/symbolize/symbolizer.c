@@ -267,7 +267,8 @@ static bool file_changed(const struct dso *dso)
 {
 	int64_t ctime_ns, size;
 
-	if (dso->fd < 0 || dso->ctime_ns < 0)
+	/* Not told when it was opened (no fd, fstat failed): as read. */
+	if (dso->ctime_ns < 0)
 		return false;
 	file_stamp(dso->fd, &ctime_ns, &size);
 	return ctime_ns != dso->ctime_ns || size != dso->size;

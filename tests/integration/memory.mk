@@ -34,6 +34,10 @@ $(patsubst %,$(MEM_DIR)/mem_leak_%,$(MEM_ALLOCATORS)): $(MEM_DIR)/mem_leak_%: \
 	$(TARGET_CC) $(TARGET_CFLAGS) $< -o $@ $(MEM_ALLOC_LIBS_$*)
 
 TEST_TARGETS += $(MEM_DIR)/mem_leak_cxx
+$(MEM_DIR)/mem_leak_cxx: tests/targets/mem_leak.c tests/targets/target.h
+	@mkdir -p $(@D)
+	$(TARGET_CC) -x c++ $(TARGET_CFLAGS) $< -o $@ -lstdc++
+
 MEM_RUSTC := $(firstword $(shell command -v rustc 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/rustc))
 ifneq ($(MEM_RUSTC),)
 TEST_TARGETS += $(MEM_DIR)/mem_leak_rs
@@ -41,10 +45,6 @@ endif
 $(MEM_DIR)/mem_leak_rs: $(MEM_SRC)/mem_leak_rs.rs
 	@mkdir -p $(@D)
 	$(MEM_RUSTC) --edition 2021 -O -g -C force-frame-pointers=yes -o $@ $<
-
-$(MEM_DIR)/mem_leak_cxx: tests/targets/mem_leak.c tests/targets/target.h
-	@mkdir -p $(@D)
-	$(TARGET_CC) -x c++ $(TARGET_CFLAGS) $< -o $@ -lstdc++
 
 $(MEM_DIR)/mem_leak_linked: tests/targets/mem_leak.c tests/targets/target.h \
 			    $(BUILD)/libautoprof_preload.a
