@@ -2,6 +2,7 @@
 /* Pure logic of latency probes: requests, histogram buckets, quantiles. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,31 @@ uint64_t latency__quantile(const double *counts, double q)
 		cum += counts[i];
 	}
 	return latency__le(LATENCY_BUCKETS - 1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void latency__sort(uint64_t *vals, size_t n)
+{
+	qsort(vals, n, sizeof(*vals), cmp_u64);
+}
+
+uint64_t latency__rank(const uint64_t *vals, size_t n, double q)
+{
+	double r;
+	size_t rank;
+
+	if (!n)
+		return 0;
+	/* The epsilon keeps 0.95 * 20 at rank 19: the product is 19.000000000000004 in doubles. */
+	r = ceil(q * (double)n - 1e-9);
+	rank = r < 1 ? 1 : r > (double)n ? n : (size_t)r;
+	return vals[rank - 1];
 }
 
 int probespec__duration(const char *s, uint64_t *ns)

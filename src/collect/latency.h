@@ -29,6 +29,15 @@ uint64_t latency__le(size_t i);
  * bucket; 0 when the counts are all zero. Doubles: decayed histograms have fractional counts.
  */
 uint64_t latency__quantile(const double *counts, double q);
+/*
+ * The q-quantile (0 < q <= 1) of n durations, exactly: the nearest rank, i.e. the smallest value
+ * with at least q * n of them at or below it, so that a q-quantile of 0.95 leaves at most 5 % of
+ * the values above it even when they sit in one tight cluster (interpolating inside a histogram
+ * bucket lands above such a cluster, and then no value is above the quantile). vals must be
+ * sorted (latency__sort); 0 when n is 0.
+ */
+uint64_t latency__rank(const uint64_t *vals, size_t n, double q);
+void latency__sort(uint64_t *vals, size_t n);
 
 #define PROBE_NAME_MAX	   128
 #define PROBE_PATH_MAX	   4096

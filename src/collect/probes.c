@@ -54,6 +54,7 @@
 #define CODE_BYTES	 64   /* prologue bytes read for placement */
 #define THRESHOLD_WINDOW 60   /* seconds the default threshold (p95) covers */
 #define EWMA_TAU	 60.0 /* seconds: the moving average's time constant */
+#define RECENT_CALLS	 8192 /* exact durations of the last calls: quantiles, the threshold */
 #define WAIT_BUCKETS	 4096
 #define MAX_WAITING	 65536	     /* samples and records waiting for a call's end */
 #define WAIT_MAX_NS	 (60 * NSEC) /* a call that has not ended by then: its samples go */
@@ -76,6 +77,10 @@ struct probe {
 	double total_sum_ns;
 	double ewma[LATENCY_BUCKETS];
 	int64_t ewma_sec; /* the last second folded into ewma */
+	/* The last RECENT_CALLS calls, call n at n % RECENT_CALLS (n counts from 0 to calls). */
+	struct recent_call {
+		uint64_t end_ns, dur_ns;
+	} *recent;
 	uint64_t threshold_ns, threshold_at;
 	unsigned long long threshold_calls; /* calls when it was computed */
 };
@@ -150,7 +155,35 @@ static void observe(struct probe *p, uint64_t dur, uint64_t end_ns)
 	}
 	p->total[b]++;
 	p->total_sum_ns += (double)dur;
+	p->recent[p->calls % RECENT_CALLS] = (struct recent_call){.end_ns = end_ns, .dur_ns = dur};
 	p->calls++;
+}
+
+/*
+ * The durations of the kept calls that ended at or after from_ns, sorted (malloc'ed, the caller
+ * frees; NULL when none or out of memory), and their count in *n. *all says whether they are
+ * every call since from_ns: false once calls since then were pushed out by newer ones.
+ */
+static uint64_t *recent_durations(const struct probe *p, uint64_t from_ns, size_t *n, bool *all)
+{
+	size_t kept = p->calls < RECENT_CALLS ? (size_t)p->calls : RECENT_CALLS;
+	uint64_t *vals;
+
+	*n = 0;
+	/* The oldest kept call is the next one overwritten. */
+	*all = p->calls <= RECENT_CALLS || p->recent[p->calls % RECENT_CALLS].end_ns < from_ns;
+	vals = kept ? malloc(kept * sizeof(*vals)) : NULL;
+	if (!vals)
+		return NULL;
+	for (size_t i = 0; i < kept; i++)
+		if (p->recent[i].end_ns >= from_ns)
+			vals[(*n)++] = p->recent[i].dur_ns;
+	if (!*n) {
+		free(vals);
+		return NULL;
+	}
+	latency__sort(vals, *n);
+	return vals;
 }
 
 /* The last `seconds` (the current one included) summed into counts; returns the count. */
@@ -200,21 +233,28 @@ static void ewma_update(struct probe *p, int64_t now_sec)
 		p->ewma_sec = now_sec - 1;
 }
 
-/* The threshold in effect: the user's, else the p95 of the last minute. */
+/*
+ * The threshold in effect: the user's, else the exact p95 of the calls of the last minute (the
+ * last RECENT_CALLS of them at most), else, when none ended in that minute, of the decayed
+ * histogram.
+ */
 static uint64_t threshold(struct probe *p, uint64_t now)
 {
-	double counts[LATENCY_BUCKETS];
-	uint64_t sum;
+	uint64_t window_ns = (uint64_t)THRESHOLD_WINDOW * NSEC, *vals;
+	bool all;
+	size_t n;
 
 	if (p->spec.threshold_ns)
 		return p->spec.threshold_ns;
 	/* Once a second, and whenever the calls doubled: the first calls' p95 says little. */
 	if (p->threshold_ns && now - p->threshold_at < NSEC && p->calls < 2 * p->threshold_calls)
 		return p->threshold_ns;
-	if (window(p, THRESHOLD_WINDOW, counts, &sum))
-		p->threshold_ns = latency__quantile(counts, 0.95);
+	vals = recent_durations(p, now > window_ns ? now - window_ns : 0, &n, &all);
+	if (vals)
+		p->threshold_ns = latency__rank(vals, n, 0.95);
 	else
 		p->threshold_ns = latency__quantile(p->ewma, 0.95);
+	free(vals);
 	p->threshold_at = now;
 	p->threshold_calls = p->calls;
 	return p->threshold_ns;
@@ -757,6 +797,7 @@ static void probe_free(struct probe *p)
 	bpf_link__destroy(p->ret);
 	bpf_link__destroy(p->entry);
 	free(p->secs);
+	free(p->recent);
 	free(p);
 }
 
@@ -767,9 +808,11 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 	struct probes_conf conf = {0};
 	int err;
 
-	if (p)
+	if (p) {
 		p->secs = calloc(PROBES_MAX_SECONDS, sizeof(*p->secs));
-	if (!p || !p->secs) {
+		p->recent = calloc(RECENT_CALLS, sizeof(*p->recent));
+	}
+	if (!p || !p->secs || !p->recent) {
 		probe_free(p);
 		snprintf(why, why_len, "out of memory");
 		return -ENOMEM;
@@ -924,10 +967,11 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 {
 	static const double qs[4] = {0.5, 0.9, 0.95, 0.99};
 	double counts[LATENCY_BUCKETS];
-	uint64_t sum, q[4], eq[4];
+	uint64_t sum, q[4], eq[4], now, *vals;
 	unsigned long long n;
 	struct probe *p;
-	bool first = true;
+	bool first = true, exact;
+	size_t nr_vals;
 	int err;
 
 	pthread_mutex_lock(&pr->lock);
@@ -944,8 +988,17 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 	for (int i = 0; i < 4; i++)
 		eq[i] = latency__quantile(counts, qs[i]);
 	n = window(p, seconds, counts, &sum);
+	/*
+	 * Exact when the kept calls are every call of the window (the window as window() has it:
+	 * from the start of its first second), else from the histogram's buckets.
+	 */
+	now = now_ns();
+	vals = recent_durations(p, (now / NSEC + 1 > seconds ? now / NSEC + 1 - seconds : 0) * NSEC,
+				&nr_vals, &exact);
+	exact = exact && nr_vals == n;
 	for (int i = 0; i < 4; i++)
-		q[i] = latency__quantile(counts, qs[i]);
+		q[i] = exact ? latency__rank(vals, nr_vals, qs[i]) : latency__quantile(counts, qs[i]);
+	free(vals);
 	err = buf__printf(out, "{\"id\": %u, \"name\": ", p->id) ?:
 	      buf__json_str(out, p->spec.name) ?:
 	      buf__printf(out,
@@ -953,9 +1006,10 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 			  ", \"p50_ns\": %" PRIu64 ", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64
 			  ", \"p99_ns\": %" PRIu64 ", \"ewma\": {\"p50_ns\": %" PRIu64
 			  ", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64
-			  "}, \"threshold_ns\": %" PRIu64 ", \"buckets\": [",
+			  "}, \"exact\": %s, \"threshold_ns\": %" PRIu64 ", \"buckets\": [",
 			  seconds, n, sum, q[0], q[1], q[2], q[3], eq[0], eq[1], eq[2], eq[3],
-			  p->kind == PROBES_KIND_CALL ? threshold(p, now_ns()) : 0);
+			  exact ? "true" : "false",
+			  p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0);
 	for (size_t b = 0; !err && b < LATENCY_BUCKETS; b++) {
 		if (!counts[b])
 			continue;

@@ -91,8 +91,8 @@ def slow_line():
 class Target:
     """probe_target, driven through its stdin."""
 
-    def __init__(self):
-        self.p = subprocess.Popen([TARGET, str(FAST_US), str(SLOW_US), "10"],
+    def __init__(self, fast_us=FAST_US, slow_us=SLOW_US):
+        self.p = subprocess.Popen([TARGET, str(fast_us), str(slow_us), "10"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.pid = int(self.p.stdout.readline())
 
@@ -100,8 +100,11 @@ class Target:
         """n calls of handle(); returns how many took the slow branch."""
         self.p.stdin.write("run %d\n" % n)
         self.p.stdin.flush()
-        m = re.match(r"done calls=(\d+) slow=(\d+)", self.p.stdout.readline())
+        line = self.p.stdout.readline()
+        m = re.match(r"done calls=(\d+) slow=(\d+)", line)
         assert m and int(m.group(1)) == n, m
+        # The quantiles of the calls' durations as the program timed them itself.
+        self.quantiles = {k + "_ns": int(v) for k, v in re.findall(r"(p\d\d)=(\d+)", line)}
         return int(m.group(2))
 
     def alive(self):
@@ -253,6 +256,50 @@ def test_split_profiles():
     assert code == 400, (code, body)
 
 
+def test_default_split():
+    """Without a threshold, the slow calls are those above the p95 of recent calls, exactly:
+    with every tenth call in a tight cluster at 2.4 ms and the others at 0.2 ms, about half of
+    the cluster. The p95 used to be interpolated inside a histogram bucket 19 % wide, which
+    landed above the whole cluster: latency=slow held 1 sample while ~1,000 were taken in slow
+    calls."""
+    t = Target(FAST_US, 2200)
+    try:
+        pid_id = add(function="handle", name="default-split", pid=t.pid)
+        slow = t.run(6000)
+        latency(pid_id, seconds=60, want=6000)
+        # A second on, the threshold is worked out afresh when asked, from the same calls.
+        time.sleep(1.1)
+        lat = latency(pid_id, seconds=60)
+        q = "probe=%d&seconds=60&pid=%d" % (pid_id, t.pid)
+        slow_stacks = folded(q + "&latency=slow&format=folded")
+        fast_stacks = folded(q + "&latency=fast&format=folded")
+    finally:
+        t.stop()
+    assert slow == 600, slow
+    # Every call of the minute is kept: the quantiles are exact, within 1 % of the program's
+    # own timing of its calls (which a loaded machine stretches: the known answer is that, not
+    # 2.4 ms), and the p95 is among the slow calls.
+    assert lat["exact"] is True and lat["count"] == 6000, lat
+    own = t.quantiles
+    # The program's clock also holds the probes' traps (a few us) and any preemption between
+    # its clock reads and the call: the tail (p99) is checked looser.
+    for k, tol in (("p50_ns", 0.01), ("p95_ns", 0.01), ("p99_ns", 0.05)):
+        assert abs(lat[k] - own[k]) <= tol * own[k] + 20000, (k, lat[k], own[k])
+    # (p90 sits at the boundary: every tenth call is slow.)
+    assert lat["p50_ns"] < 2.4e6 * 0.5 < 2.4e6 * 0.97 <= lat["p95_ns"] <= lat["p99_ns"], lat
+    # The threshold in effect is the p95 of the same calls.
+    assert lat["threshold_ns"] == lat["p95_ns"], lat
+    in_slow = sum(n for s, n in slow_stacks.items() if "slow_path" in s.split(";"))
+    in_fast = sum(n for s, n in fast_stacks.items() if "slow_path" in s.split(";"))
+    print("  %d slow_path samples in slow calls, %d in fast ones; slow: %d samples" % (
+        in_slow, in_fast, sum(slow_stacks.values())))
+    assert share(slow_stacks, "slow_path") >= 0.8, slow_stacks
+    assert in_slow + in_fast >= 40, (in_slow, in_fast)
+    # The slower half of the cluster holds more than half its time when the machine stretches
+    # some calls, never (nearly) all of it nor (nearly) none.
+    assert 0.25 <= in_slow / (in_slow + in_fast) <= 0.9, (in_slow, in_fast)
+
+
 def test_nested():
     """A probe on fast_work narrowed to the slow calls of handle counts exactly those calls: it
     runs in every call of handle, but only the slow ones keep it."""
@@ -367,7 +414,8 @@ if not os.path.exists(TARGET):
     print("SKIP probes: %s not built (make %s)" % (TARGET, os.path.relpath(TARGET, ROOT)))
     sys.exit(0)
 for name, fn in (("probes_api", test_api), ("probes_latency", test_latency),
-                 ("probes_split_profiles", test_split_profiles), ("probes_nested", test_nested),
+                 ("probes_split_profiles", test_split_profiles),
+                 ("probes_default_split", test_default_split), ("probes_nested", test_nested),
                  ("probes_metrics", test_metrics),
                  ("probes_delete_detaches", test_delete_detaches),
                  ("probes_config", test_config)):

@@ -48,6 +48,31 @@ TEST(quantiles_split_fast_and_slow)
 	CHECK_EQ(latency__quantile(c, 0.5), 0);
 }
 
+/*
+ * 90 % of calls at 0.2 ms, 10 % in a tight cluster at 2.4 ms (+-0.5 %): the p95 must leave about
+ * half of the cluster above it. Interpolating in the histogram's bucket put it above all of them.
+ */
+TEST(exact_quantile_of_a_tight_cluster)
+{
+	uint64_t vals[1000], p95;
+	size_t above = 0;
+
+	for (size_t i = 0; i < 1000; i++)
+		vals[i] = i % 10 == 9 ? 2400000 + (i * 7919) % 24000 - 12000 : 200000 + i % 50;
+	latency__sort(vals, 1000);
+	p95 = latency__rank(vals, 1000, 0.95);
+	for (size_t i = 0; i < 1000; i++)
+		above += vals[i] > p95;
+	CHECK(p95 >= 2388000 && p95 <= 2412000);
+	CHECK(above >= 45 && above <= 50);
+	CHECK_EQ(vals[0], 200000);
+	CHECK_EQ(latency__rank(vals, 1000, 0.5), vals[499]);
+	CHECK_EQ(latency__rank(vals, 1000, 1.0), vals[999]);
+	CHECK_EQ(latency__rank(vals, 20, 0.95), vals[18]);
+	CHECK_EQ(latency__rank(vals, 1, 0.01), vals[0]);
+	CHECK_EQ(latency__rank(vals, 0, 0.5), 0);
+}
+
 TEST(durations)
 {
 	uint64_t ns;
@@ -141,6 +166,7 @@ int main(void)
 {
 	RUN(buckets_cover_every_value_once);
 	RUN(quantiles_split_fast_and_slow);
+	RUN(exact_quantile_of_a_tight_cluster);
 	RUN(durations);
 	RUN(requests);
 	RUN(short_form);

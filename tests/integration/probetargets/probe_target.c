@@ -2,8 +2,9 @@
 /*
  * A request handler for the latency probe tests: handle() does fast_work() (about FAST_US of
  * CPU) and, every EVERY-th call, slow_path() as well (about SLOW_US more). Prints its pid, then
- * reads commands from stdin: "run N" makes N calls and prints "done calls=N slow=M" (M: how
- * many took the slow branch); "quit" or end of input exits.
+ * reads commands from stdin: "run N" makes N calls and prints "done calls=N slow=M p50=NS
+ * p90=NS p95=NS p99=NS" (M: how many took the slow branch; the quantiles of the calls' durations
+ * as the program itself timed them, nearest rank); "quit" or end of input exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,21 @@ __attribute__((noinline)) void handle(long i)
 	}
 }
 
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank q-quantile of n sorted values. */
+static unsigned long long rank(const unsigned long long *v, long n, double q)
+{
+	long r = (long)(q * n + 0.999999);
+
+	return v[(r < 1 ? 1 : r > n ? n : r) - 1];
+}
+
 int main(int argc, char **argv)
 {
 	char line[64];
@@ -68,14 +84,23 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), stdin)) {
 		long n;
 		unsigned long before = slow_calls;
+		unsigned long long *durs;
 
 		if (!strncmp(line, "quit", 4))
 			break;
-		if (sscanf(line, "run %ld", &n) != 1)
+		if (sscanf(line, "run %ld", &n) != 1 || n < 1 || !(durs = malloc(n * sizeof(*durs))))
 			continue;
-		for (long k = 0; k < n; k++)
+		for (long k = 0; k < n; k++) {
+			unsigned long long t0 = now_ns();
+
 			handle(i++);
-		printf("done calls=%ld slow=%lu\n", n, slow_calls - before);
+			durs[k] = now_ns() - t0;
+		}
+		qsort(durs, n, sizeof(*durs), cmp_ull);
+		printf("done calls=%ld slow=%lu p50=%llu p90=%llu p95=%llu p99=%llu\n", n,
+		       slow_calls - before, rank(durs, n, 0.5), rank(durs, n, 0.9),
+		       rank(durs, n, 0.95), rank(durs, n, 0.99));
+		free(durs);
 	}
 	return 0;
 }
