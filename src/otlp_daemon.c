@@ -16,6 +16,7 @@
 #include "export/otlp_push.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "query/query.h"
 #include "store/store.h"
 
 #define NSEC 1000000000ULL
@@ -30,8 +31,10 @@ static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 {
 	struct daemon *d = ctx;
 	struct otlp_state *o = &d->otlp;
+	const struct query_sources src = { .store = d->ctx.store, .memory = d->memory };
 	const struct store_result *results[PROFILE__MAX];
-	struct store_result *res;
+	struct query_result *qrs[PROFILE__MAX];
+	struct query_window w;
 	int64_t last = (int64_t)((collect__now_ns() - SETTLE_NS) / NSEC) - 1;
 	int64_t oldest = last - (int64_t)(d->cfg.profile_retention_ns / NSEC) + 1;
 	int64_t first = o->next_sec ? o->next_sec : last - (int64_t)(window_ns / NSEC) + 1;
@@ -43,21 +46,24 @@ static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 		first = oldest;
 	if (first > last)
 		return -EAGAIN;
+	w = (struct query_window){ .first_sec = first, .last_sec = last };
 	for (unsigned int t = 0; t < PROFILE__MAX; t++) {
 		/* A view of cpu samples at query time, never stored. */
 		if (t == PROFILE_LATENCY)
 			continue;
-		err = store__query_secs(d->ctx.store, t, first, last, NULL, &res);
+		/* heap: the live allocations at this push, beside the seconds' allocations. */
+		err = query__profile(&src, t, &w, NULL, &qrs[n]);
 		if (err)
 			goto out_free;
-		results[n++] = res;
+		results[n] = query_result__rows(qrs[n]);
+		n++;
 	}
 	err = otlp__encode(results, n, d->ctx.sym, &host, out);
 	if (!err)
 		o->next_sec = last + 1;
 out_free:
 	while (n)
-		store_result__free((struct store_result *)results[--n]);
+		query_result__free(qrs[--n]);
 	return err;
 }
 

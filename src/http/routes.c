@@ -17,6 +17,7 @@
 #include "../lib/log.h"
 #include "../lib/metrics.h"
 #include "../profiles.h"
+#include "../query/query.h"
 #include "../store/store.h"
 #include "../lib/hex.h"
 #include "http.h"
@@ -423,17 +424,18 @@ static void handle_offcpu_config(const struct http_request *req, struct http_res
 		    s.sample_ppm % 1000000);
 }
 
-/* Merges query rows (alloc_* over the retention) and live rows (inuse_*) into one answer. */
+/* Live rows (inuse_*) beside the allocations over the retention (alloc_*): query.h. */
 static void handle_heap(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	struct daemon *d = ctx;
 	const char *pid = http__query(req, "pid");
 	const char *format = http__query(req, "format");
+	const struct query_sources src = { .store = d->ctx.store, .memory = d->memory };
+	const struct query_window w = { .window_ns = store__retention_ns(d->ctx.store) };
 	struct store_filter filter = { 0 };
-	struct store_result *res = NULL, heap;
-	struct store_row *live = NULL;
+	const struct store_result *heap;
+	struct query_result *qr = NULL;
 	uint32_t pids[MAX_PIDS];
-	size_t nr_live = 0;
 	int err;
 
 	if (!d->memory) {
@@ -449,28 +451,17 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 		http__error(resp, 400, "format: \"%s\" is not one of pprof, folded", format);
 		return;
 	}
-	err = store__query(d->ctx.store, PROFILE_ALLOCS, store__retention_ns(d->ctx.store), &filter,
-			   &res) ?:
-	      memory__live_rows(d->memory, &filter, &live, &nr_live);
-	heap = (struct store_result){
-		.type = PROFILE_HEAP,
-		.start_ns = res ? res->start_ns : 0,
-		.duration_ns = res ? res->duration_ns : 0,
-		.period = memory__mean_interval(d->memory),
-	};
-	heap.rows = err ? NULL : calloc(res->nr_rows + nr_live + 1, sizeof(*heap.rows));
-	if (!heap.rows) {
-		http__error(resp, 503, "query failed: %s", strerror(err ? -err : ENOMEM));
-		goto out;
+	err = query__profile(&src, PROFILE_HEAP, &w, &filter, &qr);
+	if (err) {
+		http__error(resp, 503, "query failed: %s", strerror(-err));
+		return;
 	}
-	memcpy(heap.rows, res->rows, res->nr_rows * sizeof(*heap.rows));
-	memcpy(heap.rows + res->nr_rows, live, nr_live * sizeof(*heap.rows));
-	heap.nr_rows = res->nr_rows + nr_live;
+	heap = query_result__rows(qr);
 	if (format && !strcmp(format, "folded")) {
-		err = folded__encode(&heap, d->ctx.sym, &resp->body);
+		err = folded__encode(heap, d->ctx.sym, &resp->body);
 		resp->content_type = "text/plain; charset=utf-8";
 	} else {
-		err = pprof__encode(&heap, d->ctx.sym, &resp->body);
+		err = pprof__encode(heap, d->ctx.sym, &resp->body);
 		resp->content_type = "application/octet-stream";
 		resp->content_disposition = "attachment; filename=\"profile\"";
 	}
@@ -478,10 +469,7 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 		buf__reset(&resp->body);
 		http__error(resp, 500, "encoding failed: %s", strerror(-err));
 	}
-out:
-	free(heap.rows);
-	memory_rows__free(live, nr_live);
-	store_result__free(res);
+	query_result__free(qr);
 }
 
 static void handle_targets_list(const struct http_request *req, struct http_response *resp,

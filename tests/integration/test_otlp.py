@@ -183,6 +183,39 @@ def test_push_matches_pprof():
         rx.stop()
 
 
+def test_heap_inuse():
+    """The pushed heap profile carries the memory live at the push: the same bytes as
+    /debug/pprof/heap (it used to be 0 in every push: the pusher asked the store for heap rows,
+    which only the memory collector holds)."""
+    rx = Receiver()
+    d = Daemon("--otlp.endpoint=http://127.0.0.1:%d/" % rx.port, "--otlp.interval=1s",
+               "--memory.targets=mem_leak")
+    p = None
+    try:
+        p, pid = start_target("mem_leak", 3, 30)
+        leaked = int(p.stdout.readline().split()[1])
+        time.sleep(3)  # pushes after the last allocation: the live set no longer changes
+        n = len(rx.accepted())
+        deadline = time.time() + 10
+        while len(rx.accepted()) < n + 1 and time.time() < deadline:
+            time.sleep(0.2)
+        _, h, b, _ = rx.accepted()[-1]
+        pushed, leaves = samples_of(decode(b, h), pid, "inuse_space")
+        code, _, body = d.get("/debug/pprof/heap?pid=%d&format=folded" % pid)
+        assert code == 200, code
+        served = sum(int(l.rsplit(" ", 1)[1]) for l in body.decode().splitlines())
+        print("  leaked %d, heap %d, pushed inuse_space %d" % (leaked, served, pushed))
+        assert served >= 0.5 * leaked, (served, leaked)
+        assert pushed == served, (pushed, served, leaves)
+        assert max(leaves, key=leaves.get) == "leak_64k", leaves
+    finally:
+        if p:
+            p.kill()
+            p.wait()
+        d.stop()
+        rx.stop()
+
+
 def test_process_context_resource():
     """service.name published in the OTEP 4719 process context is the resource's, over the
     environment's (tests/targets/procctx.c)."""
@@ -315,6 +348,7 @@ def test_collector_down_bounded():
 
 
 check("otlp_push_matches_pprof", test_push_matches_pprof)
+check("otlp_heap_inuse_is_the_live_heap", test_heap_inuse)
 check("otlp_process_context_service_name", test_process_context_resource)
 check("otlp_503_retried_nothing_lost", test_503_retried)
 check("otlp_links_are_published_spans", test_links)

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* What a profile type means: see query.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../collect/memory.h"
+#include "query.h"
+
+struct query_result {
+	struct store_result view; /* what the encoders read */
+	struct store_result *stored;
+	struct store_row *live; /* heap: memory's rows, freed with memory_rows__free */
+	size_t nr_live;
+};
+
+static int stored(const struct query_sources *src, enum profile_type type,
+		  const struct query_window *w, const struct store_filter *filter,
+		  struct store_result **out)
+{
+	if (w->window_ns)
+		return store__query(src->store, type, w->window_ns, filter, out);
+	return store__query_secs(src->store, type, w->first_sec, w->last_sec, filter, out);
+}
+
+/* alloc_* of the window's allocations, inuse_* of the allocations live now. */
+static int heap(const struct query_sources *src, const struct query_window *w,
+		const struct store_filter *filter, struct query_result *qr)
+{
+	const struct store_result *res;
+	int err;
+
+	err = stored(src, PROFILE_ALLOCS, w, filter, &qr->stored);
+	if (!err && src->memory)
+		err = memory__live_rows(src->memory, filter, &qr->live, &qr->nr_live);
+	if (err)
+		return err;
+	res = qr->stored;
+	qr->view = (struct store_result){
+		.type = PROFILE_HEAP,
+		.start_ns = res->start_ns,
+		.duration_ns = res->duration_ns,
+		.period = src->memory ? memory__mean_interval(src->memory) : res->period,
+		.rows = calloc(res->nr_rows + qr->nr_live + 1, sizeof(*qr->view.rows)),
+	};
+	if (!qr->view.rows)
+		return -ENOMEM;
+	memcpy(qr->view.rows, res->rows, res->nr_rows * sizeof(*res->rows));
+	if (qr->nr_live)
+		memcpy(qr->view.rows + res->nr_rows, qr->live, qr->nr_live * sizeof(*qr->live));
+	qr->view.nr_rows = res->nr_rows + qr->nr_live;
+	return 0;
+}
+
+int query__profile(const struct query_sources *src, enum profile_type type,
+		   const struct query_window *w, const struct store_filter *filter,
+		   struct query_result **out)
+{
+	struct query_result *qr = calloc(1, sizeof(*qr));
+	int err;
+
+	*out = NULL;
+	if (!qr)
+		return -ENOMEM;
+	if (type == PROFILE_HEAP) {
+		err = heap(src, w, filter, qr);
+	} else {
+		err = stored(src, type, w, filter, &qr->stored);
+		if (!err)
+			qr->view = *qr->stored;
+	}
+	if (err) {
+		query_result__free(qr);
+		return err;
+	}
+	*out = qr;
+	return 0;
+}
+
+const struct store_result *query_result__rows(const struct query_result *qr)
+{
+	return &qr->view;
+}
+
+void query_result__free(struct query_result *qr)
+{
+	if (!qr)
+		return;
+	/* The heap's view owns only its row array; the rows are the stored and live ones. */
+	if (qr->stored && qr->view.rows != qr->stored->rows)
+		free(qr->view.rows);
+	memory_rows__free(qr->live, qr->nr_live);
+	store_result__free(qr->stored);
+	free(qr);
+}

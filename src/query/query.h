@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_QUERY_QUERY_H
+#define AUTOPROF_QUERY_QUERY_H
+
+/*
+ * What a profile type means, answered alike for the HTTP routes and the OTLP push: cpu, offcpu
+ * and allocs are the store's rows of a window; heap is memory's live sampled allocations now
+ * (inuse_*) beside the allocations of the window (alloc_*). Asking the store for heap rows finds
+ * none: it never holds them.
+ */
+#include <stdint.h>
+
+#include "../profiles.h"
+#include "../store/store.h"
+
+struct memory;
+
+/* Where answers come from. memory is NULL when memory profiling is not running. */
+struct query_sources {
+	struct store *store;
+	struct memory *memory;
+};
+
+/* The last window_ns, or (window_ns 0) the whole CLOCK_MONOTONIC seconds [first, last]. */
+struct query_window {
+	uint64_t window_ns;
+	int64_t first_sec, last_sec;
+};
+
+struct query_result;
+
+/*
+ * Answers profile type over window for the processes filter keeps (NULL: all). Returns 0 and a
+ * result the caller frees with query_result__free(), -EINVAL for a bad window, or -ENOMEM.
+ */
+int query__profile(const struct query_sources *src, enum profile_type type,
+		   const struct query_window *w, const struct store_filter *filter,
+		   struct query_result **out);
+/* The rows, for the encoders; owned by the result. */
+const struct store_result *query_result__rows(const struct query_result *qr);
+void query_result__free(struct query_result *qr); /* accepts NULL */
+
+#endif
