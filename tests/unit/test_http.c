@@ -1,4 +1,4 @@
-/* DEPS: src/http/server.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
+/* DEPS: src/http/server.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -82,17 +82,17 @@ static void failing(const struct http_request *req, struct http_response *resp, 
 static void index_page(const struct http_request *req, struct http_response *resp, void *ctx);
 
 static const struct http_route routes[] = {
-	{ "GET", "/", "index", NULL, index_page },
-	{ "GET", "/hello", "hello", "Says <hello> & more", hello },
-	{ "GET", "/counted", "counted", "Counts", counted },
-	{ "GET", "/echo", "echo", "Echoes a query parameter", echo },
-	{ "POST", "/upload", "upload", "Takes a body", upload },
-	{ "PUT", "/upload", "upload", NULL, upload },
-	{ "GET", "/download", "download", NULL, download },
-	{ "GET", "/bad", "bad", NULL, bad_status },
-	{ "GET", "/failing", "failing", NULL, failing },
-	{ "GET", "/metrics", "metrics", "Prometheus metrics", http__metrics },
-	{ "GET", "/items/*/size", "item_size", NULL, hello },
+	{ "GET", "/", "index", NULL, .fn = index_page },
+	{ "GET", "/hello", "hello", "Says <hello> & more", .fn = hello },
+	{ "GET", "/counted", "counted", "Counts", .fn = counted },
+	{ "GET", "/echo", "echo", "Echoes a query parameter", .fn = echo },
+	{ "POST", "/upload", "upload", "Takes a body", .fn = upload },
+	{ "PUT", "/upload", "upload", NULL, .fn = upload },
+	{ "GET", "/download", "download", NULL, .fn = download },
+	{ "GET", "/bad", "bad", NULL, .fn = bad_status },
+	{ "GET", "/failing", "failing", NULL, .fn = failing },
+	{ "GET", "/metrics", "metrics", "Prometheus metrics", .fn = http__metrics },
+	{ "GET", "/items/*/size", "item_size", NULL, .fn = hello },
 };
 #define NR_ROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -624,7 +624,7 @@ static int connect_port(int p)
 
 TEST(stop_with_idle_keepalive)
 {
-	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n";
+	static const char req[] = "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n";
 	char resp[1024];
 	size_t got = 0;
 	int keep, idle;

@@ -552,8 +552,16 @@ async function showHash() {
 	await loadProfiles();
 }
 
+// Controls that change state are shown only when the server would accept them.
+async function loadStatus() {
+	const { admin_api: admin } = await getJSON('/api/v1/status');
+	$('probe-add').hidden = !admin;
+	$('admin-off').hidden = admin;
+}
+
 async function main() {
 	try {
+		await loadStatus();
 		await showHash();
 	} catch (e) {
 		setStatus(e.message, true);
