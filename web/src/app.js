@@ -552,9 +552,15 @@ async function showHash() {
 	await loadProfiles();
 }
 
-// Controls that change state are shown only when the server would accept them.
+// Controls that change state are shown only when the server would accept them. A server
+// without /api/v1/status predates the switch: its form stays, and it answers for itself.
 async function loadStatus() {
-	const { admin_api: admin } = await getJSON('/api/v1/status');
+	let admin = true;
+	try {
+		admin = (await getJSON('/api/v1/status')).admin_api !== false;
+	} catch (e) {
+		admin = true;
+	}
 	$('probe-add').hidden = !admin;
 	$('admin-off').hidden = admin;
 }
