@@ -21,7 +21,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 	  -I. -I$(BUILD) -I$(BUILD)/gen -Isrc \
 	  -DAUTOPROF_VERSION='"$(VERSION)"' -DAUTOPROF_COMMIT='"$(GIT_COMMIT)"'
-LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -lprotobuf-c -lpthread -llzma -liberty -lcurl -lm
+LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -lprotobuf-c -lpthread -llzma -liberty -lcurl -lgnutls -lcrypt -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -14,6 +14,7 @@ struct memory;
 struct jvm;
 struct probes;
 struct proc_collector;
+struct webconfig;
 
 struct otlp_state {
 	struct otlp_pusher *pusher; /* NULL when otlp.endpoint is empty */
@@ -35,9 +36,12 @@ struct daemon {
 	struct jvm *jvm; /* NULL when jvm.perf-map is off */
 	struct probes *probes;
 	struct http_server *http;
+	struct webconfig *web; /* --web.config.file, NULL without one */
 	struct otlp_state otlp;
 	/* Set (atomically) after the ingest loop's first drain: /metrics says it samples. */
 	bool ingesting;
+	/* Set (atomically) once startup is done (samplers attached, processes scanned): /-/ready. */
+	bool ready;
 };
 
 /* src/http/routes.c: starts the HTTP server with autoprof's one route table. */

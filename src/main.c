@@ -26,6 +26,7 @@
 #include "collect/proccpu.h"
 #include "daemon.h"
 #include "http/http.h"
+#include "http/webconfig.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "store/store.h"
@@ -182,8 +183,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "autoprof: --probes: %s\n", why);
 		return 2;
 	}
-	if (check_privileges())
+	/* A bad web config is a configuration error too: exit 2, nothing loaded yet. */
+	if (d.cfg.web_config_file[0] &&
+	    webconfig__load(d.cfg.web_config_file, &d.web, why, sizeof(why))) {
+		fprintf(stderr, "autoprof: --web.config.file: %s\n", why);
+		return 2;
+	}
+	if (check_privileges()) {
+		webconfig__free(d.web);
 		return 1;
+	}
 
 	/* No SA_RESTART: the poll must return at once so that we exit within a second. */
 	sigaction(SIGINT, &sa, NULL);
@@ -285,6 +294,7 @@ int main(int argc, char **argv)
 	pr_info("autoprof %s: sampling every CPU at %u Hz, serving on %s\n", AUTOPROF_VERSION,
 		d.cfg.profile_frequency, d.cfg.web_listen_address);
 
+	__atomic_store_n(&d.ready, true, __ATOMIC_RELEASE);
 	ingest_loop(&d);
 	pr_info("stopping\n");
 	ret = 0;
@@ -309,5 +319,6 @@ cleanup:
 	python__free(d.ctx.python);
 	store__free(d.ctx.store);
 	symbolizer__free(d.ctx.sym);
+	webconfig__free(d.web);
 	return ret;
 }

@@ -208,6 +208,24 @@ static const struct key keys[] = {
 			"interfaces), an IPv4 address or [IPv6].",
 	},
 	{
+		.name = "web.config.file",
+		.type = &config_type_path,
+		.def = "",
+		FIELD(web_config_file),
+		.help = "Web configuration file in the Prometheus exporter-toolkit format "
+			"(tls_server_config, basic_auth_users, http_server_config.headers); "
+			"none: plain HTTP without authentication.",
+	},
+	{
+		.name = "web.enable-admin-api",
+		.type = &config_type_bool,
+		.def = "false",
+		FIELD(web_enable_admin_api),
+		.help = "Allow the HTTP routes that change state (adding probes and memory targets, "
+			"off-CPU settings); off, they answer 403. A bare --web.enable-admin-api "
+			"means true.",
+	},
+	{
 		.name = "profile.frequency",
 		.type = &config_type_uint,
 		.def = "99",
@@ -863,9 +881,12 @@ static enum config_result flags__apply(struct config *cfg, int argc, char **argv
 	int c, prev, longindex;
 	const struct key *k;
 
+	/* A boolean flag alone means true (--web.enable-admin-api), as in Prometheus. */
 	for (size_t i = 0; i < NR_KEYS; i++)
-		opts[i] = (struct option){ keys[i].name, required_argument, NULL,
-					   OPT_KEY + (int)i };
+		opts[i] = (struct option){ keys[i].name,
+					   keys[i].type == &config_type_bool ? optional_argument :
+									      required_argument,
+					   NULL, OPT_KEY + (int)i };
 	opts[NR_KEYS] = (struct option){ "help", no_argument, NULL, OPT_HELP };
 	opts[NR_KEYS + 1] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
 	opts[NR_KEYS + 2] = (struct option){ NULL, 0, NULL, 0 };
@@ -914,7 +935,7 @@ static enum config_result flags__apply(struct config *cfg, int argc, char **argv
 		k = &keys[c - OPT_KEY];
 		if (!(k->flags & KEY_EARLY) != !early)
 			continue;
-		if (key__set(k, cfg, optarg, why, sizeof(why))) {
+		if (key__set(k, cfg, optarg ? optarg : "true", why, sizeof(why))) {
 			snprintf(name, sizeof(name), "--%s", k->name);
 			flag__error(name, "%s", why);
 			ret = CONFIG_INVALID;

@@ -14,6 +14,8 @@
 struct config {
 	char web_listen_address[256];	/* web.listen-address, default ":9740" */
 	char config_file[4096];		/* config.file (flag only), "" for none */
+	char web_config_file[4096];	/* web.config.file: TLS, basic auth, headers; "" = none */
+	uint32_t web_enable_admin_api;	/* web.enable-admin-api, default false */
 	uint32_t profile_frequency;	/* profile.frequency, Hz per CPU, default 99, 1..1000 */
 	uint64_t profile_retention_ns;	/* profile.retention, default 5m, 10s..24h */
 	enum log_level log_level;	/* log.level, default info */

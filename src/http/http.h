@@ -27,9 +27,26 @@ struct http_route {
 	const char *name;	/* the "handler" label in autoprof_http_requests_total */
 	const char *help;	/* one line for the index page; NULL: not listed */
 	http_handler fn;
+	/* Changes state: refused unless the admin API is on, and then only same-origin JSON. */
+	bool mutates;
+	/* Builds a profile: at most HTTP_MAX_PROFILE_QUERIES run at once, 503 past that. */
+	bool heavy;
 };
 
 struct http_server;
+struct webconfig;
+
+/* Connections one client address may hold; a burst from one host cannot starve the others. */
+#define HTTP_PER_IP_CONNECTION_LIMIT 16
+#define HTTP_MAX_PROFILE_QUERIES 4
+
+struct http_server_opts {
+	const char *listen;
+	/* TLS, basic auth, extra headers (--web.config.file); NULL: plain HTTP. Must outlive
+	 * the server. */
+	struct webconfig *web;
+	bool admin_api; /* --web.enable-admin-api: routes that mutate may run */
+};
 
 /*
  * listen: "[host]:port", ":9740" meaning every address. Routes are copied by pointer and must
@@ -41,6 +58,15 @@ struct http_server;
  */
 struct http_server *http_server__start(const char *listen, const struct http_route *routes,
 				       size_t nr_routes, void *ctx, int *err);
+/*
+ * The same with the web configuration and the admin API switch. Every request is checked, in
+ * order: client certificate (TLS), Host against DNS rebinding (loopback listeners only), basic
+ * auth, then for a mutating route: admin API on, not cross-site (Sec-Fetch-Site, Origin), a
+ * JSON Content-Type; each refusal is counted in autoprof_http_rejected_total{reason}.
+ */
+struct http_server *http_server__start_opts(const struct http_server_opts *opts,
+					    const struct http_route *routes, size_t nr_routes,
+					    void *ctx, int *err);
 void http_server__stop(struct http_server *srv);	/* accepts NULL */
 /* The bound port (useful with ":0"). */
 int http_server__port(const struct http_server *srv);

@@ -48,63 +48,75 @@ static void handle_probes_delete(const struct http_request *req, struct http_res
 				 void *ctx);
 static void handle_probes_latency(const struct http_request *req, struct http_response *resp,
 				  void *ctx);
+static void handle_healthy(const struct http_request *req, struct http_response *resp, void *ctx);
+static void handle_ready(const struct http_request *req, struct http_response *resp, void *ctx);
+static void handle_status(const struct http_request *req, struct http_response *resp, void *ctx);
 
 static const struct http_route routes[] = {
 	{ "GET", "/", "index",
 	  "The live web view for browsers (Accept: text/html); this list for other clients",
-	  handle_index },
-	{ "GET", "/debug/", "index", "This list of endpoints", handle_route_index },
+	  .fn = handle_index },
+	{ "GET", "/debug/", "index", "This list of endpoints", .fn = handle_route_index },
 	{ "GET", "/api/v1/profiles", "webui",
 	  "Profile types (JSON): name, endpoint, unit of the folded values, whether collected",
-	  webui__profiles },
+	  .fn = webui__profiles },
 	{ "GET", "/api/v1/processes", "webui",
 	  "Processes with samples in the last N seconds (JSON), most first: ?type=cpu|offcpu|"
 	  "allocs|heap&seconds=N (default 30)",
-	  webui__processes },
+	  .fn = webui__processes },
+	{ "GET", "/api/v1/status", "status",
+	  "Server state (JSON): admin_api (whether the routes that change state are on), ready",
+	  .fn = handle_status },
+	{ "GET", "/-/healthy", "healthy", "200 while the process runs", .fn = handle_healthy },
+	{ "GET", "/-/ready", "ready",
+	  "200 once samplers are attached and processes scanned, 503 before", .fn = handle_ready },
 	{ "GET", "/debug/pprof/profile", "profile",
 	  "On-CPU profile of the last N seconds, answered at once: ?seconds=N (default 30), "
 	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "
 	  "format=folded; probe=ID: only samples inside that probe's calls, latency=slow|fast "
 	  "(above or at most its threshold), format=diff: both as sample types slow_samples/count, "
 	  "slow_cpu/nanoseconds, fast_samples/count, fast_cpu/nanoseconds",
-	  handle_profile },
+	  .fn = handle_profile, .heavy = true },
 	{ "GET", "/debug/pprof/offcpu", "offcpu",
 	  "Off-CPU profile of the last N seconds: where threads blocked and for how long "
 	  "(offcpu/nanoseconds), same parameters as /debug/pprof/profile",
-	  handle_profile },
+	  .fn = handle_profile, .heavy = true },
 	{ "GET", "/debug/offcpu/config", "offcpu_config",
 	  "Off-CPU settings in effect (JSON); POST ?enabled=BOOL&min_block=DURATION&"
 	  "sample_probability=0..1 changes them at once",
-	  handle_offcpu_config },
-	{ "POST", "/debug/offcpu/config", "offcpu_config", NULL, handle_offcpu_config },
+	  .fn = handle_offcpu_config },
+	{ "POST", "/debug/offcpu/config", "offcpu_config", NULL, .fn = handle_offcpu_config,
+	  .mutates = true },
 	{ "GET", "/debug/pprof/allocs", "allocs",
 	  "Sampled allocations of the last N seconds (memory targets): ?seconds=N (default 30), "
 	  "pid=1,2, comm=NAME, format=folded",
-	  handle_profile },
+	  .fn = handle_profile, .heavy = true },
 	{ "GET", "/debug/pprof/heap", "heap",
 	  "Live sampled allocations now (inuse_*) and allocations over the retention (alloc_*) "
 	  "of memory targets: ?pid=1,2, format=folded (inuse_space)",
-	  handle_heap },
+	  .fn = handle_heap, .heavy = true },
 	{ "GET", "/api/v1/targets/memory", "memory_targets",
-	  "Memory-profiled targets (JSON); POST {\"pid\": N}, {\"exe\": \"glob\"} or "
+	  "Memory-profiled targets (JSON); POST {\"pid\": .fn = N}, {\"exe\": \"glob\"} or "
 	  "{\"cgroup\": \"dir\"} adds one, "
 	  "DELETE /api/v1/targets/memory/ID removes it",
-	  handle_targets_list },
-	{ "POST", "/api/v1/targets/memory", "memory_targets", NULL, handle_targets_add },
-	{ "DELETE", "/api/v1/targets/memory/*", "memory_targets", NULL, handle_targets_delete },
+	  .fn = handle_targets_list },
+	{ "POST", "/api/v1/targets/memory", "memory_targets", NULL, .fn = handle_targets_add,
+	  .mutates = true },
+	{ "DELETE", "/api/v1/targets/memory/*", "memory_targets", NULL, .fn = handle_targets_delete,
+	  .mutates = true },
 	{ "GET", "/api/v1/probes", "probes",
 	  "Latency probes (JSON); POST {\"binary\": PATH, \"function\": SYM} or {\"binary\": "
 	  "PATH, \"location\": \"file.c:LINE\"} (optional pid, name, threshold, inside: "
 	  "{probe, latency}) adds one, DELETE /api/v1/probes/ID removes it",
-	  handle_probes_list },
-	{ "POST", "/api/v1/probes", "probes", NULL, handle_probes_add },
-	{ "DELETE", "/api/v1/probes/*", "probes", NULL, handle_probes_delete },
+	  .fn = handle_probes_list },
+	{ "POST", "/api/v1/probes", "probes", NULL, .fn = handle_probes_add, .mutates = true },
+	{ "DELETE", "/api/v1/probes/*", "probes", NULL, .fn = handle_probes_delete, .mutates = true },
 	{ "GET", "/api/v1/probes/*/latency", "probe_latency",
 	  "A probe's call durations (JSON): ?seconds=N (default 60): count, p50/p90/p95/p99, "
 	  "their moving average over all time, threshold, histogram buckets",
-	  handle_probes_latency },
+	  .fn = handle_probes_latency },
 	{ "GET", "/metrics", "metrics",
-	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", http__metrics },
+	  "autoprof's own health (Prometheus text; OpenMetrics when asked)", .fn = http__metrics },
 };
 
 /* Browsers get the web view, other clients (curl, scripts) the list of endpoints. */
@@ -674,12 +686,47 @@ static void handle_probes_latency(const struct http_request *req, struct http_re
 		json_error(resp, 404, "no probe %lld", id);
 }
 
+/* Prometheus' wording, so probes written for it read ours. */
+static void handle_healthy(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	(void)req;
+	(void)ctx;
+	buf__puts(&resp->body, "autoprof is Healthy.\n");
+}
+
+static void handle_ready(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	(void)req;
+	if (!__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE)) {
+		http__error(resp, 503, "autoprof is not ready: still starting.");
+		return;
+	}
+	buf__puts(&resp->body, "autoprof is Ready.\n");
+}
+
+static void handle_status(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	(void)req;
+	resp->content_type = "application/json";
+	buf__printf(&resp->body, "{\"admin_api\":%s,\"ready\":%s}\n",
+		    d->cfg.web_enable_admin_api ? "true" : "false",
+		    __atomic_load_n(&d->ready, __ATOMIC_ACQUIRE) ? "true" : "false");
+}
+
 int routes__start(struct daemon *d)
 {
 	int err = 0;
 
-	d->http = http_server__start(d->cfg.web_listen_address, routes,
-				     sizeof(routes) / sizeof(routes[0]), d, &err);
+	d->http = http_server__start_opts(&(struct http_server_opts){
+						  .listen = d->cfg.web_listen_address,
+						  .web = d->web,
+						  .admin_api = d->cfg.web_enable_admin_api,
+					  },
+					  routes, sizeof(routes) / sizeof(routes[0]), d, &err);
 	if (!d->http) {
 		fprintf(stderr, "autoprof: cannot listen on %s: %s\n", d->cfg.web_listen_address,
 			strerror(-err));

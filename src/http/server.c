@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -19,6 +20,7 @@
 #include "../lib/log.h"
 #include "../lib/metrics.h"
 #include "http.h"
+#include "webconfig.h"
 
 #ifndef AUTOPROF_VERSION
 #define AUTOPROF_VERSION "unknown"
@@ -26,9 +28,42 @@
 
 /* Idle keep-alive connections are dropped after this; scrapers reconnect cheaply. */
 #define CONNECTION_TIMEOUT_S 5
-/* Thread per connection: bound the threads a burst of clients can make us spawn. */
-#define CONNECTION_LIMIT 64
+/*
+ * Thread per connection: bound the threads a burst of clients can make us spawn. With at most
+ * HTTP_PER_IP_CONNECTION_LIMIT per address, slow clients from a few addresses cannot fill it.
+ */
+#define CONNECTION_LIMIT 128
 #define LISTEN_BACKLOG 64
+/* Bytes MHD keeps per connection for the request line and headers: the header cap. */
+#define CONNECTION_MEMORY_LIMIT (32 * 1024)
+#define AUTH_REALM "Basic realm=\"autoprof\", charset=\"UTF-8\""
+
+/* Why a request or connection was refused: the reason label of autoprof_http_rejected_total. */
+enum reject {
+	REJECT_NONE = -1,
+	REJECT_ADMIN_DISABLED,
+	REJECT_CROSS_SITE,
+	REJECT_CONTENT_TYPE,
+	REJECT_HOST,
+	REJECT_BUSY,
+	REJECT_AUTH,
+	REJECT_CLIENT_CERT,
+	REJECT_BODY_SIZE,
+	REJECT_CONNECTION_LIMIT,
+	REJECT__NR,
+};
+
+static const char *const reject_names[REJECT__NR] = {
+	[REJECT_ADMIN_DISABLED] = "admin_disabled",
+	[REJECT_CROSS_SITE] = "cross_site",
+	[REJECT_CONTENT_TYPE] = "content_type",
+	[REJECT_HOST] = "host",
+	[REJECT_BUSY] = "busy",
+	[REJECT_AUTH] = "auth",
+	[REJECT_CLIENT_CERT] = "client_cert",
+	[REJECT_BODY_SIZE] = "body_size",
+	[REJECT_CONNECTION_LIMIT] = "connection_limit",
+};
 
 #define CODE_MIN 100
 #define CODE_MAX 599
@@ -59,6 +94,12 @@ struct http_server {
 	struct handler_stats *stats;
 	size_t nr_stats;
 	pthread_mutex_t stats_lock;
+	struct webconfig *web;
+	const struct webconfig_tls *tls;
+	bool admin_api;
+	bool loopback;			/* listening on 127.0.0.0/8 or ::1: Host is checked */
+	unsigned int profile_queries;	/* heavy routes running now (atomic) */
+	unsigned long long rejected[REJECT__NR]; /* atomic */
 };
 
 struct http_request {
@@ -284,11 +325,18 @@ static void render_stats(struct metrics_writer *w, void *ctx)
 				   "handler", st->name, NULL);
 	}
 	pthread_mutex_unlock(&srv->stats_lock);
+	metrics__family(w, "autoprof_http_rejected", METRIC_COUNTER,
+			"HTTP requests and connections refused before any handler, by reason.");
+	for (i = 0; i < REJECT__NR; i++)
+		metrics__sample(w, (double)__atomic_load_n(&srv->rejected[i], __ATOMIC_RELAXED),
+				"reason", reject_names[i], NULL);
 }
 
 static enum MHD_Result send_response(struct http_request *req, struct http_response *resp,
-				     size_t stats, const char *allow)
+				     size_t stats, const char *hname, const char *hvalue)
 {
+	const struct webconfig_header *extra;
+	size_t nr_extra = webconfig__headers(req->srv->web, &extra);
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	double seconds;
@@ -321,8 +369,10 @@ static enum MHD_Result send_response(struct http_request *req, struct http_respo
 	if (resp->content_encoding)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
 					resp->content_encoding);
-	if (allow)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	if (hname)
+		MHD_add_response_header(r, hname, hvalue);
+	for (size_t i = 0; i < nr_extra; i++)
+		MHD_add_response_header(r, extra[i].name, extra[i].value);
 	ret = MHD_queue_response(req->conn, (unsigned int)resp->status, r);
 	MHD_destroy_response(r);
 	req->answered = true;
@@ -360,14 +410,168 @@ static bool method_matches(const char *route, const char *method)
 	return !strcmp(route, method) || (!strcmp(method, "HEAD") && !strcmp(route, "GET"));
 }
 
+static void count_reject(struct http_server *srv, enum reject why)
+{
+	__atomic_add_fetch(&srv->rejected[why], 1, __ATOMIC_RELAXED);
+}
+
+/* "localhost", "127.x.x.x" or "[::1]", each with an optional port: names only this host has. */
+static bool loopback_host(const char *host)
+{
+	unsigned char addr[4];
+	char name[64];
+	const char *port;
+	size_t len;
+
+	if (host[0] == '[') {
+		port = strchr(host, ']');
+		if (!port || (size_t)(port - host - 1) >= sizeof(name))
+			return false;
+		len = (size_t)(port - host - 1);
+		memcpy(name, host + 1, len);
+		port++;
+	} else {
+		len = strcspn(host, ":");
+		if (len >= sizeof(name))
+			return false;
+		memcpy(name, host, len);
+		port = host + len;
+	}
+	name[len] = '\0';
+	if (*port == ':')
+		port++;
+	else if (*port)
+		return false;
+	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5)
+		return false;
+	if (host[0] == '[')
+		return !strcmp(name, "::1");
+	if (!strcasecmp(name, "localhost"))
+		return true;
+	return inet_pton(AF_INET, name, addr) == 1 && addr[0] == 127;
+}
+
+/* Origin is scheme://host[:port]; same-origin when it names this server as Host does. */
+static bool same_origin(const char *origin, const char *host, bool tls)
+{
+	const char *scheme = tls ? "https://" : "http://";
+	size_t n = strlen(scheme);
+
+	return host && !strncasecmp(origin, scheme, n) && !strcasecmp(origin + n, host);
+}
+
+static bool is_json(const char *type)
+{
+	const size_t n = strlen("application/json");
+
+	if (!type)
+		return false;
+	type += strspn(type, " \t");
+	return !strncasecmp(type, "application/json", n) && strchr(" \t;", type[n]);
+}
+
+/* RequireAnyClientCert wants a certificate; the Verify* kinds want it signed by the CA. */
+static bool client_cert_ok(struct http_request *req)
+{
+	enum webconfig_client_auth mode = req->srv->tls ? req->srv->tls->client_auth :
+							   WEBCONFIG_NO_CLIENT_CERT;
+	const union MHD_ConnectionInfo *ci;
+	gnutls_session_t session;
+	unsigned int nr = 0, status = 0;
+
+	if (mode == WEBCONFIG_NO_CLIENT_CERT || mode == WEBCONFIG_REQUEST_CLIENT_CERT)
+		return true;
+	ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	session = ci ? (gnutls_session_t)ci->tls_session : NULL;
+	if (!session || !gnutls_certificate_get_peers(session, &nr) || !nr)
+		return mode == WEBCONFIG_VERIFY_CLIENT_CERT_IF_GIVEN;
+	if (mode == WEBCONFIG_REQUIRE_ANY_CLIENT_CERT)
+		return true;
+	return gnutls_certificate_verify_peers2(session, &status) >= 0 && !status;
+}
+
+static bool authenticated(struct http_request *req)
+{
+	char *password = NULL;
+	char *user = MHD_basic_auth_get_username_password(req->conn, &password);
+	bool ok = webconfig__authenticate(req->srv->web, user, password);
+
+	if (password) {
+		explicit_bzero(password, strlen(password));
+		MHD_free(password);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+/*
+ * The checks that come before any handler, for every request (the connection's certificate,
+ * Host, credentials) and then for routes that change state. Fills resp and the header to add
+ * when it refuses.
+ */
+static enum reject check_request(struct http_request *req, const struct http_route *route,
+				 struct http_response *resp, const char **hname, const char **hvalue)
+{
+	struct http_server *srv = req->srv;
+	const char *host = http__header(req, MHD_HTTP_HEADER_HOST);
+	const char *origin = http__header(req, "Origin");
+	const char *site = http__header(req, "Sec-Fetch-Site");
+	size_t len;
+
+	if (!client_cert_ok(req)) {
+		http__error(resp, 403, "client certificate required or not signed by client_ca_file");
+		return REJECT_CLIENT_CERT;
+	}
+	/* A page from anywhere can resolve its own name to 127.0.0.1 (DNS rebinding): on a
+	 * loopback listener only the names of this host reach us. */
+	if (srv->loopback && host && !loopback_host(host)) {
+		http__error(resp, 421,
+			    "host \"%.100s\" refused: autoprof listens on a loopback address and "
+			    "answers only Host localhost, 127.x.x.x or [::1]", host);
+		return REJECT_HOST;
+	}
+	if (webconfig__auth_required(srv->web) && !authenticated(req)) {
+		http__error(resp, 401, "authentication required");
+		*hname = MHD_HTTP_HEADER_WWW_AUTHENTICATE;
+		*hvalue = AUTH_REALM;
+		return REJECT_AUTH;
+	}
+	if (!route || !route->mutates)
+		return REJECT_NONE;
+	if (!srv->admin_api) {
+		http__error(resp, 403, "admin API disabled: start autoprof with "
+				       "--web.enable-admin-api");
+		return REJECT_ADMIN_DISABLED;
+	}
+	/* A browser's request from another site must never change anything (CSRF). */
+	if ((site && (!strcasecmp(site, "cross-site") || !strcasecmp(site, "same-site"))) ||
+	    (origin && !same_origin(origin, host, srv->tls))) {
+		http__error(resp, 403, "cross-site request refused (Origin %.100s, Sec-Fetch-Site "
+				       "%.20s)", origin ? origin : "none", site ? site : "none");
+		return REJECT_CROSS_SITE;
+	}
+	/* JSON cannot be sent cross-origin without a preflight, which we never answer: a form
+	 * (or text/plain) post is refused even from a browser without the headers above. */
+	http__body(req, &len);
+	if ((strcmp(req->method, "DELETE") || len) &&
+	    !is_json(http__header(req, MHD_HTTP_HEADER_CONTENT_TYPE))) {
+		http__error(resp, 415, "Content-Type must be application/json");
+		return REJECT_CONTENT_TYPE;
+	}
+	return REJECT_NONE;
+}
+
 static enum MHD_Result dispatch(struct http_request *req)
 {
 	struct http_server *srv = req->srv;
 	struct http_response resp = { .status = 200 };
 	const struct http_route *route = NULL;
+	const char *hname = NULL, *hvalue = NULL;
 	char allow[128] = "";
 	size_t stats = srv->notfound_stats;
 	bool known_path = false;
+	enum reject why;
 	size_t i;
 
 	for (i = 0; i < srv->nr_routes; i++) {
@@ -388,20 +592,39 @@ static enum MHD_Result dispatch(struct http_request *req)
 			 strcmp(r->method, "GET") ? "" : ", HEAD");
 	}
 
-	if (req->body_too_large) {
+	why = check_request(req, route, &resp, &hname, &hvalue);
+	if (why == REJECT_NONE && req->body_too_large) {
 		http__error(&resp, 413, "request body over %u bytes", HTTP_MAX_BODY);
-		return send_response(req, &resp, stats, NULL);
+		why = REJECT_BODY_SIZE;
+	}
+	if (why != REJECT_NONE) {
+		count_reject(srv, why);
+		return send_response(req, &resp, stats, hname, hvalue);
+	}
+	if (route && route->heavy) {
+		/* Each query holds a store snapshot and a symbolizer: bound how many at once. */
+		if (__atomic_add_fetch(&srv->profile_queries, 1, __ATOMIC_ACQ_REL) >
+		    HTTP_MAX_PROFILE_QUERIES) {
+			__atomic_sub_fetch(&srv->profile_queries, 1, __ATOMIC_ACQ_REL);
+			count_reject(srv, REJECT_BUSY);
+			http__error(&resp, 503, "busy: %d profile queries running, retry",
+				    HTTP_MAX_PROFILE_QUERIES);
+			return send_response(req, &resp, stats, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		}
+		route->fn(req, &resp, srv->ctx);
+		__atomic_sub_fetch(&srv->profile_queries, 1, __ATOMIC_ACQ_REL);
+		return send_response(req, &resp, stats, NULL, NULL);
 	}
 	if (route) {
 		route->fn(req, &resp, srv->ctx);
-		return send_response(req, &resp, stats, NULL);
+		return send_response(req, &resp, stats, NULL, NULL);
 	}
 	if (known_path) {
 		http__error(&resp, 405, "method %s not allowed", req->method);
-		return send_response(req, &resp, stats, allow);
+		return send_response(req, &resp, stats, MHD_HTTP_HEADER_ALLOW, allow);
 	}
 	http__error(&resp, 404, "not found");
-	return send_response(req, &resp, stats, NULL);
+	return send_response(req, &resp, stats, NULL, NULL);
 }
 
 static bool content_length_over(struct MHD_Connection *conn, unsigned long long max)
@@ -469,10 +692,24 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct http_server *srv = cls;
+	static time_t last_warned;
 	char msg[512];
 	size_t n;
 
-	(void)cls;
+	/*
+	 * MHD refuses a connection over the total or per-address limit before any callback of
+	 * ours sees it; this line is its only trace. Counted, and logged once a minute at most,
+	 * since a flood would otherwise flood the log too.
+	 */
+	if (strstr(fmt, "reached connection limit")) {
+		time_t now = time(NULL);
+
+		count_reject(srv, REJECT_CONNECTION_LIMIT);
+		if (now - __atomic_load_n(&last_warned, __ATOMIC_RELAXED) < 60)
+			return;
+		__atomic_store_n(&last_warned, now, __ATOMIC_RELAXED);
+	}
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
@@ -619,6 +856,54 @@ close_fd:
 	return ret;
 }
 
+/* 127.0.0.0/8, ::1 or ::ffff:127.x.x.x. */
+static bool listens_on_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return false;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/*
+ * MHD asks for a client certificate only when it has a CA to trust; the other kinds that want
+ * one (RequireAnyClientCert, RequestClientCert without a CA) ask here, before the handshake,
+ * and the Require* kinds make GnuTLS fail a handshake without one.
+ */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *srv = cls;
+	const union MHD_ConnectionInfo *ci;
+	gnutls_certificate_request_t req;
+
+	(void)socket_ctx;
+	if (code != MHD_CONNECTION_NOTIFY_STARTED || !srv->tls)
+		return;
+	switch (srv->tls->client_auth) {
+	case WEBCONFIG_NO_CLIENT_CERT:
+		return;
+	case WEBCONFIG_REQUIRE_ANY_CLIENT_CERT:
+	case WEBCONFIG_REQUIRE_AND_VERIFY_CLIENT_CERT:
+		req = GNUTLS_CERT_REQUIRE;
+		break;
+	default:
+		req = GNUTLS_CERT_REQUEST;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci && ci->tls_session)
+		gnutls_certificate_server_set_request((gnutls_session_t)ci->tls_session, req);
+}
+
 static int bound_port(struct MHD_Daemon *mhd, int fd)
 {
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -657,10 +942,20 @@ static void server_free(struct http_server *srv)
 struct http_server *http_server__start(const char *listen, const struct http_route *routes,
 				       size_t nr_routes, void *ctx, int *err)
 {
-	const unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-				   MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	return http_server__start_opts(&(struct http_server_opts){ .listen = listen }, routes,
+				       nr_routes, ctx, err);
+}
+
+struct http_server *http_server__start_opts(const struct http_server_opts *opts,
+					    const struct http_route *routes, size_t nr_routes,
+					    void *ctx, int *err)
+{
+	const char *listen = opts->listen;
+	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			     MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem mo[16];
 	struct http_server *srv;
-	size_t i;
+	size_t i, nr = 0;
 	int fd, ret;
 
 	srv = calloc(1, sizeof(*srv));
@@ -672,6 +967,9 @@ struct http_server *http_server__start(const char *listen, const struct http_rou
 	srv->routes = routes;
 	srv->nr_routes = nr_routes;
 	srv->ctx = ctx;
+	srv->web = opts->web;
+	srv->tls = webconfig__tls(opts->web);
+	srv->admin_api = opts->admin_api;
 	srv->route_stats = calloc(nr_routes + 1, sizeof(*srv->route_stats));
 	srv->stats = calloc(nr_routes + 1, sizeof(*srv->stats));
 	if (!srv->route_stats || !srv->stats) {
@@ -689,22 +987,42 @@ struct http_server *http_server__start(const char *listen, const struct http_rou
 		pr_err("listen on %s: %s\n", listen, strerror(-ret));
 		goto free_srv;
 	}
-	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
-				    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-				    MHD_OPTION_LISTEN_SOCKET, fd,
-				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
-				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	srv->loopback = listens_on_loopback(fd);
+#define OPT(o, v, p) (mo[nr++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (void *)(p) })
+	OPT(MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv);
+	OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
+	OPT(MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL);
+	OPT(MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT, NULL);
+	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_PER_IP_CONNECTION_LIMIT, NULL);
+	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY_LIMIT, NULL);
+	OPT(MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv);
+	if (srv->tls) {
+		flags |= MHD_USE_TLS;
+		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls->cert_pem);
+		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls->key_pem);
+		OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, srv->tls->priorities);
+		if (srv->tls->client_ca_pem)
+			OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, srv->tls->client_ca_pem);
+		OPT(MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv);
+	}
+	OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, mo,
+				    MHD_OPTION_END);
 	if (!srv->mhd) {
 		ret = -EIO;
-		pr_err("listen on %s: libmicrohttpd failed to start\n", listen);
+		pr_err("listen on %s: libmicrohttpd failed to start%s\n", listen,
+		       srv->tls && !MHD_is_feature_supported(MHD_FEATURE_TLS) ?
+			       " (this libmicrohttpd has no TLS)" : "");
 		goto close_fd;
 	}
 	srv->port = bound_port(srv->mhd, fd);
 	ret = metrics__register(render_stats, srv);
 	if (ret)
 		goto stop_mhd;
-	pr_info("listening on %s (port %d)\n", listen, srv->port);
+	pr_info("listening on %s (port %d%s%s%s)\n", listen, srv->port, srv->tls ? ", TLS" : "",
+		webconfig__auth_required(srv->web) ? ", basic auth" : "",
+		srv->admin_api ? ", admin API on" : "");
 	return srv;
 
 stop_mhd:

@@ -3,11 +3,13 @@
 answers back with independent tools (go tool pprof, promtool), and report PASS/FAIL lines
 that tests/run.sh tallies."""
 
+import base64
 import gzip
 import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -69,14 +71,20 @@ def metric_value(text, name, labels="", default=None):
 
 
 class Daemon:
-    """build/autoprof on a free loopback port, stopped with SIGTERM."""
+    """build/autoprof on a free loopback port, stopped with SIGTERM. With tls_ca (a CA file)
+    it is reached over https, with auth ((user, password)) with basic auth; wait=False returns
+    before it answers."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, tls_ca=None, auth=None, wait=True):
+        self.tls_ca = tls_ca
+        self.auth = auth
         self.port = free_port()
         self.log = open(os.path.join(TMP, "autoprof-%d.log" % self.port), "w+")
         self.proc = subprocess.Popen(
             [AUTOPROF, "--web.listen-address=127.0.0.1:%d" % self.port, *args],
             stdout=self.log, stderr=subprocess.STDOUT)
+        if not wait:
+            return
         deadline = time.time() + 20
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -99,12 +107,24 @@ class Daemon:
         return self.request("GET", path, headers=headers)
 
     def request(self, method, path, body=None, headers=None):
-        """(status, headers, body bytes) of one request; body: a str sent as it is."""
-        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), method=method,
+        """(status, headers, body bytes) of one request; body: a str sent as it is. Requests
+        other than GET and HEAD are sent as JSON unless headers say otherwise, as the routes
+        that change state accept nothing else."""
+        headers = dict(headers or {})
+        if method not in ("GET", "HEAD") and not any(k.lower() == "content-type" for k in headers):
+            headers["Content-Type"] = "application/json"
+        if self.auth and "Authorization" not in headers:
+            headers["Authorization"] = "Basic " + base64.b64encode(
+                ("%s:%s" % self.auth).encode()).decode()
+        ctx = None
+        if self.tls_ca:
+            ctx = ssl.create_default_context(cafile=self.tls_ca)
+        req = urllib.request.Request("%s://127.0.0.1:%d%s" % ("https" if self.tls_ca else "http",
+                                                              self.port, path), method=method,
                                      data=body.encode() if body is not None else None,
-                                     headers=headers or {})
+                                     headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=30, context=ctx) as r:
                 return r.status, dict(r.headers), r.read()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read()

@@ -17,7 +17,7 @@ from aplib import BUILD, Daemon, Skip, check, exit_status, pprof_tool, TARGETS, 
 SHIM = os.path.join(BUILD, "libautoprof_preload.so")
 
 # A 64 KiB mean keeps the estimate of ~500 leaked blocks within a few percent.
-d = Daemon("--profile.retention=2m", "--memory.targets=mem_leak,mem_leak_go,mem_mmap",
+d = Daemon("--web.enable-admin-api", "--profile.retention=2m", "--memory.targets=mem_leak,mem_leak_go,mem_mmap",
            "--memory.sample-interval=64KiB")
 
 

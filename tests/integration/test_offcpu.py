@@ -8,23 +8,16 @@ import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from aplib import Daemon, check, exit_status, pprof_tool, start_target, traces, TMP  # noqa: E402
 
-d = Daemon("--profile.retention=2m", "--offcpu.enabled=true")
+d = Daemon("--web.enable-admin-api", "--profile.retention=2m", "--offcpu.enabled=true")
 
 
 def post(path):
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (d.port, path), method="POST",
-                                 data=b"")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+    code, _, body = d.request("POST", path, "")
+    return code, body
 
 
 def folded(query):

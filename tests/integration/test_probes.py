@@ -26,7 +26,7 @@ FAST_US, SLOW_US = 200, 4000
 # loaded CI machine once put 120 fast_work samples into the slow flame graph.
 THRESHOLD_NS = 1 << 21
 
-d = Daemon("--profile.retention=2m")
+d = Daemon("--web.enable-admin-api", "--profile.retention=2m")
 
 
 def request(method, path, body=None):

@@ -391,7 +391,7 @@ def main():
     # for all, so that none is evicted and walked by (absent) frame pointers mid-test.
     rx = Receiver()
     # A 64 KiB mean sampling interval keeps the estimate of ~400 leaked blocks within a few %.
-    d = Daemon("--unwind.memory-limit=128MiB", "--otlp.interval=2s", "--offcpu.enabled=true",
+    d = Daemon("--web.enable-admin-api", "--unwind.memory-limit=128MiB", "--otlp.interval=2s", "--offcpu.enabled=true",
                "--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--memory.sample-interval=64KiB")
     procs = {}
     try:

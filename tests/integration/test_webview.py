@@ -24,7 +24,7 @@ NAMES = ("webview_negotiation", "webview_processes_api", "webview_heap_folded",
          "webview_flamegraph_shares", "webview_live_refresh", "webview_search", "webview_hover",
          "webview_zoom", "webview_probe_histogram", "webview_probe_panel_contract")
 
-d = Daemon("--profile.retention=2m")
+d = Daemon("--web.enable-admin-api", "--profile.retention=2m")
 if b"web view was not built" in d.get("/", {"Accept": "text/html"})[2]:
     d.stop()
     for name in NAMES:

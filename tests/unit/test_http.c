@@ -1,4 +1,4 @@
-/* DEPS: src/http/server.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
+/* DEPS: src/http/server.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -81,18 +81,34 @@ static void failing(const struct http_request *req, struct http_response *resp, 
 
 static void index_page(const struct http_request *req, struct http_response *resp, void *ctx);
 
+static void slow_profile(const struct http_request *req, struct http_response *resp, void *ctx)
+{
+	(void)req;
+	(void)ctx;
+	usleep(400 * 1000);
+	buf__puts(&resp->body, "profile\n");
+}
+
+/* Routes for the admin API and the query bound, on a server of their own. */
+static const struct http_route admin_routes[] = {
+	{ "GET", "/state", "state", NULL, .fn = hello },
+	{ "POST", "/state", "state", NULL, .fn = upload, .mutates = true },
+	{ "DELETE", "/state/*", "state", NULL, .fn = hello, .mutates = true },
+	{ "GET", "/profile", "profile", NULL, .fn = slow_profile, .heavy = true },
+};
+
 static const struct http_route routes[] = {
-	{ "GET", "/", "index", NULL, index_page },
-	{ "GET", "/hello", "hello", "Says <hello> & more", hello },
-	{ "GET", "/counted", "counted", "Counts", counted },
-	{ "GET", "/echo", "echo", "Echoes a query parameter", echo },
-	{ "POST", "/upload", "upload", "Takes a body", upload },
-	{ "PUT", "/upload", "upload", NULL, upload },
-	{ "GET", "/download", "download", NULL, download },
-	{ "GET", "/bad", "bad", NULL, bad_status },
-	{ "GET", "/failing", "failing", NULL, failing },
-	{ "GET", "/metrics", "metrics", "Prometheus metrics", http__metrics },
-	{ "GET", "/items/*/size", "item_size", NULL, hello },
+	{ "GET", "/", "index", NULL, .fn = index_page },
+	{ "GET", "/hello", "hello", "Says <hello> & more", .fn = hello },
+	{ "GET", "/counted", "counted", "Counts", .fn = counted },
+	{ "GET", "/echo", "echo", "Echoes a query parameter", .fn = echo },
+	{ "POST", "/upload", "upload", "Takes a body", .fn = upload },
+	{ "PUT", "/upload", "upload", NULL, .fn = upload },
+	{ "GET", "/download", "download", NULL, .fn = download },
+	{ "GET", "/bad", "bad", NULL, .fn = bad_status },
+	{ "GET", "/failing", "failing", NULL, .fn = failing },
+	{ "GET", "/metrics", "metrics", "Prometheus metrics", .fn = http__metrics },
+	{ "GET", "/items/*/size", "item_size", NULL, .fn = hello },
 };
 #define NR_ROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -622,9 +638,107 @@ static int connect_port(int p)
 	return fd;
 }
 
+static struct http_server *start_admin(bool admin_api, int *at)
+{
+	int err = 0;
+	struct http_server *s = http_server__start_opts(
+		&(struct http_server_opts){ .listen = "127.0.0.1:0", .admin_api = admin_api },
+		admin_routes, sizeof(admin_routes) / sizeof(admin_routes[0]), NULL, &err);
+
+	*at = s ? http_server__port(s) : 0;
+	return s;
+}
+
+TEST(admin_api_off)
+{
+	struct reply r;
+	int at;
+	struct http_server *s = start_admin(false, &at);
+
+	CHECK(s);
+	CHECK_EQ(curl(&r, "-H 'Content-Type: application/json' -d '{}' http://127.0.0.1:%d/state",
+		      at), 0);
+	CHECK_EQ(r.status, 403);
+	CHECK(strstr(r.body.data, "--web.enable-admin-api"));
+	buf__free(&r.body);
+	CHECK_EQ(curl(&r, "-X DELETE http://127.0.0.1:%d/state/1", at), 0);
+	CHECK_EQ(r.status, 403);
+	buf__free(&r.body);
+	CHECK_EQ(curl(&r, "http://127.0.0.1:%d/state", at), 0);
+	CHECK_EQ(r.status, 200);
+	buf__free(&r.body);
+	http_server__stop(s);
+}
+
+TEST(admin_api_on_same_origin_json_only)
+{
+	static const struct {
+		const char *args;
+		int status;
+	} cases[] = {
+		{ "-H 'Content-Type: application/json' -d '{}'", 201 },
+		{ "-H 'Content-Type: application/json; charset=utf-8' -d '{}'", 201 },
+		{ "-H 'Content-Type: application/json' -H 'Origin: http://127.0.0.1:%d' -d '{}'", 201 },
+		{ "-H 'Content-Type: application/json' -H 'Sec-Fetch-Site: same-origin' -d '{}'", 201 },
+		{ "-H 'Content-Type: application/json' -H 'Origin: http://evil.example' -d '{}'", 403 },
+		{ "-H 'Content-Type: application/json' -H 'Origin: https://127.0.0.1:%d' -d '{}'", 403 },
+		{ "-H 'Content-Type: application/json' -H 'Sec-Fetch-Site: cross-site' -d '{}'", 403 },
+		{ "-H 'Content-Type: application/json' -H 'Sec-Fetch-Site: same-site' -d '{}'", 403 },
+		{ "-d a=b", 415 },
+		{ "-H 'Content-Type: text/plain' -d '{}'", 415 },
+		{ "-H 'Content-Type: application/jsonx' -d '{}'", 415 },
+		{ "-X POST", 415 },
+		{ "-H 'Content-Type: application/json' -H 'Host: evil.example' -d '{}'", 421 },
+		{ "-H 'Host: localhost:1' -H 'Content-Type: application/json' -d '{}'", 201 },
+	};
+	char args[256];
+	struct reply r;
+	int at;
+	struct http_server *s = start_admin(true, &at);
+
+	CHECK(s);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(args, sizeof(args), cases[i].args, at);
+		CHECK_EQ(curl(&r, "%s http://127.0.0.1:%d/state", args, at), 0);
+		if (r.status != cases[i].status)
+			FAILF("%s: HTTP %d, want %d: %s", args, r.status, cases[i].status,
+			      r.body.data);
+		buf__free(&r.body);
+	}
+	/* A DELETE without a body needs no Content-Type. */
+	CHECK_EQ(curl(&r, "-X DELETE http://127.0.0.1:%d/state/1", at), 0);
+	CHECK_EQ(r.status, 200);
+	buf__free(&r.body);
+	http_server__stop(s);
+}
+
+TEST(profile_queries_bounded)
+{
+	char cmd[512], line[64];
+	int at, ok = 0, busy = 0;
+	struct http_server *s = start_admin(false, &at);
+	FILE *f;
+
+	CHECK(s);
+	/* 8 at once against a bound of 4: the ones past it are told to come back. */
+	snprintf(cmd, sizeof(cmd),
+		 "for i in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null -w '%%{http_code} "
+		 "%%header{retry-after}\\n' http://127.0.0.1:%d/profile & done; wait", at);
+	f = popen(cmd, "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f)) {
+		ok += !strncmp(line, "200", 3);
+		busy += !strcmp(line, "503 1\n");
+	}
+	pclose(f);
+	if (ok + busy != 8 || ok < HTTP_MAX_PROFILE_QUERIES || !busy)
+		FAILF("%d answered, %d busy", ok, busy);
+	http_server__stop(s);
+}
+
 TEST(stop_with_idle_keepalive)
 {
-	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n";
+	static const char req[] = "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n";
 	char resp[1024];
 	size_t got = 0;
 	int keep, idle;
@@ -708,6 +822,9 @@ int main(void)
 	RUN(bad_listen_address);
 	RUN(address_in_use);
 	RUN(ipv6_and_dual_stack);
+	RUN(admin_api_off);
+	RUN(admin_api_on_same_origin_json_only);
+	RUN(profile_queries_bounded);
 	RUN(stop_with_idle_keepalive);
 	RUN(stopped_server_leaves_no_metrics);
 	http_server__stop(srv);

@@ -1,4 +1,4 @@
-/* DEPS: src/export/otlp_push.c src/http/server.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
+/* DEPS: src/export/otlp_push.c src/http/server.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -142,7 +142,7 @@ static void on_export(const struct http_request *req, struct http_response *resp
 }
 
 static const struct http_route routes[] = {
-	{ "POST", "/v1development/profiles", "export", NULL, on_export },
+	{ "POST", "/v1development/profiles", "export", NULL, .fn = on_export },
 };
 
 static void collector__init(struct collector *c)

@@ -1,4 +1,4 @@
-/* DEPS: src/http/webui.c src/http/server.c src/store/store.c src/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c */
+/* DEPS: src/http/webui.c src/http/server.c src/http/webconfig.c src/store/store.c src/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The web view's endpoints over real HTTP: the page by content negotiation (with a stand-in for
@@ -35,9 +35,9 @@ static void index_or_page(const struct http_request *req, struct http_response *
 }
 
 static const struct http_route routes[] = {
-	{ "GET", "/", "index", NULL, index_or_page },
-	{ "GET", "/api/v1/profiles", "webui", NULL, webui__profiles },
-	{ "GET", "/api/v1/processes", "webui", NULL, webui__processes },
+	{ "GET", "/", "index", NULL, .fn = index_or_page },
+	{ "GET", "/api/v1/profiles", "webui", NULL, .fn = webui__profiles },
+	{ "GET", "/api/v1/processes", "webui", NULL, .fn = webui__processes },
 };
 
 static struct daemon d;

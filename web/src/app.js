@@ -552,8 +552,22 @@ async function showHash() {
 	await loadProfiles();
 }
 
+// Controls that change state are shown only when the server would accept them. A server
+// without /api/v1/status predates the switch: its form stays, and it answers for itself.
+async function loadStatus() {
+	let admin = true;
+	try {
+		admin = (await getJSON('/api/v1/status')).admin_api !== false;
+	} catch (e) {
+		admin = true;
+	}
+	$('probe-add').hidden = !admin;
+	$('admin-off').hidden = admin;
+}
+
 async function main() {
 	try {
+		await loadStatus();
 		await showHash();
 	} catch (e) {
 		setStatus(e.message, true);
