@@ -55,6 +55,7 @@ struct jvm_proc {
 	struct perf_map *pm; /* the map as last written at our request */
 	/* Attach thread only. */
 	int tmp_fd;	    /* its /tmp (O_PATH), usable after it exited */
+	uid_t uid;	    /* its euid: the owner its perf map must have (or root) */
 	char map_name[32];  /* perf-NSPID.map */
 	char sock_name[32]; /* .java_pidNSPID, its attach socket */
 	bool our_listener;  /* there was no socket before our first request */
@@ -200,6 +201,8 @@ static int open_tmp(struct jvm_proc *jp)
 	if (jp->tmp_fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	nspid = jvmattach__nspid((int)jp->pid);
+	if (procfs__ids(jp->pid, &jp->uid, &(int){0}))
+		return -ESRCH;
 	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map", nspid);
 	snprintf(jp->sock_name, sizeof(jp->sock_name), ".java_pid%d", nspid);
 	jp->our_listener = faccessat(jp->tmp_fd, jp->sock_name, F_OK, 0) && errno == ENOENT;
@@ -283,7 +286,7 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 				     ATTACH_TIMEOUT_MS);
 	if (!err) {
 		jp->ours = true;
-		err = perf_map__load_at(jp->tmp_fd, jp->map_name, &pm);
+		err = perf_map__load_at(jp->tmp_fd, jp->map_name, jp->uid, &pm);
 	}
 	pthread_mutex_lock(&j->lock);
 	if (err) {
