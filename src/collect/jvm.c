@@ -14,6 +14,7 @@
 #include "../lib/hash.h"
 #include "../lib/log.h"
 #include "../lib/procfs.h"
+#include "../lib/ufile.h"
 #include "../store/frame.h"
 #include "../symbolize/dso.h"
 #include "../symbolize/perfmap.h"
@@ -193,13 +194,20 @@ void jvm__exit(struct jvm *j, uint32_t pid)
 /* Attach thread: its /tmp and the names of its map and socket, once. */
 static int open_tmp(struct jvm_proc *jp)
 {
-	char path[64];
-	int nspid;
+	int nspid, root;
 
-	snprintf(path, sizeof(path), "/proc/%u/root/tmp", jp->pid);
-	jp->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (jp->tmp_fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+	/* Its /tmp as the process sees it: a symlink there resolves in its root (ufile.h). */
+	root = ufile__root((int)jp->pid);
+	if (root < 0)
+		return root == -ENOENT ? -ESRCH : root;
+	jp->tmp_fd = ufile__opendir(root, "tmp");
+	close(root);
+	if (jp->tmp_fd < 0) {
+		int err = jp->tmp_fd;
+
+		jp->tmp_fd = -1;
+		return err == -ENOENT ? -ESRCH : err;
+	}
 	nspid = jvmattach__nspid((int)jp->pid);
 	if (procfs__ids(jp->pid, &jp->uid, &(int){0}))
 		return -ESRCH;

@@ -161,3 +161,25 @@ int ufile__open_magic(const char *path, const struct ufile_how *how, struct stat
 		return -errno;
 	return ufile__check(fd, how, st);
 }
+
+int ufile__opendir(int rootfd, const char *path)
+{
+	struct open_how oh = {
+	    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *rel = path;
+	int fd;
+
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		rel = ".";
+	fd = (int)syscall(SYS_openat2, rootfd, rel, &oh, sizeof(oh));
+	if (fd >= 0)
+		return fd;
+	if (errno != ENOSYS)
+		return -errno;
+	fd = openat(rootfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}

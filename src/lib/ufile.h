@@ -60,6 +60,13 @@ int ufile__open_proc(int pid, const char *path, const struct ufile_how *how, str
  */
 int ufile__open_magic(const char *path, const struct ufile_how *how, struct stat *st);
 
+/*
+ * Opens directory path inside rootfd as an O_PATH descriptor, resolved as ufile__openat does
+ * (a container's /tmp that is a symlink to /etc names its own /etc, never the host's). For
+ * openat() of names in it, with O_NOFOLLOW. Returns the fd or a negative errno.
+ */
+int ufile__opendir(int rootfd, const char *path);
+
 /* Counts one refusal or error of reason r (atomic, any thread). */
 void ufile__count(enum ufile_reason r);
 /*

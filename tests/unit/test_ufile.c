@@ -141,6 +141,24 @@ TEST(symlink_resolves_inside_root)
 	close(root);
 }
 
+/* A container's /tmp that is a symlink to /etc names its own /etc (the JVM's attach files). */
+TEST(opendir_resolves_inside_root)
+{
+	int root = root_fd(), tmp, fd;
+
+	CHECK(!symlink("/etc", at("tmp")));
+	tmp = ufile__opendir(root, "tmp");
+	close(root);
+	CHECK(tmp >= 0);
+	fd = openat(tmp, "passwd", O_RDONLY | O_CLOEXEC);
+	close(tmp);
+	CHECK(fd >= 0);
+	char buf[16] = "";
+	CHECK_EQ(read(fd, buf, sizeof(buf) - 1), 7);
+	close(fd);
+	CHECK_STR(buf, "inside\n");
+}
+
 TEST(symlink_refused_when_asked)
 {
 	const struct ufile_how how = { .flags = UFILE_F_NO_SYMLINKS };
@@ -307,6 +325,7 @@ int main(void)
 	RUN(directory_and_device_refused);
 	RUN(too_large_refused);
 	RUN(symlink_resolves_inside_root);
+	RUN(opendir_resolves_inside_root);
 	RUN(symlink_refused_when_asked);
 	RUN(owner_checked);
 	RUN(perf_map_overlong_line);
