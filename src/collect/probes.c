@@ -764,8 +764,11 @@ out:
 	return err;
 }
 
-/* What libbpf and the kernel resolve for the probe: the checked file itself, not its path. */
-void probes__attach_path(int fd, char *out, size_t size)
+/*
+ * What libbpf and the kernel resolve for the probe: /proc/self/fd/N of the descriptor the
+ * binary was checked and read through, exactly that file (a path swapped since is not followed).
+ */
+static void attach_path(int fd, char *out, size_t size)
 {
 	snprintf(out, size, "/proc/self/fd/%d", fd);
 }
@@ -779,7 +782,7 @@ static struct bpf_link *attach(struct probes *pr, struct probe *p, bool ret)
 
 	for (size_t i = 0; i < p->nr_sites; i++)
 		cookies[i] = p->id;
-	probes__attach_path(p->fd, path, sizeof(path));
+	attach_path(p->fd, path, sizeof(path));
 	return bpf_program__attach_uprobe_multi(
 	    ret ? pr->skel->progs.probe_return : pr->skel->progs.probe_entry,
 	    p->spec.pid ? (pid_t)p->spec.pid : -1, path, NULL, &opts);

@@ -57,12 +57,6 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
  * check parses and resolves them without attaching anything, add attaches them. 0, or a
  * negative errno with the reason in why.
  */
-/*
- * The path a probe is attached through: /proc/self/fd/N of the descriptor its binary was opened
- * and read by, which the kernel resolves to exactly that file (a path swapped after the check
- * is not followed).
- */
-void probes__attach_path(int fd, char *out, size_t size);
 int probes__check_configured(const char *list, char *why, size_t why_len);
 int probes__add_configured(struct probes *pr, const char *list, char *why, size_t why_len);
 
