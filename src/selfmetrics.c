@@ -14,6 +14,7 @@
 #include "collect/python.h"
 #include "daemon.h"
 #include "lib/metrics.h"
+#include "lib/ufile.h"
 #include "store/store.h"
 #include "symbolize/proctab.h"
 #include "symbolize/symbolizer.h"
@@ -309,6 +310,38 @@ static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
 	METRICS_TABLE(w, symbolizer_rows, &v);
 }
 
+struct file_view {
+	uint64_t n[UFILE_NR_REASONS];
+};
+
+/* Every reason is written, zeros too: a rate() over a reason that appears late misses its start. */
+static const struct metrics_row file_rows[] = {
+	METRICS_FAMILY("autoprof_file_errors", METRIC_COUNTER,
+		       "Files that users and containers control (perf maps, mapped objects, probe "
+		       "binaries) refused or failed while read, by reason: not_regular (FIFO, "
+		       "device, directory), too_large, symlink (where none is allowed), owner "
+		       "(neither the process's user nor root), truncated (shrank while read), "
+		       "overlong_line (a perf map line skipped), read_error"),
+	METRICS_SAMPLE(struct file_view, n[UFILE_NOT_REGULAR], "reason", "not_regular"),
+	METRICS_SAMPLE(struct file_view, n[UFILE_TOO_LARGE], "reason", "too_large"),
+	METRICS_SAMPLE(struct file_view, n[UFILE_SYMLINK], "reason", "symlink"),
+	METRICS_SAMPLE(struct file_view, n[UFILE_OWNER], "reason", "owner"),
+	METRICS_SAMPLE(struct file_view, n[UFILE_TRUNCATED], "reason", "truncated"),
+	METRICS_SAMPLE(struct file_view, n[UFILE_OVERLONG_LINE], "reason", "overlong_line"),
+	METRICS_SAMPLE(struct file_view, n[UFILE_READ_ERROR], "reason", "read_error"),
+};
+
+_Static_assert(UFILE_NR_REASONS == 7, "a row per reason in file_rows");
+
+static void file_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct file_view v;
+
+	(void)ctx;
+	ufile__stats(v.n);
+	METRICS_TABLE(w, file_rows, &v);
+}
+
 static const struct metrics_row unwind_rows[] = {
 	METRICS_FAMILY("autoprof_unwind_stacks", METRIC_COUNTER,
 		       "User stacks walked by unwind tables, by how the walk ended: complete "
@@ -540,7 +573,7 @@ int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
-		symbolizer_metrics, unwind_metrics, memory_metrics, jvm_metrics,
+		symbolizer_metrics, file_metrics, unwind_metrics, memory_metrics, jvm_metrics,
 		python_metrics,
 	};
 	int err;

@@ -14,6 +14,7 @@
 #include "../lib/hash.h"
 #include "../lib/log.h"
 #include "../lib/procfs.h"
+#include "../lib/ufile.h"
 #include "../store/frame.h"
 #include "../symbolize/dso.h"
 #include "../symbolize/perfmap.h"
@@ -55,6 +56,7 @@ struct jvm_proc {
 	struct perf_map *pm; /* the map as last written at our request */
 	/* Attach thread only. */
 	int tmp_fd;	    /* its /tmp (O_PATH), usable after it exited */
+	uid_t uid;	    /* its euid: the owner its perf map must have (or root) */
 	char map_name[32];  /* perf-NSPID.map */
 	char sock_name[32]; /* .java_pidNSPID, its attach socket */
 	bool our_listener;  /* there was no socket before our first request */
@@ -192,14 +194,23 @@ void jvm__exit(struct jvm *j, uint32_t pid)
 /* Attach thread: its /tmp and the names of its map and socket, once. */
 static int open_tmp(struct jvm_proc *jp)
 {
-	char path[64];
-	int nspid;
+	int nspid, root;
 
-	snprintf(path, sizeof(path), "/proc/%u/root/tmp", jp->pid);
-	jp->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (jp->tmp_fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+	/* Its /tmp as the process sees it: a symlink there resolves in its root (ufile.h). */
+	root = ufile__root((int)jp->pid);
+	if (root < 0)
+		return root == -ENOENT ? -ESRCH : root;
+	jp->tmp_fd = ufile__opendir(root, "tmp");
+	close(root);
+	if (jp->tmp_fd < 0) {
+		int err = jp->tmp_fd;
+
+		jp->tmp_fd = -1;
+		return err == -ENOENT ? -ESRCH : err;
+	}
 	nspid = jvmattach__nspid((int)jp->pid);
+	if (procfs__ids(jp->pid, &jp->uid, &(int){0}))
+		return -ESRCH;
 	snprintf(jp->map_name, sizeof(jp->map_name), "perf-%d.map", nspid);
 	snprintf(jp->sock_name, sizeof(jp->sock_name), ".java_pid%d", nspid);
 	jp->our_listener = faccessat(jp->tmp_fd, jp->sock_name, F_OK, 0) && errno == ENOENT;
@@ -283,7 +294,7 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 				     ATTACH_TIMEOUT_MS);
 	if (!err) {
 		jp->ours = true;
-		err = perf_map__load_at(jp->tmp_fd, jp->map_name, &pm);
+		err = perf_map__load_at(jp->tmp_fd, jp->map_name, jp->uid, &pm);
 	}
 	pthread_mutex_lock(&j->lock);
 	if (err) {

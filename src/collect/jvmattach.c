@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/ufile.h"
 #include "jvmattach.h"
 
 /* The request format HotSpot's attach listener reads: "1" NUL, the operation, three args. */
@@ -107,18 +108,35 @@ static int connect_to(const char *path)
  */
 static int start_listener(int pid, int nspid, const char *sock, long long deadline)
 {
-	char trigger[2][96];
-	int fd = -1, err, which;
+	char path[64], name[32];
+	int dirs[2] = { -1, -1 }, fd = -1, err, which, root;
 
 	err = handles_sigquit(pid);
 	if (err <= 0)
 		return err ? err : -EAGAIN;
-	snprintf(trigger[0], sizeof(trigger[0]), "/proc/%d/cwd/.attach_pid%d", pid, nspid);
-	snprintf(trigger[1], sizeof(trigger[1]), "/proc/%d/root/tmp/.attach_pid%d", pid, nspid);
+	snprintf(name, sizeof(name), ".attach_pid%d", nspid);
+	/* Its cwd (the directory itself, through the kernel's link), its /tmp resolved in its
+	 * root: a container's /tmp that is a symlink must not lead to a host directory. */
+	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+	dirs[0] = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	root = ufile__root(pid);
+	if (root >= 0) {
+		dirs[1] = ufile__opendir(root, "tmp");
+		close(root);
+	}
+	/* Created as root in directories the process's user owns: a symlink planted under the
+	 * trigger's name must not make root create or open a file elsewhere (O_NOFOLLOW), a FIFO
+	 * must not block (O_NONBLOCK). */
 	for (which = 0; which < 2 && fd < 0; which++)
-		fd = open(trigger[which], O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		if (dirs[which] >= 0)
+			fd = openat(dirs[which], name,
+				    O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+					O_CLOEXEC,
+				    0600);
+	if (fd < 0) {
+		err = (dirs[0] < 0 && dirs[1] < 0) || errno == ENOENT ? -ESRCH : -errno;
+		goto out_close;
+	}
 	close(fd);
 	which--;
 	if (kill(pid, SIGQUIT)) {
@@ -140,7 +158,11 @@ static int start_listener(int pid, int nspid, const char *sock, long long deadli
 		poll(NULL, 0, POLL_STEP_MS);
 	}
 out_unlink:
-	unlink(trigger[which]);
+	unlinkat(dirs[which], name, 0);
+out_close:
+	for (int i = 0; i < 2; i++)
+		if (dirs[i] >= 0)
+			close(dirs[i]);
 	return err;
 }
 

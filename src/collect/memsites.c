@@ -277,7 +277,7 @@ int memsites__find(int fd, const struct map_entry *e, struct memsites *ms)
 	memset(ms, 0, sizeof(*ms));
 	ms->mode = MEMSITES_ATTACH;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return 0;
 	nr = find_preload_sites(ms, elf, fd, e);
@@ -398,7 +398,7 @@ int memsites__wrappers(int fd, const struct map_entry *e, struct memsite_range *
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return 0;
 	if (!elf__load_base(elf, e->start, e->pgoff, &q.base))

@@ -40,6 +40,7 @@
 
 #include "../lib/log.h"
 #include "../lib/metrics.h"
+#include "../lib/ufile.h"
 #include "../store/store.h"
 #include "../symbolize/dso.h"
 #include "../symbolize/elf.h"
@@ -68,6 +69,9 @@ struct probe {
 	unsigned long offsets[MAX_SITES];
 	bool emulated; /* the entry probe sits on an emulated instruction */
 	struct bpf_link *entry, *ret;
+	/* The binary as checked and read, until attached: the uprobe goes on this very file
+	 * (/proc/self/fd/N), not on whatever its path names by then. */
+	int fd;
 	unsigned long long calls;
 	/* One histogram per second of the last PROBES_MAX_SECONDS, by second % that. */
 	int64_t sec_of[PROBES_MAX_SECONDS];
@@ -745,23 +749,43 @@ static int resolve_location(Elf *elf, const char *loc, struct probe *p, char *wh
 	return 0;
 }
 
+/* Why ufile__openat refused a binary, for the answer. */
+static const char *open_error(int err)
+{
+	switch (err) {
+	case -EINVAL:
+		return "not a regular file";
+	case -EFBIG:
+		return "too large";
+	default:
+		return strerror(-err);
+	}
+}
+
+/*
+ * Opens the binary as a file others may control (ufile.h: a FIFO, a device or a directory is
+ * refused, a FIFO without blocking) and keeps it open in p->fd for attach().
+ */
 static int locate(struct probe *p, char *why, size_t why_len)
 {
-	struct stat st;
-	int fd, err;
+	const struct ufile_how how = { .max_size = UFILE_MAX_ELF };
+	int root, fd, err;
 	Elf *elf;
 
-	fd = open(p->spec.binary, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		err = fd < 0 ? -errno : -EINVAL;
+	root = ufile__root(0);
+	if (root < 0) {
+		snprintf(why, why_len, "binary: cannot open /: %s", strerror(-root));
+		return -EINVAL;
+	}
+	fd = ufile__openat(root, p->spec.binary, &how, NULL);
+	close(root);
+	if (fd < 0) {
 		snprintf(why, why_len, "binary: cannot open %s: %s", p->spec.binary,
-			 fd < 0 ? strerror(-err) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
+			 open_error(fd));
 		return -EINVAL;
 	}
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		snprintf(why, why_len, "binary: %s is not an ELF file", p->spec.binary);
 		err = -EINVAL;
@@ -773,21 +797,35 @@ static int locate(struct probe *p, char *why, size_t why_len)
 		err = resolve_location(elf, p->spec.location, p, why, why_len);
 out:
 	elf_end(elf);
-	close(fd);
+	if (err)
+		close(fd);
+	else
+		p->fd = fd;
 	return err;
+}
+
+/*
+ * What libbpf and the kernel resolve for the probe: /proc/self/fd/N of the descriptor the
+ * binary was checked and read through, exactly that file (a path swapped since is not followed).
+ */
+static void attach_path(int fd, char *out, size_t size)
+{
+	snprintf(out, size, "/proc/self/fd/%d", fd);
 }
 
 static struct bpf_link *attach(struct probes *pr, struct probe *p, bool ret)
 {
 	__u64 cookies[MAX_SITES];
+	char path[32];
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = p->offsets, .cookies = cookies,
 		    .cnt = p->nr_sites, .retprobe = ret);
 
 	for (size_t i = 0; i < p->nr_sites; i++)
 		cookies[i] = p->id;
+	attach_path(p->fd, path, sizeof(path));
 	return bpf_program__attach_uprobe_multi(
 	    ret ? pr->skel->progs.probe_return : pr->skel->progs.probe_entry,
-	    p->spec.pid ? (pid_t)p->spec.pid : -1, p->spec.binary, NULL, &opts);
+	    p->spec.pid ? (pid_t)p->spec.pid : -1, path, NULL, &opts);
 }
 
 static void probe_free(struct probe *p)
@@ -796,6 +834,8 @@ static void probe_free(struct probe *p)
 		return;
 	bpf_link__destroy(p->ret);
 	bpf_link__destroy(p->entry);
+	if (p->fd >= 0)
+		close(p->fd);
 	free(p->secs);
 	free(p->recent);
 	free(p);
@@ -809,6 +849,7 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 	int err;
 
 	if (p) {
+		p->fd = -1;
 		p->secs = calloc(PROBES_MAX_SECONDS, sizeof(*p->secs));
 		p->recent = calloc(RECENT_CALLS, sizeof(*p->recent));
 	}
@@ -869,6 +910,9 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 		err = -errno;
 		goto out_attach;
 	}
+	/* The uprobes hold the inode: the descriptor is no longer needed. */
+	close(p->fd);
+	p->fd = -1;
 	pr->probes[pr->nr_probes++] = p;
 	*id = p->id;
 	pthread_mutex_unlock(&pr->lock);
@@ -1221,6 +1265,8 @@ static int check_one(struct probe_spec *spec, void *arg, char *why, size_t why_l
 		return -ENOMEM;
 	p->spec = *spec;
 	err = locate(p, why, why_len);
+	if (!err)
+		close(p->fd);
 	free(p);
 	return err;
 }

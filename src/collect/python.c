@@ -425,7 +425,7 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 		pp->result = PY_ERROR;
 		return 0;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		goto close_fd;
 	elf__for_each_symbol(elf, ELF_DYNSYM, pysyms__match, &s);

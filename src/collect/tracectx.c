@@ -373,7 +373,7 @@ static int locate__mapping(const struct map_entry *e, void *ctx)
 	}
 	/* Whatever this file is, it only counts if it holds a context: errors skip it. */
 	err = 0;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		goto close_fd;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||

@@ -7,7 +7,6 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <lzma.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,11 +15,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "../lib/log.h"
+#include "../lib/ufile.h"
 #include "debuginfo.h"
 #include "elf.h"
 
@@ -35,24 +34,15 @@
 
 /* The filesystem that candidate paths are looked up in: the host, or a process's root. */
 struct debug_root {
-	int dirfd;	    /* AT_FDCWD for the host */
-	const char *prefix; /* "" for the host, else root (for kernels without openat2) */
-	bool openat2;	    /* still worth trying openat2(RESOLVE_IN_ROOT) */
+	int dirfd;	    /* the root directory (O_PATH) */
+	const char *prefix; /* "" for the host, else root: for messages */
 };
 
 static int debug_root__init(struct debug_root *r, const char *root)
 {
-	r->dirfd = AT_FDCWD;
-	r->prefix = "";
-	r->openat2 = false;
-	if (!root || !root[0])
-		return 0;
-	r->dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (r->dirfd < 0)
-		return -errno;
-	r->prefix = root;
-	r->openat2 = true;
-	return 0;
+	r->prefix = root && root[0] ? root : "";
+	r->dirfd = open(r->prefix[0] ? root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return r->dirfd < 0 ? -errno : 0;
 }
 
 static void debug_root__exit(struct debug_root *r)
@@ -61,55 +51,16 @@ static void debug_root__exit(struct debug_root *r)
 		close(r->dirfd);
 }
 
-/* Keeps fd when it is a regular file, else closes it. */
-static int fd__regular_or_close(int fd)
-{
-	struct stat st;
-	int err;
-
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 /*
  * Opens path (absolute, as seen inside the root) read-only. Inside a process's root, absolute
- * symlinks (common in .build-id/) must resolve against that root, not the host's: only openat2's
- * RESOLVE_IN_ROOT does that; a path under /proc/PID/root is the fallback for kernels before 5.6.
- * O_NONBLOCK and the S_ISREG check keep a FIFO planted in a container from hanging the profiler.
+ * symlinks (common in .build-id/) must resolve against that root, not the host's; a FIFO or a
+ * device planted there must not hang or feed the profiler: ufile.h does both.
  */
 static int debug_root__open(struct debug_root *r, const char *path)
 {
-	char full[PATH_MAX];
-	int fd, err;
+	const struct ufile_how how = { .max_size = UFILE_MAX_ELF };
 
-	if (r->openat2) {
-		struct open_how how = {
-		    .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
-		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-		};
-
-		fd = (int)syscall(SYS_openat2, r->dirfd, path + 1, &how, sizeof(how));
-		if (fd >= 0)
-			return fd__regular_or_close(fd);
-		err = -errno;
-		if (err != -ENOSYS)
-			return err;
-		r->openat2 = false;
-	}
-	if ((size_t)snprintf(full, sizeof(full), "%s%s", r->prefix, path) >= sizeof(full))
-		return -ENAMETOOLONG;
-	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	return fd__regular_or_close(fd);
+	return ufile__openat(r->dirfd, path, &how, NULL);
 }
 
 /* Lookup outcome so far: not-found is the default, a real error (EACCES, ...) is worth more. */
@@ -167,7 +118,7 @@ static int debuginfo__elf_begin(int fd, Elf **out)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF) {

@@ -32,7 +32,9 @@ struct dso {
 	/* DSO_ANON of one process: its JIT perf map, reloaded when the file changes (size and
 	 * mtime: perf_map_version), unless final (loaded as its process exited). */
 	int pid;
+	/* Its name in the process's root, then in the host's (after the process is gone). */
 	char *perf_map_paths[2];
+	uid_t perf_map_uid; /* the process's euid: a map owned by another user is refused */
 	struct perf_map *perf_map;
 	int64_t perf_map_version;
 	bool perf_map_final;

@@ -176,6 +176,31 @@ static bool has_debug_info(Elf *elf)
 	return false;
 }
 
+/*
+ * The debug sections' bytes: the file is read with ELF_C_READ (never mapped: its owner could
+ * truncate it under us, and a mapped page past the end is SIGBUS), so libdw holds each section
+ * it reads in the heap for as long as the Dwarf lives; the cache budget must see them.
+ */
+static size_t debug_sections_bytes(Elf *elf)
+{
+	size_t shstrndx, bytes = 0;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (name && (!strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8)))
+			bytes += shdr.sh_size;
+	}
+	return bytes;
+}
+
 static int dwarf_info__add_cu(struct dwarf_info *di, Dwarf_Die *cudie, size_t *cus_cap)
 {
 	if (di->nr_cus == *cus_cap) {
@@ -235,7 +260,7 @@ int dwarf_info__open(int fd, struct dwarf_info **out)
 	if (!di)
 		return -ENOMEM;
 	di->bytes = sizeof(*di);
-	di->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	di->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!di->elf || elf_kind(di->elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto out_free;
@@ -255,6 +280,7 @@ int dwarf_info__open(int fd, struct dwarf_info **out)
 	err = dwarf_info__load_cus(di);
 	if (err)
 		goto out_free;
+	di->bytes += debug_sections_bytes(di->elf);
 	*out = di;
 	return 0;
 

@@ -70,7 +70,7 @@ static int elf__begin(int fd, Elf **out)
 	err = elf__init();
 	if (err)
 		return err;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
 		/* libelf fails here on empty and unmappable files instead of giving ELF_K_NONE */
 		pr_debug("elf_begin: %s\n", elf_errmsg(-1));

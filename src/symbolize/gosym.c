@@ -420,7 +420,7 @@ int go_symtab__open(int fd, struct go_symtab **out)
 		pr_err("libelf: %s\n", elf_errmsg(-1));
 		return -ENOTSUP;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF) {

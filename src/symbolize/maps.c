@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../lib/log.h"
+#include "../lib/ufile.h"
 #include "maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -136,15 +137,16 @@ int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e,
 
 int maps__open_file(int pid, const struct map_entry *e)
 {
+	/* Its owner may truncate it or swap it while autoprof reads: see ufile.h. */
+	const struct ufile_how how = { .max_size = UFILE_MAX_ELF };
 	char path[PATH_MAX + 64];
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
 		 e->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
+	fd = ufile__open_magic(path, &how, NULL);
+	/* Refused (a device mapped executable, too large): the path leads to the same file. */
+	if (fd >= 0 || fd == -EINVAL || fd == -EFBIG)
 		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	return ufile__open_proc(pid, e->path, &how, NULL);
 }

@@ -35,7 +35,8 @@ int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e,
 /*
  * Opens the file behind a mapping of a live process: through /proc/PID/map_files (the very file
  * mapped, even deleted or in another mount namespace; needs CAP_SYS_ADMIN), else the path under
- * /proc/PID/root. Returns an fd the caller closes, or a negative errno.
+ * /proc/PID/root (resolved inside that root: ufile.h). Only a regular file of at most
+ * UFILE_MAX_ELF bytes is opened. Returns an fd the caller closes, or a negative errno.
  */
 int maps__open_file(int pid, const struct map_entry *e);
 

@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/ufile.h"
 #include "perfmap.h"
 
 /* A runaway JIT must not make the daemon read or hold without bound. */
 #define PERF_MAP_MAX_ENTRIES 1000000u
 #define PERF_MAP_MAX_BYTES   (256ull << 20)
+/* Longer lines are skipped: V8's longest names (a function and its file) stay far below. */
+#define PERF_MAP_MAX_LINE    (64u << 10)
 
 /* One line as read; its position in the file is its index, which decides overlaps. */
 struct pm_entry {
@@ -146,36 +149,72 @@ static int pm_builder__parse_line(struct pm_builder *b, char *line, size_t len)
 	return 1;
 }
 
-static int pm_builder__read(struct pm_builder *b, FILE *f, const char *path)
+/*
+ * Reads fd up to limit bytes, a line at a time through a buffer of PERF_MAP_MAX_LINE bytes: a
+ * line that does not fit is skipped to its newline and counted, so that a file with no newline
+ * at all costs one buffer, not the file's size.
+ */
+static int pm_builder__read(struct pm_builder *b, int fd, uint64_t limit, const char *path)
 {
-	size_t line_alloc = 0, total = 0;
-	char *line = NULL;
-	ssize_t len;
+	size_t have = 0; /* bytes of an unfinished line at the start of buf */
+	uint64_t total = 0;
+	bool skipping = false; /* inside a line too long: drop up to its newline */
 	int err = 0;
+	char *buf;
 
-	while ((len = getline(&line, &line_alloc, f)) > 0) {
-		total += (size_t)len;
-		if (total > PERF_MAP_MAX_BYTES) {
-			pr_warn("%s: more than %llu MiB, ignoring the rest\n", path,
-				PERF_MAP_MAX_BYTES >> 20);
+	buf = malloc(PERF_MAP_MAX_LINE);
+	if (!buf)
+		return -ENOMEM;
+	while (total < limit && b->nr < PERF_MAP_MAX_ENTRIES) {
+		size_t want = PERF_MAP_MAX_LINE - have, start = 0, len;
+		char *nl;
+		ssize_t n;
+
+		if (want > limit - total)
+			want = (size_t)(limit - total);
+		n = read(fd, buf + have, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = ufile__read_failed(fd, (int64_t)limit);
 			break;
 		}
-		/* The writer may be mid-line: a last line without its newline is not complete. */
-		if (line[len - 1] != '\n')
+		if (!n) {
+			/* Shorter than when it was opened: rewritten (HotSpot) or truncated. */
+			ufile__count(UFILE_TRUNCATED);
 			break;
-		err = pm_builder__parse_line(b, line, (size_t)len);
-		if (err < 0)
-			break;
-		err = 0;
-		if (b->nr == PERF_MAP_MAX_ENTRIES) {
-			pr_warn("%s: more than %u entries, ignoring the rest\n", path,
-				PERF_MAP_MAX_ENTRIES);
-			break;
+		}
+		total += (uint64_t)n;
+		len = have + (size_t)n;
+		while (start < len && (nl = memchr(buf + start, '\n', len - start))) {
+			size_t line_len = (size_t)(nl - (buf + start)) + 1;
+
+			/* The newline ends the line for the parser: no NUL needed. */
+			if (!skipping)
+				err = pm_builder__parse_line(b, buf + start, line_len);
+			skipping = false;
+			start += line_len;
+			if (err < 0)
+				goto out;
+			err = 0;
+			if (b->nr == PERF_MAP_MAX_ENTRIES) {
+				pr_warn("%s: more than %u entries, ignoring the rest\n", path,
+					PERF_MAP_MAX_ENTRIES);
+				goto out;
+			}
+		}
+		have = len - start;
+		memmove(buf, buf + start, have);
+		if (have == PERF_MAP_MAX_LINE) {
+			if (!skipping)
+				ufile__count(UFILE_OVERLONG_LINE);
+			skipping = true;
+			have = 0;
 		}
 	}
-	if (!err && ferror(f))
-		err = -EIO;
-	free(line);
+	/* What is left has no newline yet: the writer may be mid-line, it is not complete. */
+out:
+	free(buf);
 	return err;
 }
 
@@ -354,30 +393,32 @@ out_free:
 	return err;
 }
 
-int perf_map__load(const char *path, struct perf_map **out)
+int perf_map__open(int rootfd, const char *name, uid_t owner, struct stat *st)
 {
-	return perf_map__load_at(AT_FDCWD, path, out);
+	/* Any size: only the first PERF_MAP_MAX_BYTES are read. */
+	const struct ufile_how how = {
+	    .flags = UFILE_F_NO_SYMLINKS | UFILE_F_OWNER,
+	    .owner = owner,
+	};
+
+	return ufile__openat(rootfd, name, &how, st);
 }
 
-int perf_map__load_at(int dirfd, const char *path, struct perf_map **out)
+int perf_map__read(int fd, const char *name, const struct stat *st, struct perf_map **out)
 {
+	uint64_t limit = (uint64_t)st->st_size;
 	struct pm_builder b = {0};
 	struct perf_map *pm;
-	FILE *f;
-	int fd, err;
+	int err;
 
 	*out = NULL;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		return err;
+	if (limit > PERF_MAP_MAX_BYTES) {
+		pr_warn("%s: more than %llu MiB, ignoring the rest\n", name,
+			PERF_MAP_MAX_BYTES >> 20);
+		ufile__count(UFILE_TOO_LARGE);
+		limit = PERF_MAP_MAX_BYTES;
 	}
-	err = pm_builder__read(&b, f, path);
-	fclose(f);
+	err = pm_builder__read(&b, fd, limit, name);
 	if (err)
 		goto out_free_builder;
 	pm = calloc(1, sizeof(*pm));
@@ -393,7 +434,7 @@ int perf_map__load_at(int dirfd, const char *path, struct perf_map **out)
 		if (err)
 			goto out_free_map;
 	}
-	pr_debug("%s: %zu entries, %zu ranges\n", path, b.nr, pm->nr_ranges);
+	pr_debug("%s: %zu entries, %zu ranges\n", name, b.nr, pm->nr_ranges);
 	*out = pm;
 	goto out_free_builder;
 
@@ -402,6 +443,32 @@ out_free_map:
 out_free_builder:
 	free(b.entries);
 	free(b.names);
+	return err;
+}
+
+int perf_map__load_at(int rootfd, const char *name, uid_t owner, struct perf_map **out)
+{
+	struct stat st;
+	int fd, err;
+
+	*out = NULL;
+	fd = perf_map__open(rootfd, name, owner, &st);
+	if (fd < 0)
+		return fd;
+	err = perf_map__read(fd, name, &st, out);
+	close(fd);
+	return err;
+}
+
+int perf_map__load(const char *path, struct perf_map **out)
+{
+	int root = ufile__root(0), err;
+
+	*out = NULL;
+	if (root < 0)
+		return root;
+	err = perf_map__load_at(root, path, 0, out);
+	close(root);
 	return err;
 }
 

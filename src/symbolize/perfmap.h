@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 /*
  * Symbols of JIT-compiled code from a perf map (/tmp/perf-PID.map), the text format that V8
@@ -13,15 +15,25 @@
 struct perf_map;
 
 /*
- * Parses the perf map at path (the caller passes /proc/PID/root/tmp/perf-PID.map so that the
- * process's own mount namespace is used). Where entries overlap, the later line wins: JITs
- * append, and re-emit code at addresses freed by earlier blobs. Malformed lines are skipped.
- * Reading stops, with a warning, after 1,000,000 entries or 256 MiB. Returns 0 or a negative
- * errno (-ENOENT when there is no file).
+ * A perf map is written by the process, in a /tmp every user (or the container) controls: it
+ * is opened as ufile.h says, inside rootfd (the process's root: /proc/PID/root, or its /tmp),
+ * never through a symlink, only when owned by owner (the process's effective uid) or root (what
+ * Linux perf asks too), and only a regular file (a FIFO neither blocks the open nor the read).
+ * Returns the fd or a negative errno (-ENOENT when there is none); st gets its fstat.
  */
+int perf_map__open(int rootfd, const char *name, uid_t owner, struct stat *st);
+/*
+ * Parses the perf map open at fd (st: its fstat at open; name: for messages). Where entries
+ * overlap, the later line wins: JITs append, and re-emit code at addresses freed by earlier
+ * blobs. Malformed lines are skipped, and so are lines over 64 KiB (counted). Reading stops at
+ * the size the file had when opened, and, with a warning, after 1,000,000 entries or 256 MiB:
+ * bounded in time and memory whatever the file holds. Returns 0 or a negative errno.
+ */
+int perf_map__read(int fd, const char *name, const struct stat *st, struct perf_map **out);
+/* perf_map__open and perf_map__read. */
+int perf_map__load_at(int rootfd, const char *name, uid_t owner, struct perf_map **out);
+/* The same for a host path owned by root (tools and tests). */
 int perf_map__load(const char *path, struct perf_map **out);
-/* The same, for name under the directory dirfd (AT_FDCWD: as perf_map__load). */
-int perf_map__load_at(int dirfd, const char *name, struct perf_map **out);
 void perf_map__free(struct perf_map *pm);	/* accepts NULL */
 
 /* The symbol containing addr (name owned by pm) and its *start, or NULL. start may be NULL. */

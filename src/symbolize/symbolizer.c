@@ -21,6 +21,8 @@
 
 #include "../lib/hash.h"
 #include "../lib/log.h"
+#include "../lib/procfs.h"
+#include "../lib/ufile.h"
 #include "../lib/strtab.h"
 #include "dso_priv.h"
 #include "debuginfo.h"
@@ -208,40 +210,22 @@ bool symbolizer__kernel_page(const char *path)
 	return false;
 }
 
-/* The pid the process knows itself by (its own pid namespace names its perf map). */
-static int ns_pid(int pid)
-{
-	char path[64], line[256];
-	int nspid = pid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *last = strrchr(line, '\t');
-
-			nspid = last ? atoi(last + 1) : pid;
-			break;
-		}
-	}
-	fclose(f);
-	return nspid;
-}
-
 struct dso *symbolizer__jit_dso(struct symbolizer *sym, int pid)
 {
 	struct dso *dso = dso__new(DSO_ANON, "[jit]", -1);
 	char path[96];
+	int nspid;
 
 	(void)sym;
 	if (!dso)
 		return NULL;
 	dso->pid = pid;
-	/* The map is written in the process's own /tmp; the host's /tmp after it exited. */
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, ns_pid(pid));
+	/* Unknown (gone already): only a map owned by root is taken. */
+	if (procfs__ids((uint32_t)pid, &dso->perf_map_uid, &nspid))
+		dso->perf_map_uid = 0;
+	/* The map is written in the process's own /tmp (its pid namespace names it); the host's
+	 * /tmp after it exited. */
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", nspid);
 	dso->perf_map_paths[0] = strdup(path);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
 	dso->perf_map_paths[1] = strdup(path);
@@ -500,7 +484,12 @@ static int load_syms(struct symbolizer *sym, struct dso *dso)
 	sym->stats.loads++;
 	err = dso->fd < 0 ? -EBADF : objsym__load(dso->fd, dso->debug_fd, &dso->syms);
 	if (err) {
+		struct stat st;
+
 		sym->stats.load_errors++;
+		/* Its owner cut it short since it was opened: read errors, never SIGBUS (ELF_C_READ). */
+		if (dso->fd >= 0 && dso->size >= 0 && !fstat(dso->fd, &st) && st.st_size < dso->size)
+			ufile__count(UFILE_TRUNCATED);
 		if (err == -EBADF)
 			sym->stats.load_errors_unreadable++;
 		else if (err == -ENOEXEC || err == -EINVAL)
@@ -577,14 +566,10 @@ static int lookup_object(struct symbolizer *sym, const struct frame *f, struct s
 
 /* A perf map's identity for reloading: JITs append (it grows), HotSpot's Compiler.perfmap
  * rewrites it whole (it may keep its size), so both size and modification time count. */
-static int64_t file_version(const char *path)
+static int64_t file_version(const struct stat *st)
 {
-	struct stat stbuf;
-
-	if (stat(path, &stbuf))
-		return -1;
-	return (int64_t)((uint64_t)stbuf.st_size ^ (uint64_t)stbuf.st_mtim.tv_sec << 32 ^
-			 (uint64_t)stbuf.st_mtim.tv_nsec << 12) & INT64_MAX;
+	return (int64_t)((uint64_t)st->st_size ^ (uint64_t)st->st_mtim.tv_sec << 32 ^
+			 (uint64_t)st->st_mtim.tv_nsec << 12) & INT64_MAX;
 }
 
 /* A JIT symbol, split for users (jit_name__split); system_name keeps the raw name. */
@@ -620,13 +605,33 @@ static int lookup_jit(struct symbolizer *sym, const struct frame *f, struct strt
 
 	if (dso->perf_map)
 		name = perf_map__lookup(dso->perf_map, f->addr, &start);
+	/*
+	 * This runs under sym->lock, which /metrics and every profile query wait on: the map is
+	 * opened as perf_map__open says (O_NONBLOCK, a regular file only: a FIFO planted there
+	 * neither blocks the open nor the read) and read bounded (perf_map__read), so that no
+	 * file a user controls can stall it.
+	 */
 	for (int i = 0; !name && !dso->perf_map_final && i < 2 && dso->perf_map_paths[i]; i++) {
-		int64_t version = file_version(dso->perf_map_paths[i]);
 		struct perf_map *pm;
+		int64_t version;
+		struct stat st;
+		int root, fd, err;
 
-		if (version < 0 || (version == dso->perf_map_version && dso->perf_map))
+		root = ufile__root(i == 0 ? dso->pid : 0);
+		if (root < 0)
 			continue;
-		if (perf_map__load(dso->perf_map_paths[i], &pm))
+		fd = perf_map__open(root, dso->perf_map_paths[i], dso->perf_map_uid, &st);
+		close(root);
+		if (fd < 0)
+			continue;
+		version = file_version(&st);
+		if (version == dso->perf_map_version && dso->perf_map) {
+			close(fd);
+			continue;
+		}
+		err = perf_map__read(fd, dso->perf_map_paths[i], &st, &pm);
+		close(fd);
+		if (err)
 			continue;
 		perf_map__free(dso->perf_map);
 		dso->perf_map = pm;
@@ -650,7 +655,7 @@ int symbolizer__jit_preload(struct symbolizer *sym, struct dso *dso, int dirfd, 
 	if (dso->kind != DSO_ANON || !dso->pid)
 		return -EINVAL;
 	/* Read outside the lock: queries go on meanwhile. */
-	err = perf_map__load_at(dirfd, name, &pm);
+	err = perf_map__load_at(dirfd, name, dso->perf_map_uid, &pm);
 	if (err)
 		return err;
 	pthread_mutex_lock(&sym->lock);

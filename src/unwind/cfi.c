@@ -1337,7 +1337,7 @@ int cfi__build(int fd, struct cfi_table *out)
 		pr_err("libelf: %s\n", elf_errmsg(-1));
 		return -ENOTSUP;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
 		pr_debug("elf_begin: %s\n", elf_errmsg(-1));
 		return -ENOEXEC;

@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/debuginfo.c src/symbolize/elf.c src/lib/log.c */
+/* DEPS: src/symbolize/debuginfo.c src/symbolize/elf.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Separate debug files and MiniDebugInfo for the fixtures tests/unit/debuginfo.mk derives from

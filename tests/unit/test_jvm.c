@@ -1,4 +1,4 @@
-/* DEPS: src/collect/jvm.c src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c src/lib/log.c src/lib/procfs.c tests/unit/fake_symbolizer.c */
+/* DEPS: src/collect/jvm.c src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c src/lib/log.c src/lib/procfs.c tests/unit/fake_symbolizer.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The JVM collector's bookkeeping without a JVM: a process that is none (a child without a

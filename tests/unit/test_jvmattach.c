@@ -1,4 +1,4 @@
-/* DEPS: src/collect/jvmattach.c src/lib/log.c */
+/* DEPS: src/collect/jvmattach.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The attach protocol against a stand-in JVM: this process listens on /tmp/.java_pidPID as

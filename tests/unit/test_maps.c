@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/maps.c src/lib/log.c */
+/* DEPS: src/symbolize/maps.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /* /proc/PID/maps parsing: every line shape the kernel prints, and this process's own maps. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/perfmap.c src/lib/log.c */
+/* DEPS: src/symbolize/perfmap.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Perf map parsing: hand-written maps with the awkward cases (unsorted, re-emitted and
@@ -310,10 +310,10 @@ TEST(load_at)
 	CHECK(!write_file(tmp_path("perf-4.map"), "1000 10 void Hot.spinHot(long)\n"));
 	dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(dirfd >= 0);
-	CHECK_EQ(perf_map__load_at(dirfd, "perf-4.map", &pm), 0);
+	CHECK_EQ(perf_map__load_at(dirfd, "perf-4.map", 0, &pm), 0);
 	CHECK(lookup_is(pm, 0x100f, "void Hot.spinHot(long)", 0x1000));
 	perf_map__free(pm);
-	CHECK_EQ(perf_map__load_at(dirfd, "perf-5.map", &pm), -ENOENT);
+	CHECK_EQ(perf_map__load_at(dirfd, "perf-5.map", 0, &pm), -ENOENT);
 	close(dirfd);
 	CHECK(!pm);
 	unlink(tmp_path("perf-4.map"));

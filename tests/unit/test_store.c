@@ -1,4 +1,4 @@
-/* DEPS: src/store/store.c src/lib/strtab.c src/lib/log.c tests/unit/fake_symbolizer.c */
+/* DEPS: src/store/store.c src/lib/strtab.c src/lib/log.c tests/unit/fake_symbolizer.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The time-sliced store: aggregation, the query window, retention and expiry, filters, reference

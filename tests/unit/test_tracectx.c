@@ -1,4 +1,4 @@
-/* DEPS: src/collect/tracectx.c src/collect/golabels.c src/symbolize/maps.c src/symbolize/elf.c src/lib/log.c */
+/* DEPS: src/collect/tracectx.c src/collect/golabels.c src/symbolize/maps.c src/symbolize/elf.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracectx__locate against live processes: the targets of tests/integration/tracectx.mk print
