@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
 	make gcc clang llvm pkg-config
 	libelf-dev libdw-dev zlib1g-dev libzstd-dev
-	libmicrohttpd-dev libyaml-dev libcurl4-openssl-dev
+	libmicrohttpd-dev libyaml-dev libcurl4-openssl-dev libcap-dev
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 	golang-go golang-github-google-pprof-dev
 	prometheus linux-perf libbpf-tools curl procps python3
