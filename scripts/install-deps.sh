@@ -42,13 +42,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	# Same mirror as the machine's bookworm source.
-	mirror=$(grep -rhs -E '^(URIs:|deb) ' /etc/apt/sources.list /etc/apt/sources.list.d/ |
-		grep -m1 -o 'http[s]*://[^ ]*debian/*' || true)
-	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-	echo "deb $mirror bookworm-backports main" >/etc/apt/sources.list.d/autoprof-backports.list
-fi
+# bookworm-backports from the machine's own bookworm source (mirror, key): no other.
+bash "$(dirname "$0")/apt-backports.sh"
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${PKGS[@]}" "${NODE_PKGS[@]}"
 apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BACKPORTS_PKGS[@]}"
