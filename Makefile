@@ -21,7 +21,15 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 	  -I. -I$(BUILD) -I$(BUILD)/gen -Isrc \
 	  -DAUTOPROF_VERSION='"$(VERSION)"' -DAUTOPROF_COMMIT='"$(GIT_COMMIT)"'
-LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -lprotobuf-c -lpthread -llzma -liberty -lcurl -lgnutls -lcrypt -lm
+# Hardening (user space only; BPF objects are built with their own flags): stack protector,
+# fortified libc calls (they need -O2), a position-independent executable, and full RELRO
+# (every relocation resolved at start, then the GOT read-only).
+HARDEN_CFLAGS := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE
+HARDEN_LDFLAGS := -pie -Wl,-z,relro,-z,now
+CFLAGS += $(HARDEN_CFLAGS)
+LDFLAGS += $(HARDEN_LDFLAGS)
+LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -lprotobuf-c -lpthread -llzma -liberty -lcurl \
+	  -lgnutls -lcrypt -lcap -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -111,11 +119,12 @@ $(BUILD)/autoprof: $(OBJS)
 # Memory profiling's preload shim (preload/autoprof_preload.c): LD_PRELOAD=.../this.so app.
 # Only its interposed functions and markers are exported.
 PRELOAD_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC \
-	-fvisibility=hidden -fno-omit-frame-pointer
+	-fvisibility=hidden -fno-omit-frame-pointer -fstack-protector-strong -D_FORTIFY_SOURCE=2
 PRELOAD_LDLIBS := -ldl -lm -lpthread
 $(BUILD)/libautoprof_preload.so: preload/autoprof_preload.c preload/autoprof_preload.h
 	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-soname,libautoprof_preload.so $< -o $@ $(PRELOAD_LDLIBS)
+	$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-soname,libautoprof_preload.so -Wl,-z,relro,-z,now $< \
+		-o $@ $(PRELOAD_LDLIBS)
 
 # The same shim as an archive a program links instead (cc ... libautoprof_preload.a -ldl -lm
 # -lpthread): the program's own calls of malloc and free then reach it directly, not through

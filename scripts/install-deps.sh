@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
 	make gcc clang llvm pkg-config
 	libelf-dev libdw-dev zlib1g-dev libzstd-dev
-	libmicrohttpd-dev libyaml-dev libcurl4-openssl-dev libgnutls28-dev libcrypt-dev
+	libmicrohttpd-dev libyaml-dev libcurl4-openssl-dev libgnutls28-dev libcrypt-dev libcap-dev
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 	golang-go golang-github-google-pprof-dev
 	prometheus linux-perf libbpf-tools curl procps python3
@@ -42,13 +42,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	# Same mirror as the machine's bookworm source.
-	mirror=$(grep -rhs -E '^(URIs:|deb) ' /etc/apt/sources.list /etc/apt/sources.list.d/ |
-		grep -m1 -o 'http[s]*://[^ ]*debian/*' || true)
-	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-	echo "deb $mirror bookworm-backports main" >/etc/apt/sources.list.d/autoprof-backports.list
-fi
+# bookworm-backports from the machine's own bookworm source (mirror, key): no other.
+bash "$(dirname "$0")/apt-backports.sh"
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${PKGS[@]}" "${NODE_PKGS[@]}"
 apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BACKPORTS_PKGS[@]}"

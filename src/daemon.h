@@ -22,6 +22,7 @@ struct otlp_state {
 	struct otlp_header *headers;
 	size_t nr_headers;
 	char *headers_buf;
+	char *headers_file_buf; /* otlp.headers-file's text, which file headers point into */
 	long long next_sec; /* first CLOCK_MONOTONIC second not pushed yet; 0 before the first */
 };
 

@@ -10,9 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/capability.h>
 
 #include <bpf/libbpf.h>
 
@@ -29,6 +27,7 @@
 #include "http/webconfig.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "privs.h"
 #include "store/store.h"
 #include "symbolize/proctab.h"
 #include "symbolize/symbolizer.h"
@@ -57,51 +56,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	log__printf(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, "%s", msg);
 	return 0;
-}
-
-static const struct {
-	int cap;
-	const char *name;
-	const char *why;
-	bool required;
-} needed_caps[] = {
-	{ 39 /* CAP_BPF */, "CAP_BPF", "to load BPF programs and maps", true },
-	{ 38 /* CAP_PERFMON */, "CAP_PERFMON", "to open perf events on every CPU", true },
-	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE", "to read other processes' /proc/PID/maps", false },
-	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN",
-	  "to open deleted binaries through /proc/PID/map_files", false },
-};
-
-/* Says which capability is missing before anything is loaded. */
-static int check_privileges(void)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	int missing = 0;
-
-	if (syscall(SYS_capget, &hdr, data)) {
-		pr_warn("cannot read capabilities: %s\n", strerror(errno));
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(needed_caps) / sizeof(needed_caps[0]); i++) {
-		int c = needed_caps[i].cap;
-		bool have = data[c / 32].effective & (1u << (c % 32));
-		/* Before CAP_BPF and CAP_PERFMON existed, CAP_SYS_ADMIN covered both. */
-		bool admin = data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
-
-		if (have || (admin && c >= 38))
-			continue;
-		if (needed_caps[i].required) {
-			fprintf(stderr, "autoprof: missing capability %s, needed %s; run as root or "
-				"grant it (setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_sys_admin+ep)\n",
-				needed_caps[i].name, needed_caps[i].why);
-			missing++;
-		} else {
-			pr_warn("missing capability %s, needed %s: some frames may stay unnamed\n",
-				needed_caps[i].name, needed_caps[i].why);
-		}
-	}
-	return missing ? -EPERM : 0;
 }
 
 /* Process events for the collectors that keep per-process state. */
@@ -189,7 +143,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "autoprof: --web.config.file: %s\n", why);
 		return 2;
 	}
-	if (check_privileges()) {
+	/*
+	 * Capabilities belong to a thread, and a thread starts with its creator's: the drop comes
+	 * before the first thread (the unwinder's builder, the HTTP server's, the pusher's), so
+	 * that none of them keeps more. What loading and attaching need is in the kept set anyway:
+	 * uprobes are attached at run time too.
+	 */
+	if (privs__check() || privs__drop(&d.cfg)) {
 		webconfig__free(d.web);
 		return 1;
 	}

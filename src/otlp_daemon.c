@@ -13,6 +13,7 @@
 
 #include "daemon.h"
 #include "export/otlp.h"
+#include "export/otlp_headers.h"
 #include "export/otlp_push.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -91,6 +92,35 @@ static int parse_headers(struct otlp_state *o, const char *spec)
 	return 0;
 }
 
+/* otlp.headers-file's headers after the flag's (validated at start, read again here). */
+static int add_file_headers(struct otlp_state *o, const char *path)
+{
+	struct otlp_header *file = NULL, *h;
+	char why[512] = "";
+	size_t nr = 0;
+	int err;
+
+	if (!*path)
+		return 0;
+	err = otlp_headers__read_file(path, &o->headers_file_buf, &file, &nr, why, sizeof(why));
+	if (err) {
+		pr_err("otlp.headers-file: %s\n", why);
+		return err;
+	}
+	if (!nr)
+		return 0;
+	h = realloc(o->headers, (o->nr_headers + nr) * sizeof(*h));
+	if (!h) {
+		free(file);
+		return -ENOMEM;
+	}
+	o->headers = h;
+	memcpy(o->headers + o->nr_headers, file, nr * sizeof(*h));
+	o->nr_headers += nr;
+	free(file);
+	return 0;
+}
+
 static const struct metrics_row push_rows[] = {
 	METRICS_FAMILY("autoprof_otlp_batches", METRIC_COUNTER,
 		       "OTLP push batches by outcome: queued, sent, dropped_queue_full (oldest "
@@ -150,6 +180,9 @@ int otlp_daemon__start(struct daemon *d)
 	err = parse_headers(o, d->cfg.otlp_headers);
 	if (err)
 		return err;
+	err = add_file_headers(o, d->cfg.otlp_headers_file);
+	if (err)
+		return err;
 	opts = (struct otlp_push_opts){
 		.endpoint = d->cfg.otlp_endpoint,
 		.interval_ns = d->cfg.otlp_interval_ns,
@@ -158,6 +191,10 @@ int otlp_daemon__start(struct daemon *d)
 		.gzip = d->cfg.otlp_gzip,
 		.headers = o->headers,
 		.nr_headers = o->nr_headers,
+		.ca_file = d->cfg.otlp_ca_file,
+		.cert_file = d->cfg.otlp_cert_file,
+		.key_file = d->cfg.otlp_key_file,
+		.shutdown_timeout_ns = d->cfg.otlp_shutdown_timeout_ns,
 	};
 	o->pusher = otlp_pusher__new(&opts, collect, d, &err);
 	if (!o->pusher) {
@@ -175,6 +212,7 @@ void otlp_daemon__stop(struct daemon *d)
 	d->otlp.pusher = NULL;
 	free(d->otlp.headers);
 	free(d->otlp.headers_buf);
+	free(d->otlp.headers_file_buf);
 }
 
 int otlp_daemon__register_metrics(struct daemon *d)

@@ -23,6 +23,7 @@
 #include <yaml.h>
 
 #include "../collect/memsample.h"
+#include "../export/otlp_headers.h"
 #include "config.h"
 #include "config_priv.h"
 
@@ -119,6 +120,34 @@ static int otlp_headers__check(const char *s, uint64_t unused, char *why, size_t
 			p++;
 		if (*p == ',')
 			p++;
+	}
+	return 0;
+}
+
+/* Read once here so that a bad file stops autoprof before anything is attached. */
+static int otlp_headers_file__check(const char *s, uint64_t unused, char *why, size_t n)
+{
+	struct otlp_header *hdrs = NULL;
+	char *text = NULL;
+	size_t nr;
+	int err;
+
+	(void)unused;
+	if (!*s)
+		return 0;
+	err = otlp_headers__read_file(s, &text, &hdrs, &nr, why, n);
+	free(hdrs);
+	free(text);
+	return err;
+}
+
+/* "" or a file autoprof can read (a TLS certificate, key or CA bundle). */
+static int readable_file__check(const char *s, uint64_t unused, char *why, size_t n)
+{
+	(void)unused;
+	if (*s && access(s, R_OK)) {
+		snprintf(why, n, "cannot read \"%s\": %s", s, strerror(errno));
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -361,6 +390,50 @@ static const struct key keys[] = {
 		.max = GiB,
 		FIELD(otlp_queue_size),
 		.help = "Bound on pushes waiting for the collector; the oldest are dropped beyond it.",
+	},
+	{
+		.name = "otlp.headers-file",
+		.type = &config_type_path,
+		.def = "",
+		.check = otlp_headers_file__check,
+		FIELD(otlp_headers_file),
+		.help = "File of extra request headers, one \"Name: value\" a line, read at start: "
+			"keeps tokens out of the command line. Added to otlp.headers.",
+	},
+	{
+		.name = "otlp.ca-file",
+		.type = &config_type_path,
+		.def = "",
+		.check = readable_file__check,
+		FIELD(otlp_ca_file),
+		.help = "PEM CA certificates that verify an https:// collector, instead of the "
+			"system's.",
+	},
+	{
+		.name = "otlp.cert-file",
+		.type = &config_type_path,
+		.def = "",
+		.check = readable_file__check,
+		FIELD(otlp_cert_file),
+		.help = "PEM client certificate presented to an https:// collector (mutual TLS).",
+	},
+	{
+		.name = "otlp.key-file",
+		.type = &config_type_path,
+		.def = "",
+		.check = readable_file__check,
+		FIELD(otlp_key_file),
+		.help = "PEM private key of otlp.cert-file.",
+	},
+	{
+		.name = "otlp.shutdown-timeout",
+		.type = &config_type_duration,
+		.def = "5s",
+		.min = 0,
+		.max = 300 * NSEC_PER_SEC,
+		FIELD(otlp_shutdown_timeout_ns),
+		.help = "On SIGTERM, how long the last push may take (queued batches and the "
+			"seconds not yet pushed) before autoprof exits; 0: exit at once.",
 	},
 	{
 		.name = "python.enabled",

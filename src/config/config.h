@@ -28,6 +28,11 @@ struct config {
 	uint32_t otlp_gzip;		/* otlp.gzip, default true */
 	char otlp_headers[1024];	/* otlp.headers, Name=value[,Name=value...] */
 	uint64_t otlp_queue_size;	/* otlp.queue-size, bytes, default 8MiB, 64KiB..1GiB */
+	char otlp_headers_file[4096];	/* otlp.headers-file, "Name: value" lines, "" = none */
+	char otlp_ca_file[4096];	/* otlp.ca-file, PEM CA bundle, "" = the system's */
+	char otlp_cert_file[4096];	/* otlp.cert-file, PEM client certificate, "" = none */
+	char otlp_key_file[4096];	/* otlp.key-file, PEM key of otlp.cert-file */
+	uint64_t otlp_shutdown_timeout_ns; /* otlp.shutdown-timeout, default 5s, 0..5m */
 	uint32_t offcpu_enabled;	/* offcpu.enabled, default false */
 	uint64_t offcpu_min_block_ns;	/* offcpu.min-block, default 50us, 0..1h */
 	uint32_t offcpu_sample_ppm;	/* offcpu.sample-probability in millionths, default 1 */

@@ -40,6 +40,8 @@ struct otlp_pusher {
 	char *url;
 	uint64_t interval_ns;
 	uint64_t queue_limit;
+	uint64_t shutdown_ns;
+	uint64_t timeout_ns;
 	bool gzip;
 	otlp_collect_fn collect;
 	void *ctx;
@@ -54,6 +56,8 @@ struct otlp_pusher {
 	pthread_cond_t wake;	/* signalled by free() */
 	/* Also read without the lock by the curl progress callback, hence atomic. */
 	atomic_bool stop;
+	/* Set by free() with a shutdown timeout: the monotonic ns by which the last push ends. */
+	_Atomic uint64_t drain_by;
 	struct otlp_push_stats stats;
 
 	/* The rest belongs to the sender thread alone. */
@@ -91,9 +95,17 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+/* Told to stop, or draining past the shutdown deadline. */
 static bool pusher__stopping(struct otlp_pusher *p)
 {
-	return atomic_load_explicit(&p->stop, memory_order_relaxed);
+	uint64_t by = atomic_load_explicit(&p->drain_by, memory_order_relaxed);
+
+	return atomic_load_explicit(&p->stop, memory_order_relaxed) || (by && mono_ns() >= by);
+}
+
+static bool pusher__draining(struct otlp_pusher *p)
+{
+	return atomic_load_explicit(&p->drain_by, memory_order_relaxed) != 0;
 }
 
 /* xorshift64*: jitter only needs to spread out pushers that failed together. */
@@ -480,11 +492,21 @@ static enum send_result pusher__send(struct otlp_pusher *p, struct batch *b)
 	buf__reset(&p->response);
 	p->retry_after_ns = 0;
 	p->curl_err[0] = '\0';
+	if (pusher__draining(p)) {
+		uint64_t by = atomic_load_explicit(&p->drain_by, memory_order_relaxed), now = mono_ns();
+		uint64_t left = by > now ? by - now : 0;
+
+		/* The last requests end by the deadline, connecting included. */
+		if (left < p->timeout_ns)
+			curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS,
+					 (long)(left / NSEC_PER_MSEC) + 1);
+	}
 	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, b->gzipped ? p->hdrs_gzip : p->hdrs_plain);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, b->data.data);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)b->data.len);
 	res = curl_easy_perform(p->curl);
-	if (res == CURLE_ABORTED_BY_CALLBACK && pusher__stopping(p))
+	if ((res == CURLE_ABORTED_BY_CALLBACK || res == CURLE_OPERATION_TIMEDOUT) &&
+	    pusher__stopping(p))
 		return SEND_ABORTED;
 	if (res != CURLE_OK) {
 		pthread_mutex_lock(&p->lock);
@@ -544,6 +566,20 @@ static void pusher__flush(struct otlp_pusher *p)
 	}
 }
 
+/*
+ * The last push at shutdown: what was gathered since the last collect, then the queue oldest
+ * first, ignoring backoff, each batch tried once, until the deadline.
+ */
+static void pusher__drain(struct otlp_pusher *p, uint64_t window_ns)
+{
+	/* A request that was in flight when free() came may have used up the time already. */
+	if (!pusher__stopping(p))
+		pusher__collect(p, window_ns);
+	pusher__flush(p);
+	if (p->queued_batches)
+		pr_warn("exiting with %" PRIu64 " push(es) not delivered\n", p->queued_batches);
+}
+
 static void ns_to_timespec(uint64_t ns, struct timespec *ts)
 {
 	ts->tv_sec = (time_t)(ns / NSEC_PER_SEC);
@@ -560,7 +596,7 @@ static void *pusher__run(void *arg)
 		uint64_t now;
 
 		pthread_mutex_lock(&p->lock);
-		while (!pusher__stopping(p)) {
+		while (!pusher__stopping(p) && !pusher__draining(p)) {
 			uint64_t deadline = next_collect;
 			struct timespec ts;
 
@@ -574,6 +610,10 @@ static void *pusher__run(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		if (pusher__stopping(p))
 			break;
+		if (pusher__draining(p)) {
+			pusher__drain(p, mono_ns() - last_collect);
+			break;
+		}
 
 		now = mono_ns();
 		if (now >= next_collect) {
@@ -699,6 +739,15 @@ static int pusher__setup_curl(struct otlp_pusher *p, const struct otlp_push_opts
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, p);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, p->curl_err);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "autoprof");
+	if (opts->ca_file && *opts->ca_file &&
+	    curl_easy_setopt(c, CURLOPT_CAINFO, opts->ca_file) != CURLE_OK)
+		return -EINVAL;
+	if (opts->cert_file && *opts->cert_file &&
+	    curl_easy_setopt(c, CURLOPT_SSLCERT, opts->cert_file) != CURLE_OK)
+		return -EINVAL;
+	if (opts->key_file && *opts->key_file &&
+	    curl_easy_setopt(c, CURLOPT_SSLKEY, opts->key_file) != CURLE_OK)
+		return -EINVAL;
 	return 0;
 }
 
@@ -754,7 +803,10 @@ struct otlp_pusher *otlp_pusher__new(const struct otlp_push_opts *opts, otlp_col
 	pthread_cond_init(&p->wake, &attr);
 	pthread_condattr_destroy(&attr);
 	atomic_init(&p->stop, false);
+	atomic_init(&p->drain_by, 0);
 	p->interval_ns = opts->interval_ns;
+	p->timeout_ns = opts->timeout_ns;
+	p->shutdown_ns = opts->shutdown_timeout_ns;
 	p->queue_limit = opts->queue_bytes;
 	p->gzip = opts->gzip;
 	p->collect = collect;
@@ -798,11 +850,15 @@ void otlp_pusher__free(struct otlp_pusher *p)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	atomic_store_explicit(&p->stop, true, memory_order_relaxed);
+	if (p->shutdown_ns)
+		atomic_store_explicit(&p->drain_by, mono_ns() + p->shutdown_ns,
+				      memory_order_relaxed);
+	else
+		atomic_store_explicit(&p->stop, true, memory_order_relaxed);
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	/* What is still queued is lost: waiting for a collector would break the promptness. */
+	/* What is still queued is lost: waiting longer for a collector would delay the exit. */
 	pusher__destroy(p);
 }
 

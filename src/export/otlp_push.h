@@ -32,6 +32,12 @@ struct otlp_push_opts {
 	bool gzip;
 	const struct otlp_header *headers;
 	size_t nr_headers;
+	/* TLS to an https:// collector, PEM files; NULL or "": libcurl's defaults. */
+	const char *ca_file;	/* CAs that verify the collector instead of the system's */
+	const char *cert_file;	/* client certificate (mutual TLS) */
+	const char *key_file;	/* its private key */
+	/* free() first collects and sends what is left, for at most this long; 0: drops it. */
+	uint64_t shutdown_timeout_ns;
 };
 
 /* Fills out with one encoded request (uncompressed) for the last window_ns; returns 0, or a
@@ -56,7 +62,11 @@ struct otlp_push_stats {
 /* Starts the thread. Returns NULL with *err set (-EINVAL: bad endpoint). Options are copied. */
 struct otlp_pusher *otlp_pusher__new(const struct otlp_push_opts *opts, otlp_collect_fn collect,
 				     void *ctx, int *err);
-/* Stops within about a second (an in-flight request is aborted), then frees. Accepts NULL. */
+/*
+ * Stops, then frees. With a shutdown_timeout_ns, one last collect and what is queued are sent
+ * first, within that time (a request still in flight at its end is aborted); without, within
+ * about a second (an in-flight request is aborted) and the queue is dropped. Accepts NULL.
+ */
 void otlp_pusher__free(struct otlp_pusher *p);
 void otlp_pusher__stats(struct otlp_pusher *p, struct otlp_push_stats *out);
 

@@ -8,13 +8,15 @@ import gzip
 import http.server
 import os
 import re
+import ssl
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, ROOT, Daemon, check, exit_status, free_port, start_target, traces  # noqa: E402
+from aplib import (AUTOPROF, BUILD, ROOT, TMP, Daemon, check, exit_status, free_port,  # noqa: E402
+                   start_target, traces)
 
 PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
 REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
@@ -23,8 +25,10 @@ REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesSe
 class Receiver:
     """An OTLP/HTTP receiver on loopback; `script` gives the status of each request in turn."""
 
-    def __init__(self, script=()):
+    def __init__(self, script=(), tls=None, delay=0):
+        """tls: an ssl.SSLContext to serve https with; delay: seconds each answer waits."""
         self.requests = []
+        self.peers = []  # the client certificate of each https request, or None
         self.script = list(script)
         self.port = free_port()
         outer = self
@@ -32,8 +36,11 @@ class Receiver:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if tls:
+                    outer.peers.append(self.connection.getpeercert())
                 status = outer.script.pop(0) if outer.script else 200
                 outer.requests.append((self.path, dict(self.headers), body, status))
+                time.sleep(delay)
                 self.send_response(status)
                 if status == 503:
                     self.send_header("Retry-After", "1")
@@ -45,6 +52,8 @@ class Receiver:
                 pass
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        if tls:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self):
@@ -347,10 +356,138 @@ def test_collector_down_bounded():
         d.stop()
 
 
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=TMP)
+
+
+def make_pki():
+    """A CA, a server certificate for 127.0.0.1 and a client certificate it signed, in TMP."""
+    if os.path.exists(os.path.join(TMP, "client.pem")):
+        return
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+            "/CN=autoprof-test-ca", "-keyout", "ca.key", "-out", "ca.pem")
+    for name, ext in (("server", "subjectAltName=IP:127.0.0.1"),
+                      ("client", "extendedKeyUsage=clientAuth")):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=autoprof-" + name,
+                "-keyout", name + ".key", "-out", name + ".csr")
+        with open(os.path.join(TMP, name + ".ext"), "w") as f:
+            f.write(ext + "\n")
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-days", "1", "-extfile", name + ".ext", "-out", name + ".pem")
+
+
+def tls_context():
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(TMP, "server.pem"), os.path.join(TMP, "server.key"))
+    # Asked for, not required: a client without a certificate still gets through.
+    ctx.verify_mode = ssl.CERT_OPTIONAL
+    ctx.load_verify_locations(os.path.join(TMP, "ca.pem"))
+    return ctx
+
+
+def test_tls_headers_file():
+    """https with --otlp.ca-file: the push arrives, with the client certificate of
+    --otlp.cert-file/--otlp.key-file and the headers of --otlp.headers-file besides
+    --otlp.headers; without the CA file the collector's certificate is refused."""
+    make_pki()
+    headers = os.path.join(TMP, "otlp-headers")
+    with open(headers, "w") as f:
+        f.write("# token from a secret\nAuthorization: Bearer s3cret\n")
+    rx = Receiver(tls=tls_context())
+    d = Daemon("--otlp.endpoint=https://127.0.0.1:%d" % rx.port, "--otlp.interval=1s",
+               "--otlp.headers=X-Scope-OrgID=tenant-1", "--otlp.headers-file=" + headers,
+               "--otlp.ca-file=" + os.path.join(TMP, "ca.pem"),
+               "--otlp.cert-file=" + os.path.join(TMP, "client.pem"),
+               "--otlp.key-file=" + os.path.join(TMP, "client.key"))
+    try:
+        deadline = time.time() + 15
+        while time.time() < deadline and not rx.accepted():
+            time.sleep(0.2)
+        assert rx.accepted(), "nothing arrived over https: %s" % d.logtext()[-2000:]
+        _, hdrs, _, _ = rx.accepted()[0]
+        assert hdrs.get("Authorization") == "Bearer s3cret", hdrs
+        assert hdrs.get("X-Scope-OrgID") == "tenant-1", hdrs
+        with open("/proc/%d/cmdline" % d.proc.pid, "rb") as f:
+            assert b"s3cret" not in f.read()
+        peer = rx.peers[0]
+        assert peer and ("commonName", "autoprof-client") in [x[0] for x in peer["subject"]], \
+            peer
+    finally:
+        d.stop()
+        rx.stop()
+
+    rx = Receiver(tls=tls_context())
+    d = Daemon("--otlp.endpoint=https://127.0.0.1:%d" % rx.port, "--otlp.interval=1s")
+    try:
+        time.sleep(4)
+        assert not rx.requests, "a collector signed by an unknown CA was trusted"
+        assert metric(d, "autoprof_otlp_failures_total", 'kind="network"') >= 1
+    finally:
+        d.stop()
+        rx.stop()
+
+
+def test_bad_secret_files():
+    """A headers file that is missing or malformed, or an unreadable CA file, stops autoprof
+    with exit status 2 naming the key, before anything is attached."""
+    bad = os.path.join(TMP, "bad-headers")
+    with open(bad, "w") as f:
+        f.write("Authorization Bearer x\n")
+    for arg, key in (("--otlp.headers-file=/nonexistent/headers", "--otlp.headers-file"),
+                     ("--otlp.headers-file=" + bad, "--otlp.headers-file"),
+                     ("--otlp.ca-file=/nonexistent/ca.pem", "--otlp.ca-file")):
+        r = subprocess.run([AUTOPROF, "--otlp.endpoint=http://127.0.0.1:1", arg],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode == 2 and key + ":" in r.stderr, (arg, r.returncode, r.stderr)
+
+
+def test_sigterm_flushes_last_push():
+    """SIGTERM with the collector up: the seconds not pushed yet arrive before the exit (the
+    interval is an hour, so that push is the shutdown's)."""
+    rx = Receiver()
+    d = Daemon("--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--otlp.interval=1h",
+               "--otlp.shutdown-timeout=3s")
+    try:
+        p, pid = start_target("cpu_shares", 3)
+        p.wait()
+        time.sleep(1)
+        assert not rx.requests, "pushed before the shutdown"
+        rc, secs = d.stop()
+        assert rc == 0 and secs < 4, (rc, secs)
+        assert len(rx.accepted()) == 1, [r[3] for r in rx.requests]
+        path, headers, body, _ = rx.accepted()[0]
+        total, _ = samples_of(decode(body, headers), pid, "cpu")
+        assert total > 0, "the last push has no samples of pid %d" % pid
+    finally:
+        d.stop()
+        rx.stop()
+
+
+def test_sigterm_bounded():
+    """SIGTERM with a collector that hangs, or is down: exit within otlp.shutdown-timeout
+    + 1 s."""
+    rx = Receiver(delay=30)
+    for endpoint in ("http://127.0.0.1:%d" % rx.port, "http://127.0.0.1:%d" % free_port()):
+        d = Daemon("--otlp.endpoint=" + endpoint, "--otlp.interval=1h",
+                   "--otlp.shutdown-timeout=2s", "--otlp.timeout=60s")
+        try:
+            time.sleep(1.5)
+            rc, secs = d.stop()
+            assert rc == 0 and secs < 3, (endpoint, rc, secs)
+        finally:
+            d.stop()
+    assert rx.requests, "the hanging collector got no request"
+    rx.stop()
+
+
 check("otlp_push_matches_pprof", test_push_matches_pprof)
 check("otlp_heap_inuse_is_the_live_heap", test_heap_inuse)
 check("otlp_process_context_service_name", test_process_context_resource)
 check("otlp_503_retried_nothing_lost", test_503_retried)
 check("otlp_links_are_published_spans", test_links)
 check("otlp_collector_down_bounded", test_collector_down_bounded)
+check("otlp_tls_client_cert_headers_file", test_tls_headers_file)
+check("otlp_bad_secret_files_exit_2", test_bad_secret_files)
+check("otlp_sigterm_flushes_last_push", test_sigterm_flushes_last_push)
+check("otlp_sigterm_bounded", test_sigterm_bounded)
 sys.exit(exit_status())

@@ -1,4 +1,4 @@
-/* DEPS: src/export/otlp_push.c src/http/server.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
+/* DEPS: src/export/otlp_push.c src/export/otlp_headers.c src/http/server.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "export/otlp_headers.h"
 #include "export/otlp_push.h"
 #include "http/http.h"
 #include "lib/log.h"
@@ -782,6 +783,152 @@ TEST(collect_errors_counted)
 	CHECK_EQ(st.batches_queued + st.batches_sent + st.queue_bytes, 0);
 }
 
+TEST(headers_file)
+{
+	static const char *const bad[] = { "X-Scope-OrgID tenant\n", ": x\n", "A B: c\n",
+					   "X: a\x01b\n" };
+	char path[] = "/tmp/otlp-headers-XXXXXX", why[256] = "";
+	struct otlp_header *hdrs = NULL;
+	struct collector c;
+	struct producer pr = { 0 };
+	struct otlp_pusher *p = NULL;
+	struct http_server *srv;
+	struct otlp_push_opts o;
+	char url[64], *text = NULL;
+	int port, err = 0, fd;
+	size_t nr = 0;
+	FILE *f;
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("# tenant\n\nX-Scope-OrgID:  tenant-f \r\nAuthorization: Bearer a=b,c\n", f);
+	fclose(f);
+	CHECK_EQ(otlp_headers__read_file(path, &text, &hdrs, &nr, why, sizeof(why)), 0);
+	CHECK_EQ(nr, 2);
+	CHECK_STR(hdrs[0].name, "X-Scope-OrgID");
+	CHECK_STR(hdrs[0].value, "tenant-f");
+	CHECK_STR(hdrs[1].value, "Bearer a=b,c");
+
+	collector__init(&c);
+	srv = serve("127.0.0.1:0", &c, &port);
+	CHECK(srv);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	o = opts_for(url);
+	o.headers = hdrs;
+	o.nr_headers = nr;
+	p = otlp_pusher__new(&o, produce, &pr, &err);
+	CHECK(p);
+	CHECK(collector__wait(&c, 1, 3000));
+	otlp_pusher__free(p);
+	http_server__stop(srv);
+	CHECK_STR(c.reqs[0].custom, "tenant-f");
+	collector__fini(&c);
+	free(hdrs);
+	free(text);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = fopen(path, "w");
+		fputs(bad[i], f);
+		fclose(f);
+		why[0] = '\0';
+		CHECK_EQ(otlp_headers__read_file(path, &text, &hdrs, &nr, why, sizeof(why)),
+			 -EINVAL);
+		CHECK(strstr(why, "line 1"));
+	}
+	/* Past the size cap: refused, not read without end. */
+	f = fopen(path, "w");
+	for (int i = 0; i < OTLP_HEADERS_FILE_MAX / 10 + 1; i++)
+		fputs("# padding\n", f);
+	fclose(f);
+	CHECK_EQ(otlp_headers__read_file(path, &text, &hdrs, &nr, why, sizeof(why)), -EFBIG);
+	unlink(path);
+	CHECK_EQ(otlp_headers__read_file(path, &text, &hdrs, &nr, why, sizeof(why)), -ENOENT);
+}
+
+/* With a shutdown timeout, free() collects once more and delivers it. */
+TEST(shutdown_flushes_last_batch)
+{
+	struct collector c;
+	struct producer pr = { 0 };
+	struct otlp_pusher *p;
+	struct http_server *srv;
+	struct otlp_push_opts o;
+	char url[64];
+	int port, err = 0;
+
+	collector__init(&c);
+	srv = serve("127.0.0.1:0", &c, &port);
+	CHECK(srv);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	o = opts_for(url);
+	/* Nothing due before free(): what arrives is the shutdown's push alone. */
+	o.interval_ns = 10000000000ull;
+	o.shutdown_timeout_ns = 2000000000ull;
+	p = otlp_pusher__new(&o, produce, &pr, &err);
+	CHECK(p);
+	sleep_ms(50);
+	otlp_pusher__free(p);
+	http_server__stop(srv);
+	CHECK_EQ(atomic_load(&pr.next), 1);
+	CHECK_EQ(c.nr, 1);
+	CHECK_EQ(seq_of(&c.reqs[0]), 0);
+	collector__fini(&c);
+}
+
+/* A collector that is down or hangs holds free() no longer than the shutdown timeout. */
+TEST(shutdown_bounded)
+{
+	struct collector c;
+	struct producer pr = { 0 };
+	struct otlp_pusher *p;
+	struct http_server *srv;
+	struct otlp_push_opts o;
+	uint64_t t0, took_down = 0, took_hung = 0;
+	char url[64];
+	int port, err = 0;
+
+	port = free_port();
+	CHECK(port > 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	o = opts_for(url);
+	o.interval_ns = 10000000000ull;
+	o.shutdown_timeout_ns = 700000000ull;
+	p = otlp_pusher__new(&o, produce, &pr, &err);
+	CHECK(p);
+	t0 = now_ns();
+	otlp_pusher__free(p);
+	took_down = now_ns() - t0;
+	CHECK_EQ(atomic_load(&pr.next), 1);
+
+	collector__init(&c);
+	atomic_store(&c.hang, true);
+	srv = serve("127.0.0.1:0", &c, &port);
+	CHECK(srv);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	o = opts_for(url);
+	o.interval_ns = 10000000000ull;
+	o.timeout_ns = 10000000000ull;
+	o.shutdown_timeout_ns = 700000000ull;
+	p = otlp_pusher__new(&o, produce, &pr, &err);
+	if (p) {
+		t0 = now_ns();
+		otlp_pusher__free(p);
+		took_hung = now_ns() - t0;
+	}
+	atomic_store(&c.release, true);
+	http_server__stop(srv);
+	collector__fini(&c);
+	CHECK(p);
+	if (getenv("OTLP_TEST_VERBOSE"))
+		fprintf(stderr, "shutdown took %" PRIu64 " ms (down), %" PRIu64 " ms (hung)\n",
+			took_down / 1000000, took_hung / 1000000);
+	CHECK(took_down < 700000000ull);
+	/* The hung request was made and held until the deadline, not beyond. */
+	CHECK(took_hung >= 600000000ull);
+	CHECK(took_hung < 1000000000ull);
+}
+
 int main(void)
 {
 	/* The pusher's state-change warnings are noise here; OTLP_TEST_VERBOSE shows them. */
@@ -798,5 +945,8 @@ int main(void)
 	RUN(free_while_idle);
 	RUN(free_during_hanging_request);
 	RUN(collect_errors_counted);
+	RUN(headers_file);
+	RUN(shutdown_flushes_last_batch);
+	RUN(shutdown_bounded);
 	return test_summary();
 }
