@@ -279,7 +279,7 @@ if not os.path.exists(ANON):
     print("SKIP hostile: %s not built" % ANON)
     sys.exit(0)
 check("hostile_fifo_perf_map", test_fifo_perf_map)
-d = Daemon()
+d = Daemon("--web.enable-admin-api")
 secret_dir = tempfile.mkdtemp(prefix="autoprof-secret-")
 os.chmod(secret_dir, 0o700)
 workdir = tempfile.mkdtemp(prefix="autoprof-probe-")

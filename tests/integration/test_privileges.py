@@ -124,7 +124,7 @@ def test_hardened_binary():
 
 
 check("binary_hardened", test_hardened_binary)
-daemon = Daemon()
+daemon = Daemon("--web.enable-admin-api")
 try:
     check("capabilities_are_the_documented_set", test_capabilities, daemon)
     check("probe_attaches_after_drop", test_probe_after_drop, daemon)
