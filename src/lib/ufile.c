@@ -106,16 +106,20 @@ out_close:
 	return err;
 }
 
+/* path as one relative to a root directory fd: "/a/b" -> "a/b", "/" -> ".". */
+static const char *relative(const char *path)
+{
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
 int ufile__openat(int rootfd, const char *path, const struct ufile_how *how, struct stat *st)
 {
 	const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
-	const char *rel = path;
+	const char *rel = relative(path);
 	int fd;
 
-	while (*rel == '/')
-		rel++;
-	if (!*rel)
-		rel = ".";
 	if (__atomic_load_n(&have_openat2, __ATOMIC_RELAXED)) {
 		struct open_how oh = {
 		    .flags = flags,
@@ -168,13 +172,9 @@ int ufile__opendir(int rootfd, const char *path)
 	    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	const char *rel = path;
+	const char *rel = relative(path);
 	int fd;
 
-	while (*rel == '/')
-		rel++;
-	if (!*rel)
-		rel = ".";
 	fd = (int)syscall(SYS_openat2, rootfd, rel, &oh, sizeof(oh));
 	if (fd >= 0)
 		return fd;
