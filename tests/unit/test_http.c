@@ -1,4 +1,4 @@
-/* DEPS: src/http/server.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
+/* DEPS: src/http/server.c src/http/listen.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <dirent.h>
