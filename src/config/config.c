@@ -9,7 +9,6 @@
  */
 #define pr_fmt(fmt) "config: " fmt
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -22,8 +21,6 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "../collect/memsample.h"
-#include "../export/otlp_headers.h"
 #include "config.h"
 #include "config_priv.h"
 
@@ -38,177 +35,6 @@
 #define CONFIG_FILE_MAX (1024 * 1024)
 #define WHY_MAX		512
 #define PATH_MAX_KEY	128
-
-/* ---- validators ----------------------------------------------------------------------------- */
-
-/* [host]:port where host is empty, an IPv4 address or a bracketed IPv6 address. */
-static int listen_address__check(const char *arg, uint64_t unused, char *why, size_t n)
-{
-	char host[INET6_ADDRSTRLEN + 1];
-	unsigned char addr[sizeof(struct in6_addr)];
-	const char *s = arg, *port, *end;
-	uint64_t portnum;
-	int family = AF_INET;
-	size_t len;
-
-	(void)unused;
-	if (s[0] == '[') {
-		end = strchr(s, ']');
-		if (!end || end[1] != ':')
-			goto bad_form;
-		family = AF_INET6;
-		len = end - s - 1;
-		s++;
-		port = end + 2;
-	} else {
-		/* The last colon, so an unbracketed IPv6 address fails as a host, not a port. */
-		end = strrchr(s, ':');
-		if (!end)
-			goto bad_form;
-		len = end - s;
-		port = end + 1;
-	}
-	if (len >= sizeof(host) || (family == AF_INET6 && !len))
-		goto bad_host;
-	memcpy(host, s, len);
-	host[len] = '\0';
-	if (len && inet_pton(family, host, addr) != 1)
-		goto bad_host;
-	if (config__parse_uint(port, &portnum) || portnum > 65535) {
-		snprintf(why, n, "invalid listen address \"%s\": port must be a number 0..65535",
-			 arg);
-		return -EINVAL;
-	}
-	return 0;
-bad_form:
-	snprintf(why, n, "invalid listen address \"%s\": want [host]:port, e.g. \":9740\"", arg);
-	return -EINVAL;
-bad_host:
-	snprintf(why, n,
-		 "invalid listen address \"%s\": host must be empty, an IPv4 address or [IPv6]",
-		 arg);
-	return -EINVAL;
-}
-
-/* BPF ring buffers must be a power-of-two multiple of the page size, or map creation fails. */
-/* "" (off) or an http:// or https:// URL; the OTLP path is appended by the client. */
-static int otlp_endpoint__check(const char *s, uint64_t unused, char *why, size_t n)
-{
-	(void)unused;
-	if (!*s || !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8))
-		return 0;
-	snprintf(why, n, "\"%s\" is not an http:// or https:// URL", s);
-	return -EINVAL;
-}
-
-/* Name=value pairs separated by commas; names are HTTP header tokens. */
-static int otlp_headers__check(const char *s, uint64_t unused, char *why, size_t n)
-{
-	const char *p = s;
-
-	(void)unused;
-	while (*p) {
-		const char *name = p;
-
-		while (*p && *p != '=' && *p != ',' && (isalnum((unsigned char)*p) || strchr("-_.", *p)))
-			p++;
-		if (p == name || *p != '=') {
-			snprintf(why, n, "want Name=value[,Name=value...], got \"%s\"", s);
-			return -EINVAL;
-		}
-		while (*p && *p != ',')
-			p++;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
-/* Read once here so that a bad file stops autoprof before anything is attached. */
-static int otlp_headers_file__check(const char *s, uint64_t unused, char *why, size_t n)
-{
-	struct otlp_header *hdrs = NULL;
-	char *text = NULL;
-	size_t nr;
-	int err;
-
-	(void)unused;
-	if (!*s)
-		return 0;
-	err = otlp_headers__read_file(s, &text, &hdrs, &nr, why, n);
-	free(hdrs);
-	free(text);
-	return err;
-}
-
-/* "" or a file autoprof can read (a TLS certificate, key or CA bundle). */
-static int readable_file__check(const char *s, uint64_t unused, char *why, size_t n)
-{
-	(void)unused;
-	if (*s && access(s, R_OK)) {
-		snprintf(why, n, "cannot read \"%s\": %s", s, strerror(errno));
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* PATTERN[,PATTERN...]: executable-name globs, or cgroup:DIR (a cgroup directory here). */
-static int memory_targets__check(const char *s, uint64_t unused, char *why, size_t n)
-{
-	char *copy = strdup(s), *save = NULL, *tok;
-	int err = 0;
-
-	(void)unused;
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		struct memtarget_spec spec;
-
-		while (*tok == ' ')
-			tok++;
-		if (*tok)
-			err = memtarget__parse_config(tok, &spec, why, n);
-	}
-	free(copy);
-	return err;
-}
-
-/* Syntax only: main resolves each probe in its binary (and exits 2) before attaching anything. */
-static int probes__check_list(const char *s, uint64_t unused, char *why, size_t n)
-{
-	const char *p = s;
-
-	(void)unused;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		const char *colon = memchr(p, ':', len);
-
-		if (len && (*p != '/' || !colon || colon == p + len - 1)) {
-			snprintf(why, n, "want /BINARY:FUNCTION or /BINARY:FILE:LINE[,...], got \"%.*s\"",
-				 (int)len, p);
-			return -EINVAL;
-		}
-		p += len + (p[len] == ',');
-	}
-	return 0;
-}
-
-static int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n)
-{
-	long page = sysconf(_SC_PAGESIZE);
-
-	if (page <= 0)
-		page = 4096;
-	if (v & (v - 1)) {
-		snprintf(why, n, "%s is not a power of two", s);
-		return -EINVAL;
-	}
-	if (v % (uint64_t)page) {
-		snprintf(why, n, "%s is not a multiple of the %ld-byte page size", s, page);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* ---- the table ------------------------------------------------------------------------------ */
 

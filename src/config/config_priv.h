@@ -62,4 +62,17 @@ extern const struct key_type config_type_string, config_type_path, config_type_u
 /* Decimal digits only, no sign, no unit, no overflow. 0 or -EINVAL/-ERANGE. */
 int config__parse_uint(const char *s, uint64_t *v);
 
+/*
+ * Checks of particular keys (keytypes.c), the table's .check: s is the text, v the parsed
+ * number. 0, or -EINVAL with the reason in why.
+ */
+int listen_address__check(const char *s, uint64_t v, char *why, size_t n);
+int otlp_endpoint__check(const char *s, uint64_t v, char *why, size_t n);
+int otlp_headers__check(const char *s, uint64_t v, char *why, size_t n);
+int otlp_headers_file__check(const char *s, uint64_t v, char *why, size_t n);
+int readable_file__check(const char *s, uint64_t v, char *why, size_t n);
+int memory_targets__check(const char *s, uint64_t v, char *why, size_t n);
+int probes__check_list(const char *s, uint64_t v, char *why, size_t n);
+int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n);
+
 #endif
