@@ -483,6 +483,16 @@ static const struct metrics_row jvm_rows[] = {
 		       "JVM stacks cut after the first JIT frame because the JVM keeps no frame "
 		       "pointers (-XX:-PreserveFramePointer) or has not said yet"),
 	METRICS_SAMPLE(struct jvm_stats, stacks_cut),
+	METRICS_FAMILY("autoprof_jvm_attach", METRIC_COUNTER,
+		       "Attach API calls, done as the JVM's user in its mount namespace, by result: "
+		       "ok, symlink (a symlink where the trigger or socket goes: refused), owner "
+		       "(socket or peer not the JVM's user), busy (another attacher's trigger "
+		       "was there and no listener came: no signal sent), timeout, ns (its namespace, "
+		       "root or cwd could not be entered), ids (its uid/gid could not be taken), "
+		       "no_listener, gone, bad_reply, error"),
+#define JVMATTACH_ROW(e, s) METRICS_SAMPLE(struct jvm_stats, attach[JVMATTACH_##e], "result", s),
+	JVMATTACH_WHYS(JVMATTACH_ROW)
+#undef JVMATTACH_ROW
 };
 
 static void jvm_metrics(struct metrics_writer *w, void *ctx)
