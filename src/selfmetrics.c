@@ -534,6 +534,17 @@ static const struct metrics_row python_rows[] = {
 		       "evaluation-loop frames and Python frame groups disagree)"),
 	METRICS_SAMPLE(struct python_view, py.code_errors, "reason", "code_unreadable"),
 	METRICS_SAMPLE(struct python_view, py.mismatches, "reason", "mismatch"),
+	METRICS_FAMILY("autoprof_python_code_cache_bytes", METRIC_GAUGE,
+		       "Bytes of Python code objects (names, files, line tables, tables) held for "
+		       "naming, all processes together"),
+	METRICS_SAMPLE(struct python_view, py.code_cache_bytes),
+	METRICS_FAMILY("autoprof_python_code_cache_max_bytes", METRIC_GAUGE,
+		       "Cap on autoprof_python_code_cache_bytes: past it every process's cache "
+		       "starts over"),
+	METRICS_SAMPLE(struct python_view, py.code_cache_max_bytes),
+	METRICS_FAMILY("autoprof_python_code_cache_flushes", METRIC_COUNTER,
+		       "Times the Python code caches reached their cap and started over"),
+	METRICS_SAMPLE(struct python_view, py.code_cache_flushes),
 };
 
 static void python_metrics(struct metrics_writer *w, void *ctx)
