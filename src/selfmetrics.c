@@ -516,6 +516,16 @@ static const struct metrics_row jvm_rows[] = {
 		       "JVM stacks cut after the first JIT frame because the JVM keeps no frame "
 		       "pointers (-XX:-PreserveFramePointer) or has not said yet"),
 	METRICS_SAMPLE(struct jvm_stats, stacks_cut),
+	METRICS_FAMILY("autoprof_jvm_attach", METRIC_COUNTER,
+		       "Attach API calls, done as the JVM's user in its mount namespace, by result: "
+		       "ok, symlink (a symlink where the trigger or socket goes: refused), owner "
+		       "(socket or peer not the JVM's user), busy (another attacher's trigger "
+		       "was there and no listener came: no signal sent), timeout, ns (its namespace, "
+		       "root or cwd could not be entered), ids (its uid/gid could not be taken), "
+		       "no_listener, gone, bad_reply, error"),
+#define JVMATTACH_ROW(e, s) METRICS_SAMPLE(struct jvm_stats, attach[JVMATTACH_##e], "result", s),
+	JVMATTACH_WHYS(JVMATTACH_ROW)
+#undef JVMATTACH_ROW
 };
 
 static void jvm_metrics(struct metrics_writer *w, void *ctx)
@@ -557,6 +567,17 @@ static const struct metrics_row python_rows[] = {
 		       "evaluation-loop frames and Python frame groups disagree)"),
 	METRICS_SAMPLE(struct python_view, py.code_errors, "reason", "code_unreadable"),
 	METRICS_SAMPLE(struct python_view, py.mismatches, "reason", "mismatch"),
+	METRICS_FAMILY("autoprof_python_code_cache_bytes", METRIC_GAUGE,
+		       "Bytes of Python code objects (names, files, line tables, tables) held for "
+		       "naming, all processes together"),
+	METRICS_SAMPLE(struct python_view, py.code_cache_bytes),
+	METRICS_FAMILY("autoprof_python_code_cache_max_bytes", METRIC_GAUGE,
+		       "Cap on autoprof_python_code_cache_bytes: past it every process's cache "
+		       "starts over"),
+	METRICS_SAMPLE(struct python_view, py.code_cache_max_bytes),
+	METRICS_FAMILY("autoprof_python_code_cache_flushes", METRIC_COUNTER,
+		       "Times the Python code caches reached their cap and started over"),
+	METRICS_SAMPLE(struct python_view, py.code_cache_flushes),
 };
 
 static void python_metrics(struct metrics_writer *w, void *ctx)

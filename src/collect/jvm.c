@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,7 +193,11 @@ void jvm__exit(struct jvm *j, uint32_t pid)
 	pthread_mutex_unlock(&j->lock);
 }
 
-/* Attach thread: its /tmp and the names of its map and socket, once. */
+/*
+ * Attach thread: its /tmp and the names of its map and socket, once. Resolved inside its root:
+ * through /proc/PID/root/tmp an absolute symlink (a /tmp -> /etc made in a container) would
+ * resolve on the host, and the map would be read, and removed at exit, there.
+ */
 static int open_tmp(struct jvm_proc *jp)
 {
 	int nspid, root;
@@ -252,13 +258,29 @@ static bool foreign_map(struct jvm_proc *jp)
 	return !started || st.st_mtime >= started;
 }
 
+/* An attach, counted by how it ended. */
+static int attach(struct jvm *j, struct jvm_proc *jp, const char *op, const char *arg, char *out,
+		  size_t out_size)
+{
+	enum jvmattach_why why;
+	int err;
+
+	err = jvmattach__run((int)jp->pid, op, arg, out, out_size, ATTACH_TIMEOUT_MS, &why);
+	pthread_mutex_lock(&j->lock);
+	j->stats.attach[why]++;
+	pthread_mutex_unlock(&j->lock);
+	if (err && why != JVMATTACH_OK)
+		pr_debug("pid %u: attach: %s (%s)\n", jp->pid, jvmattach__why_name(why),
+			 strerror(-err));
+	return err;
+}
+
 static void ask_fp(struct jvm *j, struct jvm_proc *jp)
 {
 	char out[128];
 	enum jvm_fp fp = FP_UNKNOWN;
 
-	if (!jvmattach__run((int)jp->pid, "printflag", "PreserveFramePointer", out, sizeof(out),
-			    ATTACH_TIMEOUT_MS)) {
+	if (!attach(j, jp, "printflag", "PreserveFramePointer", out, sizeof(out))) {
 		if (strstr(out, "+PreserveFramePointer"))
 			fp = FP_YES;
 		else if (strstr(out, "-PreserveFramePointer"))
@@ -290,8 +312,7 @@ static void request(struct jvm *j, struct jvm_proc *jp)
 	if (!err && jp->fp == FP_UNKNOWN)
 		ask_fp(j, jp);
 	if (!err)
-		err = jvmattach__run((int)jp->pid, "jcmd", "Compiler.perfmap", out, sizeof(out),
-				     ATTACH_TIMEOUT_MS);
+		err = attach(j, jp, "jcmd", "Compiler.perfmap", out, sizeof(out));
 	if (!err) {
 		jp->ours = true;
 		err = perf_map__load_at(jp->tmp_fd, jp->map_name, jp->uid, &pm);

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "jvmattach.h"
+
 /*
  * HotSpot JVMs' JIT code by name. When a stack of a JVM (libjvm.so mapped) holds JIT addresses
  * its perf map does not name, the JVM is asked, through the attach API (jvmattach.c) on a thread
@@ -49,6 +51,7 @@ struct jvm_stats {
 	uint64_t requests_skipped; /* another writer's map was there: left to it */
 	uint64_t maps_removed;	   /* maps we caused, removed at exit */
 	uint64_t stacks_cut;	   /* stacks cut after a JIT frame (no frame pointers) */
+	uint64_t attach[JVMATTACH_NR]; /* attach API calls, by how they ended */
 };
 void jvm__stats(struct jvm *j, struct jvm_stats *out);
 

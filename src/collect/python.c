@@ -30,9 +30,17 @@
 #define PID_BUCKETS 256
 /* Code objects named per process before its cache starts over. */
 #define MAX_CODES 16384
-/* Longest name or file name read (longer ones are cut), and line table. */
+/* Longest name or file name read (longer ones are cut), and line table: what a code object's
+ * sizes (read from the process, so any value) may make us allocate. */
 #define MAX_STR	      512
 #define MAX_LINETABLE (64 * 1024)
+/*
+ * All processes' code caches together, in bytes (tables, names, line tables). Per process they
+ * could reach MAX_CODES * (2 * 4 * MAX_STR + MAX_LINETABLE), about 1.1 GiB, with code objects
+ * crafted for it; past this every cache starts over (real code objects take ~200 bytes: some
+ * 300,000 fit).
+ */
+#define CODE_CACHE_MAX_BYTES (64ull << 20)
 
 /* Where a version keeps what is read here, besides what BPF reads (struct python_proc). */
 struct pyver {
@@ -151,7 +159,8 @@ struct pycode {
 	uint8_t *lt;
 	uint32_t lt_len;
 	uint32_t first_line;
-	bool bad; /* unreadable, or not a code object: its frames stay native */
+	uint32_t bytes; /* names and line table (counted in code_cache_bytes) */
+	bool bad;	/* unreadable, or not a code object: its frames stay native */
 };
 
 struct pyproc {
@@ -166,6 +175,7 @@ struct pyproc {
 	int mem_fd;
 	struct pycode *codes;
 	uint32_t code_mask, nr_codes;
+	uint64_t code_bytes; /* its share of stats.code_cache_bytes */
 	struct pyproc *next;
 };
 
@@ -182,10 +192,11 @@ struct python *python__new(struct collect_ctx *ctx)
 	if (!py)
 		return NULL;
 	py->ctx = ctx;
+	py->stats.code_cache_max_bytes = CODE_CACHE_MAX_BYTES;
 	return py;
 }
 
-static void codes__clear(struct pyproc *pp)
+static void codes__clear(struct python *py, struct pyproc *pp)
 {
 	for (uint32_t i = 0; pp->codes && i <= pp->code_mask; i++) {
 		free(pp->codes[i].name);
@@ -196,11 +207,22 @@ static void codes__clear(struct pyproc *pp)
 	pp->codes = NULL;
 	pp->code_mask = 0;
 	pp->nr_codes = 0;
+	py->stats.code_cache_bytes -= pp->code_bytes;
+	pp->code_bytes = 0;
 }
 
-static void pyproc__free(struct pyproc *pp)
+/* Every process's cache starts over: they hold CODE_CACHE_MAX_BYTES together. */
+static void codes__clear_all(struct python *py)
 {
-	codes__clear(pp);
+	for (int b = 0; b < PID_BUCKETS; b++)
+		for (struct pyproc *pp = py->buckets[b]; pp; pp = pp->next)
+			codes__clear(py, pp);
+	py->stats.code_cache_flushes++;
+}
+
+static void pyproc__free(struct python *py, struct pyproc *pp)
+{
+	codes__clear(py, pp);
 	if (pp->mem_fd >= 0)
 		close(pp->mem_fd);
 	free(pp->eval_path);
@@ -216,7 +238,7 @@ void python__free(struct python *py)
 			struct pyproc *pp = py->buckets[b];
 
 			py->buckets[b] = pp->next;
-			pyproc__free(pp);
+			pyproc__free(py, pp);
 		}
 	}
 	free(py);
@@ -242,7 +264,7 @@ void python__forget(struct python *py, uint32_t pid)
 	if (!pp)
 		return;
 	*slot = pp->next;
-	pyproc__free(pp);
+	pyproc__free(py, pp);
 }
 
 void python__sweep(struct python *py)
@@ -260,7 +282,7 @@ void python__sweep(struct python *py)
 				continue;
 			}
 			*slot = pp->next;
-			pyproc__free(pp);
+			pyproc__free(py, pp);
 		}
 	}
 }
@@ -686,14 +708,21 @@ static struct pycode *code__get(struct python *py, struct pyproc *pp, uint64_t a
 	struct pycode *c;
 	uint32_t s;
 
+	/* Start over: a process that keeps making code (exec, lambdas), or all of them. */
 	if (pp->nr_codes >= MAX_CODES)
-		codes__clear(pp); /* start over: a process that keeps making code (exec, lambdas) */
+		codes__clear(py, pp);
+	if (py->stats.code_cache_bytes >= CODE_CACHE_MAX_BYTES)
+		codes__clear_all(py);
 	if (!pp->codes || 2 * (pp->nr_codes + 1) > pp->code_mask + 1) {
 		uint32_t mask = pp->codes ? 2 * pp->code_mask + 1 : 255;
 		struct pycode *t = calloc((size_t)mask + 1, sizeof(*t));
+		/* Slots added: all of them (mask + 1) for a new table. */
+		uint64_t grown = ((uint64_t)mask - pp->code_mask + !pp->codes) * sizeof(*t);
 
 		if (!t)
 			return NULL;
+		pp->code_bytes += grown;
+		py->stats.code_cache_bytes += grown;
 		for (uint32_t i = 0; pp->codes && i <= pp->code_mask; i++) {
 			if (!pp->codes[i].addr)
 				continue;
@@ -715,9 +744,13 @@ static struct pycode *code__get(struct python *py, struct pyproc *pp, uint64_t a
 		pr_debug("pid %u: no code object at %#llx\n", pp->pid, (unsigned long long)addr);
 		c->bad = true;
 		py->stats.code_errors++;
-		return NULL;
 	}
-	return c;
+	/* What it holds, bad or not (a bad one may hold a name read before it failed). */
+	c->bytes = (c->name ? strlen(c->name) + 1 : 0) + (c->file ? strlen(c->file) + 1 : 0) +
+		   (c->lt ? c->lt_len : 0);
+	pp->code_bytes += c->bytes;
+	py->stats.code_cache_bytes += c->bytes;
+	return c->bad ? NULL : c;
 }
 
 /* 3.11+ varints: 6 bits a byte, low first, 0x40 = more. */

@@ -43,14 +43,17 @@ uint32_t python__splice(struct python *py, uint32_t pid, const struct frame *use
 			uint32_t cap);
 
 struct python_stats {
-	uint64_t supported;	  /* processes walked: a known version */
-	uint64_t unknown_version; /* CPython of a version without offsets: native frames only */
-	uint64_t errors;	  /* CPython whose binary could not be read */
-	uint64_t samples;	  /* samples with Python frames */
-	uint64_t frames;	  /* Python frames named */
-	uint64_t code_errors;	  /* code objects that could not be read (frame left native) */
-	uint64_t mismatches;	  /* samples whose Python and evaluation-loop frames disagreed
-				   * (a complete native stack with more or fewer loops) */
+	uint64_t supported;	   /* processes walked: a known version */
+	uint64_t unknown_version;  /* CPython of a version without offsets: native frames only */
+	uint64_t errors;	   /* CPython whose binary could not be read */
+	uint64_t samples;	   /* samples with Python frames */
+	uint64_t frames;	   /* Python frames named */
+	uint64_t code_errors;	   /* code objects that could not be read (frame left native) */
+	uint64_t mismatches;	   /* samples whose Python and evaluation-loop frames disagreed
+				    * (a complete native stack with more or fewer loops) */
+	uint64_t code_cache_bytes; /* code objects' names and line tables held, all processes */
+	uint64_t code_cache_max_bytes; /* past which every cache starts over */
+	uint64_t code_cache_flushes;   /* times they did */
 };
 void python__stats(struct python *py, struct python_stats *out);
 

@@ -460,6 +460,11 @@ def main():
                 raise AssertionError("supported processes %s, want >= %d" % (n, len(found)))
             if not metric(d, "autoprof_python_frames_total"):
                 raise AssertionError("no Python frames counted")
+            # Code objects held for naming, under their global cap.
+            held = metric(d, "autoprof_python_code_cache_bytes")
+            cap = metric(d, "autoprof_python_code_cache_max_bytes")
+            if not held or not cap or held > cap:
+                raise AssertionError("code cache %s bytes, cap %s" % (held, cap))
         check("python_metrics", counted)
         check("python_otlp_cpython_frames", check_otlp, rx)
     finally:

@@ -206,10 +206,72 @@ TEST(foreign_and_stale_maps)
 	dso__put(jit);
 }
 
+/*
+ * A process in a root of its own whose /tmp is an absolute symlink (a container's /tmp ->
+ * /jvmtest-tmp): its /tmp is looked for inside that root, not on the host, where the symlink
+ * would lead elsewhere (here: nowhere, so the request would fail instead of finding the map).
+ */
+TEST(tmp_symlink_resolves_in_its_root)
+{
+	struct dso *jit = fake_dso__new(DSO_ANON, "[jit]", NULL);
+	char root[] = "/tmp/test_jvm_root.XXXXXX", path[128];
+	struct frame f[1] = {{jit, 0x7f0000001000}};
+	struct jvm_stats st = {0};
+	struct jvm *j = NULL;
+	pid_t child = -1;
+	bool cut;
+	FILE *m;
+	int err;
+
+	if (getuid())
+		SKIP("needs root");
+	if (!access("/jvmtest-tmp", F_OK))
+		SKIP("/jvmtest-tmp exists on the host");
+	CHECK(jit && mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/jvmtest-tmp", root);
+	CHECK(!mkdir(path, 01777));
+	snprintf(path, sizeof(path), "%s/tmp", root);
+	CHECK(!symlink("/jvmtest-tmp", path));
+	child = fork();
+	if (!child) {
+		signal(SIGQUIT, SIG_DFL);
+		if (chroot(root) || chdir("/"))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	usleep(1100000); /* the map is newer than the process, to the second: another writer's */
+	snprintf(path, sizeof(path), "%s/jvmtest-tmp/perf-%d.map", root, child);
+	m = fopen(path, "w");
+	if (m) {
+		fputs("7f0000000000 1000 void Other.agent()\n", m);
+		fclose(m);
+		j = jvm__new(NULL, &err);
+	}
+	if (j) {
+		jvm__frames(j, (uint32_t)child, jit, f, 1, &cut, now_ns());
+		st = settle(j, 0);
+		jvm__free(j);
+	}
+	kill(child, SIGTERM);
+	waitpid(child, NULL, 0);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/jvmtest-tmp", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/tmp", root);
+	unlink(path);
+	rmdir(root);
+	dso__put(jit);
+	CHECK(m && j);
+	CHECK_EQ(st.requests_failed, 0);
+	CHECK_EQ(st.requests_skipped, 1);
+}
+
 int main(void)
 {
 	RUN(cut_after_first_jit_frame_until_known);
 	RUN(free_with_live_processes);
 	RUN(foreign_and_stale_maps);
+	RUN(tmp_symlink_resolves_in_its_root);
 	return test_summary();
 }

@@ -3,17 +3,25 @@
 /*
  * The attach protocol against a stand-in JVM: this process listens on /tmp/.java_pidPID as
  * HotSpot does and checks the request byte for byte; the SIGQUIT guard (a process that does not
- * handle SIGQUIT gets none, or this test would die of it); and, when java is installed, a real
- * JVM asked for its flag and perf map.
+ * handle SIGQUIT gets none, or this test would die of it); a hostile JVM of another user (a
+ * symlink where the trigger goes, a socket that never answers, a socket of another owner) and
+ * an honest one, which must see the trigger made by its own uid; and, when java is installed, a
+ * real JVM asked for its flag and perf map.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collect/jvmattach.h"
@@ -73,7 +81,7 @@ static void run_fake(const char *reply, const char *op, const char *arg, int *re
 	if (*ret)
 		return;
 	pthread_create(&t, NULL, fake_jvm__serve, fj);
-	*ret = jvmattach__run(getpid(), op, arg, out, out_size, 5000);
+	*ret = jvmattach__run(getpid(), op, arg, out, out_size, 5000, NULL);
 	pthread_join(t, NULL);
 	close(fj->listen_fd);
 	unlink(path);
@@ -131,7 +139,7 @@ TEST(no_sigquit_handler_no_signal)
 		_exit(0);
 	}
 	usleep(100000);
-	ret = jvmattach__run(child, "jcmd", "Compiler.perfmap", NULL, 0, 1000);
+	ret = jvmattach__run(child, "jcmd", "Compiler.perfmap", NULL, 0, 1000, NULL);
 	snprintf(path, sizeof(path), "/tmp/.attach_pid%d", child);
 	kill(child, SIGTERM);
 	waitpid(child, &status, 0);
@@ -143,20 +151,356 @@ TEST(no_sigquit_handler_no_signal)
 TEST(gone_process_is_esrch)
 {
 	pid_t child = fork();
+	enum jvmattach_why why;
 	int ret;
 
 	CHECK(child >= 0);
 	if (!child)
 		_exit(0);
 	waitpid(child, NULL, 0);
-	ret = jvmattach__run(child, "jcmd", "Compiler.perfmap", NULL, 0, 1000);
+	ret = jvmattach__run(child, "jcmd", "Compiler.perfmap", NULL, 0, 1000, &why);
 	CHECK_EQ(ret, -ESRCH);
+	CHECK_EQ(why, JVMATTACH_GONE);
+}
+
+/* --- a JVM of another user: forked, as NOBODY, in a directory of its own ----------------- */
+
+#define NOBODY 65534
+/* Past this the watchdog kills the fake JVM: an attach without a timeout then ends (its peer
+ * closed), late, and fails the test instead of hanging it. */
+#define WATCHDOG_S 16
+
+enum fake_mode {
+	FAKE_ANSWER,	    /* HotSpot: at SIGQUIT with the trigger there, listen; answer */
+	FAKE_SILENT,	    /* listens, accepts, never answers */
+	FAKE_SYMLINK,	    /* its .attach_pidPID is a symlink to where root may write */
+	FAKE_ROOT_SOCKET,   /* its /tmp/.java_pidPID is a socket root made (not its own) */
+	FAKE_CONTAINER,	    /* FAKE_ANSWER in a mount namespace of its own, /tmp a tmpfs */
+	FAKE_TRIGGER_THERE, /* its .attach_pidPID is there already (another attacher's) */
+};
+
+struct fake {
+	pid_t pid, watchdog;
+	int report; /* what it saw: the trigger's owner at SIGQUIT (-1: none), as an int */
+	char dir[64];
+	char sock[64];
+	int root_sock; /* FAKE_ROOT_SOCKET: our listener */
+};
+
+static void fake__serve(enum fake_mode mode, int report)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	char name[64], tmp_name[64], req[256];
+	struct timespec wait = {.tv_sec = WATCHDOG_S};
+	struct stat st;
+	sigset_t quit;
+	int owner = -1, lfd, fd, nuls = 0;
+	size_t got = 0;
+
+	sigemptyset(&quit);
+	sigaddset(&quit, SIGQUIT);
+	if (sigtimedwait(&quit, NULL, &wait) != SIGQUIT)
+		_exit(1);
+	/* HotSpot looks in its cwd, then in its /tmp. */
+	snprintf(name, sizeof(name), ".attach_pid%d", getpid());
+	snprintf(tmp_name, sizeof(tmp_name), "/tmp/.attach_pid%d", getpid());
+	if (!lstat(name, &st) || !lstat(tmp_name, &st))
+		owner = (int)st.st_uid;
+	if (write(report, &owner, sizeof(owner)) != sizeof(owner) || owner < 0)
+		_exit(1);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "/tmp/.java_pid%d", getpid());
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 1))
+		_exit(1);
+	fd = accept(lfd, NULL, NULL);
+	if (mode == FAKE_SILENT)
+		pause();
+	while (fd >= 0 && nuls < 5 && got < sizeof(req) && read(fd, req + got, 1) == 1)
+		nuls += req[got++] == '\0';
+	if (fd < 0 || write(fd, "0\nfake ok\n", 10) != 10)
+		_exit(1);
+	close(fd);
+	unlink(addr.sun_path);
+	pause();
+}
+
+static void fake__on_quit(int sig)
+{
+	(void)sig;
+}
+
+static void fake__main(enum fake_mode mode, const char *dir, const char *target, int ready,
+		       int report)
+{
+	struct sigaction sa = {.sa_handler = SIG_DFL};
+	char name[64];
+	sigset_t quit;
+
+	/* A handler (SigCgt says so, as HotSpot's) that never runs: SIGQUIT stays blocked and is
+	 * taken by sigtimedwait. */
+	sigemptyset(&quit);
+	sigaddset(&quit, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &quit, NULL);
+	sa.sa_handler = fake__on_quit;
+	sigaction(SIGQUIT, &sa, NULL);
+	/* In a container its /tmp is not the host's: the trigger (its cwd is not writable) and
+	 * the socket are where only its mount namespace sees them. */
+	if (chdir(dir) ||
+	    (mode == FAKE_CONTAINER &&
+	     (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	      mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777"))) ||
+	    setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		_exit(1);
+	snprintf(name, sizeof(name), ".attach_pid%d", getpid());
+	if (mode == FAKE_SYMLINK && symlink(target, name))
+		_exit(1);
+	if (mode == FAKE_TRIGGER_THERE && close(open(name, O_CREAT | O_WRONLY, 0600)))
+		_exit(1);
+	if (write(ready, "r", 1) != 1)
+		_exit(1);
+	close(ready);
+	fake__serve(mode, report);
+	_exit(0);
+}
+
+/* Starts it; 0 once it is ready (its symlink made), else -1. */
+static int fake__start(struct fake *f, enum fake_mode mode, const char *target)
+{
+	int ready[2], report[2];
+	char c;
+
+	*f = (struct fake){.pid = -1, .watchdog = -1, .report = -1, .root_sock = -1};
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_jvmattach.XXXXXX");
+	if (!mkdtemp(f->dir) || chown(f->dir, NOBODY, NOBODY) ||
+	    chmod(f->dir, mode == FAKE_CONTAINER ? 0555 : 0755) || pipe2(ready, O_CLOEXEC) ||
+	    pipe2(report, O_CLOEXEC))
+		return -1;
+	f->pid = fork();
+	if (f->pid < 0)
+		return -1;
+	if (!f->pid)
+		fake__main(mode, f->dir, target, ready[1], report[1]);
+	close(ready[1]);
+	close(report[1]);
+	f->report = report[0];
+	snprintf(f->sock, sizeof(f->sock), "/tmp/.java_pid%d", f->pid);
+	f->watchdog = fork();
+	if (!f->watchdog) {
+		sleep(WATCHDOG_S);
+		kill(f->pid, SIGKILL);
+		_exit(0);
+	}
+	c = 0;
+	if (read(ready[0], &c, 1) != 1)
+		c = 0;
+	close(ready[0]);
+	if (mode == FAKE_ROOT_SOCKET) {
+		struct sockaddr_un addr = {.sun_family = AF_UNIX};
+
+		snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", f->sock);
+		f->root_sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (f->root_sock < 0 ||
+		    bind(f->root_sock, (struct sockaddr *)&addr, sizeof(addr)) ||
+		    chmod(f->sock, 0666) || listen(f->root_sock, 1))
+			return -1;
+	}
+	return c == 'r' ? 0 : -1;
+}
+
+/* The trigger's owner the fake JVM saw at SIGQUIT: -1 none, -2 no SIGQUIT came. */
+static int fake__stop(struct fake *f)
+{
+	struct pollfd p = {.fd = f->report, .events = POLLIN};
+	int owner = -2;
+
+	if (f->report >= 0 && poll(&p, 1, 0) == 1 && read(f->report, &owner, sizeof(owner)) != 4)
+		owner = -2;
+	if (f->pid > 0) {
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, NULL, 0);
+	}
+	if (f->watchdog > 0) {
+		kill(f->watchdog, SIGKILL);
+		waitpid(f->watchdog, NULL, 0);
+	}
+	if (f->report >= 0)
+		close(f->report);
+	if (f->root_sock >= 0)
+		close(f->root_sock);
+	unlink(f->sock);
+	if (f->pid > 0) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/.attach_pid%d", f->dir, f->pid);
+		unlink(path);
+		snprintf(path, sizeof(path), "/tmp/.attach_pid%d", f->pid);
+		unlink(path);
+	}
+	rmdir(f->dir);
+	return owner;
+}
+
+static double elapsed_s(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * .attach_pidPID in the JVM's cwd is its user's symlink to a file root may create: the attach
+ * must neither create it (as root, or at all) nor go on.
+ */
+TEST(symlink_trigger_refused)
+{
+	char rootdir[] = "/tmp/test_jvmattach_root.XXXXXX", target[96];
+	enum jvmattach_why why = JVMATTACH_OK;
+	int ret, owner, created;
+	struct fake f;
+
+	if (getuid())
+		SKIP("needs root");
+	CHECK(mkdtemp(rootdir));
+	chmod(rootdir, 0755);
+	snprintf(target, sizeof(target), "%s/owned-by-root-target", rootdir);
+	ret = fake__start(&f, FAKE_SYMLINK, target);
+	if (!ret)
+		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", NULL, 0, 5000, &why);
+	else
+		ret = 1;
+	owner = fake__stop(&f);
+	created = !access(target, F_OK);
+	unlink(target);
+	rmdir(rootdir);
+	if (created)
+		FAILF("%s was created through the symlink", target);
+	CHECK_EQ(ret, -ELOOP);
+	CHECK_STR(jvmattach__why_name(why), "symlink");
+	CHECK_EQ(owner, -2); /* and no SIGQUIT for it */
+}
+
+/* Another attacher's trigger is there: left alone, no signal sent, its listener waited for. */
+TEST(trigger_there_is_busy)
+{
+	enum jvmattach_why why = JVMATTACH_OK;
+	char path[128];
+	int ret, owner, left;
+	struct fake f;
+
+	if (getuid())
+		SKIP("needs root");
+	ret = fake__start(&f, FAKE_TRIGGER_THERE, NULL);
+	if (!ret)
+		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", NULL, 0, 1000, &why);
+	else
+		ret = 1;
+	snprintf(path, sizeof(path), "%s/.attach_pid%d", f.dir, f.pid);
+	left = !access(path, F_OK);
+	owner = fake__stop(&f);
+	CHECK_EQ(ret, -ECONNREFUSED);
+	CHECK_STR(jvmattach__why_name(why), "busy");
+	CHECK(left);
+	CHECK_EQ(owner, -2);
+}
+
+/* A JVM that accepts and never answers: the attach ends within its timeout, as an error. */
+TEST(silent_jvm_times_out)
+{
+	enum jvmattach_why why = JVMATTACH_OK;
+	struct timespec t0;
+	double took = 0;
+	struct fake f;
+	int ret;
+
+	if (getuid())
+		SKIP("needs root");
+	ret = fake__start(&f, FAKE_SILENT, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!ret) {
+		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", NULL, 0, 10000, &why);
+		took = elapsed_s(&t0);
+	} else {
+		ret = 1;
+	}
+	fake__stop(&f);
+	if (took >= 12)
+		FAILF("the attach took %.1f s", took);
+	CHECK_EQ(ret, -ETIMEDOUT);
+	CHECK_STR(jvmattach__why_name(why), "timeout");
+}
+
+/* An honest JVM of another user: the trigger it finds is its user's, and it is answered. */
+TEST(attach_as_target_uid)
+{
+	enum jvmattach_why why = JVMATTACH_ERROR;
+	struct fake f;
+	char out[64] = "";
+	int ret, owner;
+
+	if (getuid())
+		SKIP("needs root");
+	ret = fake__start(&f, FAKE_ANSWER, NULL);
+	if (!ret)
+		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", out, sizeof(out), 10000,
+				     &why);
+	else
+		ret = 1;
+	owner = fake__stop(&f);
+	CHECK_EQ(ret, 0);
+	CHECK_STR(jvmattach__why_name(why), "ok");
+	CHECK_STR(out, "fake ok\n");
+	CHECK_EQ(owner, NOBODY);
+}
+
+/* A JVM in a mount namespace of its own, its /tmp private: reached there, as its user. */
+TEST(container_jvm)
+{
+	enum jvmattach_why why = JVMATTACH_ERROR;
+	struct fake f;
+	char out[64] = "";
+	int ret, owner;
+
+	if (getuid())
+		SKIP("needs root");
+	ret = fake__start(&f, FAKE_CONTAINER, NULL);
+	if (!ret)
+		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", out, sizeof(out), 10000,
+				     &why);
+	else
+		ret = 1;
+	owner = fake__stop(&f);
+	CHECK_EQ(ret, 0);
+	CHECK_STR(jvmattach__why_name(why), "ok");
+	CHECK_STR(out, "fake ok\n");
+	CHECK_EQ(owner, NOBODY);
+}
+
+/* Its socket path holds a socket root made: not the JVM's, not connected to. */
+TEST(foreign_socket_refused)
+{
+	enum jvmattach_why why = JVMATTACH_OK;
+	struct fake f;
+	int ret, owner;
+
+	if (getuid())
+		SKIP("needs root");
+	ret = fake__start(&f, FAKE_ROOT_SOCKET, NULL);
+	if (!ret)
+		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", NULL, 0, 5000, &why);
+	else
+		ret = 1;
+	owner = fake__stop(&f);
+	CHECK_EQ(ret, -EPERM);
+	CHECK_STR(jvmattach__why_name(why), "owner");
+	CHECK_EQ(owner, -2);
 }
 
 static const char spin_src[] = "public class Spin { public static void main(String[] a) "
-				"throws Exception { System.out.println(ProcessHandle.current()"
-				".pid()); long x = 0; while (true) { x += System.nanoTime() % 7; "
-				"if (x == 42) System.out.print(\"\"); } } }";
+			       "throws Exception { System.out.println(ProcessHandle.current()"
+			       ".pid()); long x = 0; while (true) { x += System.nanoTime() % 7; "
+			       "if (x == 42) System.out.print(\"\"); } } }";
 
 /*
  * Starts a JVM spinning in Spin.java with flag, in a new directory dir (a mkdtemp template; its
@@ -164,8 +508,9 @@ static const char spin_src[] = "public class Spin { public static void main(Stri
  * number, or 0. Earlier lines are skipped: an agent on the host (autoprof's own JVM support
  * among them) may SIGQUIT a starting JVM, whose thread dump then comes before the pid, and a
  * test that took its first line for the pid would kill another process and wait forever.
+ * *dumped (may be NULL) is set when a thread dump was among them.
  */
-static int spin_jvm(const char *flag, char *dir, FILE **p)
+static int spin_jvm(const char *flag, char *dir, FILE **p, int *dumped)
 {
 	char path[256], cmd[512], line[512];
 	FILE *f;
@@ -184,6 +529,8 @@ static int spin_jvm(const char *flag, char *dir, FILE **p)
 	while (*p && fgets(line, sizeof(line), *p)) {
 		if (line[0] >= '1' && line[0] <= '9' && line[strspn(line, "0123456789")] == '\n')
 			return atoi(line);
+		if (dumped && !strncmp(line, "Full thread dump", 16))
+			*dumped = 1;
 	}
 	return 0;
 }
@@ -207,7 +554,7 @@ TEST(real_jvm)
 
 	if (system("java -version >/dev/null 2>&1"))
 		SKIP("no java");
-	pid = spin_jvm("-XX:+PreserveFramePointer", dir, &p);
+	pid = spin_jvm("-XX:+PreserveFramePointer", dir, &p, NULL);
 	if (pid <= 0) {
 		if (p)
 			pclose(p);
@@ -216,8 +563,8 @@ TEST(real_jvm)
 		return;
 	}
 	ret_flag =
-	    jvmattach__run(pid, "printflag", "PreserveFramePointer", out, sizeof(out), 10000);
-	ret_map = jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 10000);
+	    jvmattach__run(pid, "printflag", "PreserveFramePointer", out, sizeof(out), 10000, NULL);
+	ret_map = jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 10000, NULL);
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, jvmattach__nspid(pid));
 	map_there = !stat(path, &st) && st.st_size > 0;
 	unlink(path);
@@ -236,7 +583,10 @@ TEST(real_jvm)
 	CHECK(!trigger_left);
 }
 
-/* -XX:+DisableAttachMechanism: the signal brings a thread dump, no listener; said as such. */
+/* -XX:+DisableAttachMechanism: the signal brings a thread dump, no listener; said as such.
+ * Another attacher on the host (a profiler) may have signalled it first, even before it
+ * printed its pid: its trigger is then there, ours is not made nor signalled for, and the
+ * dump is its. */
 TEST(jvm_without_attach)
 {
 	char dir[] = "/tmp/test_jvmattach.XXXXXX", line[512];
@@ -245,9 +595,9 @@ TEST(jvm_without_attach)
 
 	if (system("java -version >/dev/null 2>&1"))
 		SKIP("no java");
-	pid = spin_jvm("-XX:+DisableAttachMechanism", dir, &p);
+	pid = spin_jvm("-XX:+DisableAttachMechanism", dir, &p, &dumped);
 	if (pid > 0) {
-		ret = jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 2000);
+		ret = jvmattach__run(pid, "jcmd", "Compiler.perfmap", NULL, 0, 2000, NULL);
 		kill(pid, SIGKILL);
 	}
 	while (pid > 0 && fgets(line, sizeof(line), p))
@@ -268,6 +618,12 @@ int main(void)
 	RUN(garbage_reply_is_ebadmsg);
 	RUN(no_sigquit_handler_no_signal);
 	RUN(gone_process_is_esrch);
+	RUN(symlink_trigger_refused);
+	RUN(trigger_there_is_busy);
+	RUN(silent_jvm_times_out);
+	RUN(attach_as_target_uid);
+	RUN(foreign_socket_refused);
+	RUN(container_jvm);
 	RUN(real_jvm);
 	RUN(jvm_without_attach);
 	return test_summary();
