@@ -64,11 +64,12 @@ static const struct kept_cap {
     {.cap = CAP_SYS_CHROOT,
      .name = "CAP_SYS_CHROOT",
      .why = "to enter a container's mount namespace"},
-    /* The JVM attach child becomes the JVM's user before it writes the attach file. */
+    /*
+     * The JVM attach child becomes the JVM's user before it writes the attach file; it sends
+     * the SIGQUIT as that user too, so no CAP_KILL.
+     */
     {.cap = CAP_SETUID, .name = "CAP_SETUID", .why = "to attach to a JVM as its user"},
     {.cap = CAP_SETGID, .name = "CAP_SETGID", .why = "to attach to a JVM as its group"},
-    /* SIGQUIT asks a JVM of another user to start its attach listener. */
-    {.cap = CAP_KILL, .name = "CAP_KILL", .why = "to signal a JVM of another user"},
     /* Only for a web.listen-address below 1024. */
     {.cap = CAP_NET_BIND_SERVICE,
      .name = "CAP_NET_BIND_SERVICE",
