@@ -711,6 +711,10 @@ int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint
 	if (spec->pid && !start)
 		return -ESRCH;
 	pthread_mutex_lock(&m->lock);
+	if (m->nr_targets >= MEMORY_MAX_TARGETS) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOSPC;
+	}
 	t = realloc(m->targets, (m->nr_targets + 1) * sizeof(*t));
 	if (!t) {
 		pthread_mutex_unlock(&m->lock);

@@ -37,7 +37,8 @@ void memory__proc_event(void *m, uint32_t pid, bool exit);
 
 /*
  * API: adds a target, *id its number. A pid target is of the process with that pid now, not of
- * a later one given the same pid. 0, -ESRCH (no process has the pid) or -ENOMEM.
+ * a later one given the same pid. 0, -ESRCH (no process has the pid), -ENOSPC (already
+ * MEMORY_MAX_TARGETS) or -ENOMEM.
  */
 int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint32_t *id);
 /* API: removes target id (its processes are detached at the next tick). 0 or -ENOENT. */

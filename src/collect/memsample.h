@@ -69,6 +69,7 @@ bool memcg__match(const struct memcg *cg, const char *proc_cgroup);
 int memcg__lookup(const char *dir, struct memcg *out, char *why, size_t why_len);
 
 /* A memory target: a process id, a glob on the executable name, or a cgroup. */
+#define MEMORY_MAX_TARGETS 64 /* each is matched against every exec: a bound on that cost */
 struct memtarget_spec {
 	uint32_t pid;	   /* 0 with a pattern or a cgroup */
 	char pattern[256]; /* "" with a pid or a cgroup */

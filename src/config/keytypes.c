@@ -547,6 +547,7 @@ int readable_file__check(const char *s, uint64_t unused, char *why, size_t n)
 int memory_targets__check(const char *s, uint64_t unused, char *why, size_t n)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
+	unsigned int count = 0;
 	int err = 0;
 
 	(void)unused;
@@ -559,6 +560,10 @@ int memory_targets__check(const char *s, uint64_t unused, char *why, size_t n)
 			tok++;
 		if (*tok)
 			err = memtarget__parse_config(tok, &spec, why, n);
+		if (!err && *tok && ++count > MEMORY_MAX_TARGETS) {
+			snprintf(why, n, "at most %d targets", MEMORY_MAX_TARGETS);
+			err = -EINVAL;
+		}
 	}
 	free(copy);
 	return err;

@@ -526,6 +526,10 @@ static void handle_targets_add(const struct http_request *req, struct http_respo
 	case -ESRCH:
 		http__error(resp, 400, "pid %u: no such process", spec.pid);
 		return;
+	case -ENOSPC:
+		http__error(resp, 400, "at most %d memory targets: remove one first",
+			    MEMORY_MAX_TARGETS);
+		return;
 	default:
 		http__error(resp, 500, "out of memory");
 		return;

@@ -476,9 +476,23 @@ def test_api_bad_input():
     assert code == 405, code
     code, _, _ = d.get("/debug/pprof/heap?pid=abc")
     assert code == 400, code
+    # Targets are bounded: each is matched at every exec. The API says so when full.
+    listed = json.loads(request("GET", "/api/v1/targets/memory")[1])
+    added = []
+    try:
+        for i in range(64 - len(listed)):
+            code, text = request("POST", "/api/v1/targets/memory", '{"exe": "nothing-%d"}' % i)
+            assert code == 200, (i, code, text)
+            added.append(json.loads(text)["id"])
+        code, text = request("POST", "/api/v1/targets/memory", '{"exe": "one-too-many"}')
+        assert code == 400 and "at most 64 memory targets" in text, (code, text)
+    finally:
+        for i in added:
+            request("DELETE", "/api/v1/targets/memory/%d" % i)
     # A bad memory.targets entry: exit 2 naming the key, before anything is attached.
     for bad, why in (("cgroup:/nonexistent-autoprof", "is not a directory"),
-                     ("cgroup:/proc", "no cgroup file system"), ("/usr/bin/x", "glob")):
+                     ("cgroup:/proc", "no cgroup file system"), ("/usr/bin/x", "glob"),
+                     (",".join("t%d" % i for i in range(64)), "at most 64 targets")):
         r = subprocess.run([os.path.join(BUILD, "autoprof"), "--memory.targets=mem_leak," + bad],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 2 and "memory.targets" in r.stderr and why in r.stderr, \
