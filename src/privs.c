@@ -70,6 +70,12 @@ static const struct kept_cap {
      */
     {.cap = CAP_SETUID, .name = "CAP_SETUID", .why = "to attach to a JVM as its user"},
     {.cap = CAP_SETGID, .name = "CAP_SETGID", .why = "to attach to a JVM as its group"},
+    /*
+     * /proc/kallsyms shows addresses only to a reader with it (perf_event_paranoid > 1 here),
+     * checked when the file is opened, and kernel symbols are loaded when a profile first
+     * needs them: without it every kernel frame stays unnamed.
+     */
+    {.cap = CAP_SYSLOG, .name = "CAP_SYSLOG", .why = "to read kernel symbol addresses"},
     /* Only for a web.listen-address below 1024. */
     {.cap = CAP_NET_BIND_SERVICE,
      .name = "CAP_NET_BIND_SERVICE",

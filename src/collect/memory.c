@@ -711,9 +711,13 @@ int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint
 	if (spec->pid && !start)
 		return -ESRCH;
 	pthread_mutex_lock(&m->lock);
-	if (m->nr_targets >= MEMORY_MAX_TARGETS) {
-		pthread_mutex_unlock(&m->lock);
-		return -ENOSPC;
+	/* Removed targets stay in the array until the next tick: they do not count. */
+	for (uint32_t i = 0, active = 0; i < m->nr_targets; i++) {
+		active += !m->targets[i].removed;
+		if (active >= MEMORY_MAX_TARGETS) {
+			pthread_mutex_unlock(&m->lock);
+			return -ENOSPC;
+		}
 	}
 	t = realloc(m->targets, (m->nr_targets + 1) * sizeof(*t));
 	if (!t) {
