@@ -264,6 +264,7 @@ static void proc_metrics(struct metrics_writer *w, void *ctx)
 struct symbolizer_view {
 	struct symbolizer_stats s;
 	uint64_t loads_ok, load_errors_other; /* errors neither unreadable nor not_elf */
+	uint64_t cache_max;		      /* symbolizer.cache-size */
 };
 
 static const struct metrics_row symbolizer_rows[] = {
@@ -293,6 +294,10 @@ static const struct metrics_row symbolizer_rows[] = {
 	METRICS_FAMILY("autoprof_symbolizer_cache_bytes", METRIC_GAUGE,
 		       "Bytes held by loaded symbol tables"),
 	METRICS_SAMPLE(struct symbolizer_view, s.bytes),
+	METRICS_FAMILY("autoprof_symbolizer_cache_max_bytes", METRIC_GAUGE,
+		       "The cap on autoprof_symbolizer_cache_bytes (symbolizer.cache-size): past "
+		       "it the least recently used tables go"),
+	METRICS_SAMPLE(struct symbolizer_view, cache_max),
 	METRICS_FAMILY("autoprof_symbolizer_objects", METRIC_GAUGE,
 		       "Executables and libraries known to the symbolizer"),
 	METRICS_SAMPLE(struct symbolizer_view, s.dsos),
@@ -307,6 +312,7 @@ static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
 	v.loads_ok = v.s.loads - v.s.load_errors;
 	v.load_errors_other =
 		v.s.load_errors - v.s.load_errors_unreadable - v.s.load_errors_not_elf;
+	v.cache_max = d->cfg.symbolizer_cache_size;
 	METRICS_TABLE(w, symbolizer_rows, &v);
 }
 
