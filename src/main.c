@@ -22,6 +22,7 @@
 #include "collect/python.h"
 #include "collect/proc.h"
 #include "collect/proccpu.h"
+#include "collect/tracectx.h"
 #include "daemon.h"
 #include "http/http.h"
 #include "http/webconfig.h"
@@ -36,6 +37,8 @@
 #define POLL_MS 100
 /* Processes with an unwind mapping table (about 6 KiB of kernel memory each, when used). */
 #define UNWIND_MAX_PROCESSES 32768
+/* Files whose trace-context facts are kept: a host's executables and libraries (~200 bytes each). */
+#define TRACECTX_CACHE_FILES 4096
 #define NSEC 1000000000ULL
 
 static volatile sig_atomic_t stopping;
@@ -169,7 +172,8 @@ int main(int argc, char **argv)
 	d.ctx.proctab = d.ctx.sym ? proctab__new(d.ctx.sym) : NULL;
 	d.ctx.cpu = proccpu__new();
 	d.ctx.python = d.cfg.python_enabled ? python__new(&d.ctx) : NULL;
-	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu ||
+	d.ctx.tracectx_cache = tracectx_cache__new(TRACECTX_CACHE_FILES);
+	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu || !d.ctx.tracectx_cache ||
 	    (d.cfg.python_enabled && !d.ctx.python)) {
 		pr_err("out of memory\n");
 		goto cleanup;
@@ -277,6 +281,7 @@ cleanup:
 	unwinder__free(d.ctx.unwinder);
 	proccpu__free(d.ctx.cpu);
 	python__free(d.ctx.python);
+	tracectx_cache__free(d.ctx.tracectx_cache);
 	store__free(d.ctx.store);
 	symbolizer__free(d.ctx.sym);
 	webconfig__free(d.web);

@@ -12,6 +12,7 @@
 #include "collect/proc.h"
 #include "collect/proccpu.h"
 #include "collect/python.h"
+#include "collect/tracectx.h"
 #include "daemon.h"
 #include "lib/metrics.h"
 #include "lib/ufile.h"
@@ -596,12 +597,42 @@ static void python_metrics(struct metrics_writer *w, void *ctx)
 	METRICS_TABLE(w, python_rows, &v);
 }
 
+static const struct metrics_row file_facts_rows[] = {
+	METRICS_FAMILY("autoprof_file_facts_cache_entries", METRIC_GAUGE,
+		       "Files whose trace-context facts (TLS variables, GOT slots, Go runtime) are "
+		       "kept, by (device, inode, change time, size)"),
+	METRICS_SAMPLE(struct tracectx_cache_stats, entries),
+	METRICS_FAMILY("autoprof_file_facts_cache_max_entries", METRIC_GAUGE,
+		       "Cap on autoprof_file_facts_cache_entries: past it the least recently used "
+		       "file makes room"),
+	METRICS_SAMPLE(struct tracectx_cache_stats, max_entries),
+	METRICS_FAMILY("autoprof_file_facts_lookups", METRIC_COUNTER,
+		       "Lookups of a mapped file's facts at each maps read, by result: hit (kept), "
+		       "miss (the file read)"),
+	METRICS_SAMPLE(struct tracectx_cache_stats, hits, "result", "hit"),
+	METRICS_SAMPLE(struct tracectx_cache_stats, misses, "result", "miss"),
+	METRICS_FAMILY("autoprof_file_facts_evictions", METRIC_COUNTER,
+		       "Files whose facts were dropped to make room"),
+	METRICS_SAMPLE(struct tracectx_cache_stats, evictions),
+};
+
+static void file_facts_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct tracectx_cache_stats s;
+
+	if (!d->ctx.tracectx_cache)
+		return;
+	tracectx_cache__stats(d->ctx.tracectx_cache, &s);
+	METRICS_TABLE(w, file_facts_rows, &s);
+}
+
 int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
 		symbolizer_metrics, file_metrics, unwind_metrics, memory_metrics, jvm_metrics,
-		python_metrics,
+		python_metrics, file_facts_metrics,
 	};
 	int err;
 

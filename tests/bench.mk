@@ -47,3 +47,8 @@ $(BUILD)/bench/maplat.skel.h: $(BUILD)/bench/maplat.bpf.o
 
 $(BUILD)/bench/maplat_tool: bench/maplat_tool.c bench/maplat.h $(BUILD)/bench/maplat.skel.h
 	$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(BUILD)/bench -Ibench $< -o $@ -lbpf
+
+# bench/spawn_loop: exec churn (posix_spawn round-robin) for bench/churn.sh.
+$(BUILD)/bench/spawn_loop: bench/spawn_loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror $< -o $@

@@ -76,11 +76,21 @@ unsigned long long collect__now_ns(void)
  * read: at exec (a variable in the executable is found from its file alone), and again at each
  * re-read (a library defining it is mapped after exec, by the dynamic loader or dlopen).
  */
-static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid)
+static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid,
+				  const struct proc_map *maps, uint32_t n)
 {
+	struct proc *p = ctx->proctab ? proctab__find(ctx->proctab, pid) : NULL;
 	struct tracectx_loc loc;
+	int err;
 
-	if (ctx->tracectx_fd < 0 || tracectx__locate((int)pid, &loc))
+	if (ctx->tracectx_fd < 0)
+		return false;
+	/* The maps just read and what is kept of their files: no file is read again. */
+	err = ctx->tracectx_cache
+		      ? tracectx__locate_maps(ctx->tracectx_cache, (int)pid,
+					      p ? proc__exe_path(p) : "", maps, n, &loc)
+		      : tracectx__locate((int)pid, &loc);
+	if (err)
 		return false;
 	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY)) {
 		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
@@ -99,7 +109,7 @@ void collect__maps_learned(void *arg, uint32_t pid, const struct proc_map *maps,
 	 * every process at start, on a busy machine), and a new process, which has no mapping
 	 * table yet, has its samples read the context as soon as it is in tracectx_offsets.
 	 */
-	bool published = n && publish_trace_context(ctx, pid);
+	bool published = n && publish_trace_context(ctx, pid, maps, n);
 
 	if (!ctx->unwinder)
 		return;

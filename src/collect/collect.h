@@ -33,6 +33,8 @@ struct collect_ctx {
 	struct proccpu *cpu;
 	/* Its pid -> thread-context offset map (bpf/tracectx.bpf.h), -1 until loaded. */
 	int tracectx_fd;
+	/* What each file tells about trace contexts, kept per file (NULL: read at every exec). */
+	struct tracectx_cache *tracectx_cache;
 	/* Its pid -> CPython runtime map (bpf/python_procs.bpf.h), -1 until loaded. */
 	int python_fd;
 	/* Python frames: what it learned of each CPython process (NULL: not tracked). */

@@ -424,6 +424,11 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+static bool is_python_name(const char *base)
+{
+	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
+}
+
 /* One executable mapping: a CPython executable or libpython defines _PyRuntime. */
 static int locate__mapping(const struct map_entry *e, void *arg)
 {
@@ -439,7 +444,7 @@ static int locate__mapping(const struct map_entry *e, void *arg)
 	Elf *elf;
 	int fd, ret = 0;
 
-	if (e->path[0] != '/' || (strncmp(base, "python", 6) && strncmp(base, "libpython", 9)))
+	if (e->path[0] != '/' || !is_python_name(base))
 		return 0;
 	fd = maps__open_file(lc->pid, e);
 	if (fd < 0) {
@@ -517,6 +522,22 @@ close_fd:
 	return ret;
 }
 
+/* Whether an executable mapping of p is a file named like CPython's (as locate__mapping asks). */
+static bool maps_name_python(const struct proc *p)
+{
+	const struct proc_map *maps;
+	uint32_t n;
+
+	maps = proc__maps(p, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		const char *path = dso__path(maps[i].dso);
+
+		if (path[0] == '/' && is_python_name(basename_of(path)))
+			return true;
+	}
+	return false;
+}
+
 void python__locate(struct python *py, struct proc *p, uint32_t pid)
 {
 	struct pyproc **slot, *pp;
@@ -539,6 +560,9 @@ void python__locate(struct python *py, struct proc *p, uint32_t pid)
 	}
 	pp->looked = true;
 	pp->gen = gen;
+	/* The maps the proctab just read name no CPython: no need to read them again. */
+	if (!maps_name_python(p))
+		return;
 	lc = (struct locate_ctx){py, pp, (int)pid};
 	maps__for_each((int)pid, true, locate__mapping, &lc);
 	switch (pp->result) {

@@ -41,6 +41,30 @@
  */
 int tracectx__locate(int pid, struct tracectx_loc *loc);
 
+/*
+ * What each file tells about trace contexts (its variables' offsets and GOT slots, whether it is
+ * a Go executable and the runtime's offsets), kept per file: (device, inode, change time, size)
+ * as its dso was opened, so a file rewritten in place is read again. At most max_entries files,
+ * the least recently used making room. Thread-safe.
+ */
+struct tracectx_cache;
+struct tracectx_cache_stats {
+	uint64_t entries, max_entries;
+	uint64_t hits, misses, evictions;
+};
+struct tracectx_cache *tracectx_cache__new(unsigned int max_entries);
+void tracectx_cache__free(struct tracectx_cache *c); /* accepts NULL */
+void tracectx_cache__stats(struct tracectx_cache *c, struct tracectx_cache_stats *out);
+
+struct proc_map;
+/*
+ * As tracectx__locate, from the executable mappings the proctab read (maps, n: the files are
+ * their dsos) and the executable's path exe: an exec of a known file costs lookups and, for a
+ * variable reached through a GOT, one read of the process's memory.
+ */
+int tracectx__locate_maps(struct tracectx_cache *c, int pid, const char *exe,
+			  const struct proc_map *maps, uint32_t n, struct tracectx_loc *loc);
+
 /* Whether path names Elastic's agent library: .*\/elastic-jvmti-linux-([\w-]*)\.so */
 bool tracectx__elastic_path(const char *path);
 

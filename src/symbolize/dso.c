@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +47,14 @@ const char *dso__build_id(const struct dso *dso)
 int dso__fd(const struct dso *dso)
 {
 	return dso->kind == DSO_ELF || dso->kind == DSO_VDSO ? dso->fd : -1;
+}
+
+int dso__file_key(const struct dso *dso, struct dso_file_key *key)
+{
+	if (dso->kind != DSO_ELF || dso->fd < 0 || dso->ctime_ns < 0)
+		return -ENOENT;
+	*key = (struct dso_file_key){ (uint64_t)dso->dev, dso->ino, dso->ctime_ns, dso->size };
+	return 0;
 }
 
 uint32_t dso__id(const struct dso *dso)

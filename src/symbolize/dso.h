@@ -40,6 +40,17 @@ uint32_t dso__id(const struct dso *dso);
 /* The open file behind an ELF or vDSO dso (borrowed: valid while the dso is), or -1. */
 int dso__fd(const struct dso *dso);
 
+/*
+ * What tells an ELF dso's file contents from any other: device, inode, and the change time and
+ * size it had when opened (a file rewritten in place gets a new dso). -ENOENT for other kinds
+ * and for a file whose change time is unknown.
+ */
+struct dso_file_key {
+	uint64_t dev, ino;
+	int64_t ctime_ns, size;
+};
+int dso__file_key(const struct dso *dso, struct dso_file_key *key);
+
 struct dso *dso__get(struct dso *dso);
 void dso__put(struct dso *dso);	/* accepts NULL */
 

@@ -499,6 +499,17 @@ uint32_t proc__maps_generation(const struct proc *p)
 	return p->maps_gen;
 }
 
+struct proc *proctab__find(struct proctab *pt, uint32_t pid)
+{
+	return *find(pt, pid);
+}
+
+const struct proc_map *proc__maps(const struct proc *p, uint32_t *n)
+{
+	*n = p->nr_maps;
+	return p->maps;
+}
+
 const char *proc__exe_path(const struct proc *p)
 {
 	return p->exe_path ? p->exe_path : "";

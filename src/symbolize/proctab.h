@@ -50,6 +50,10 @@ void proctab__sweep(struct proctab *pt);
  * valid until the next proctab call; NULL only when out of memory.
  */
 struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns);
+/* The process if known, never learned here (NULL otherwise). Borrowed, as proctab__get's. */
+struct proc *proctab__find(struct proctab *pt, uint32_t pid);
+/* Its executable mappings as last read, in address order (borrowed, as the process). */
+const struct proc_map *proc__maps(const struct proc *p, uint32_t *n);
 /* Executable basename ("[kernel]" for kernel threads, "" when unknown). */
 const char *proc__exe(const struct proc *p);
 /* Changes whenever the process's mappings were (re)read: what a collector derived from them

@@ -9,11 +9,41 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "collect/tracectx.h"
+#include "symbolize/dso.h"
+#include "symbolize/maps.h"
+#include "symbolize/proctab.h"
 #include "testlib.h"
+
+/* The symbolizer's dsos as tracectx__locate_maps sees them: a file, its key, its path. */
+struct dso {
+	char path[PATH_MAX];
+	int fd;
+	struct dso_file_key key;
+};
+enum dso_kind dso__kind(const struct dso *dso)
+{
+	(void)dso;
+	return DSO_ELF;
+}
+const char *dso__path(const struct dso *dso)
+{
+	return dso->path;
+}
+int dso__fd(const struct dso *dso)
+{
+	return dso->fd;
+}
+int dso__file_key(const struct dso *dso, struct dso_file_key *key)
+{
+	*key = dso->key;
+	return 0;
+}
 
 struct target {
 	pid_t pid;
@@ -251,6 +281,95 @@ TEST(self)
 	CHECK_EQ(tracectx__locate(getpid(), &loc), -ENOENT);
 }
 
+/* A process's executable mappings as the proctab keeps them: one dso per mapping. */
+struct fake_maps {
+	int pid;
+	struct proc_map maps[64];
+	struct dso dsos[64];
+	uint32_t n;
+};
+
+static int fake_map(const struct map_entry *e, void *ctx)
+{
+	struct fake_maps *fm = ctx;
+	struct dso *d = &fm->dsos[fm->n];
+	struct stat st;
+
+	if (e->path[0] != '/' || fm->n == 64)
+		return 0;
+	d->fd = maps__open_file(fm->pid, e);
+	if (d->fd < 0 || fstat(d->fd, &st))
+		return -EIO;
+	snprintf(d->path, sizeof(d->path), "%s", e->path);
+	d->key = (struct dso_file_key){ st.st_dev, st.st_ino,
+					(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
+					st.st_size };
+	fm->maps[fm->n++] = (struct proc_map){ e->start, e->end, e->pgoff, d };
+	return 0;
+}
+
+static void fake_maps__free(struct fake_maps *fm)
+{
+	for (uint32_t i = 0; i < fm->n; i++)
+		close(fm->dsos[i].fd);
+}
+
+/*
+ * What a file tells is read once: a second process of the same executable is located from the
+ * cache alone (hits, no miss), and a file whose change time moved (rewritten in place) is read
+ * again.
+ */
+TEST(cache)
+{
+	struct tracectx_cache *c = tracectx_cache__new(2);
+	struct tracectx_cache_stats st0, st1, st2;
+	struct fake_maps fm[2] = {};
+	struct target t[2] = {};
+	char exe[PATH_MAX];
+	struct tracectx_loc loc;
+	int err;
+
+	CHECK(c != NULL);
+	if (!realpath(target_path("tctx_exe"), exe))
+		SKIP("%s not built", target_path("tctx_exe"));
+	for (int i = 0; i < 2; i++) {
+		err = target__start(&t[i], "tctx_exe", NULL, false);
+		if (err == -ENOENT)
+			SKIP("%s not built", target_path("tctx_exe"));
+		CHECK_EQ(err, 0);
+		fm[i].pid = t[i].pid;
+		CHECK_EQ(maps__for_each(t[i].pid, true, fake_map, &fm[i]), 0);
+		CHECK(fm[i].n >= 2);
+	}
+	CHECK_EQ(tracectx__locate_maps(c, t[0].pid, exe, fm[0].maps, fm[0].n,
+				       &loc), 0);
+	CHECK_EQ(loc.tp_offset, t[0].tpoff);
+	tracectx_cache__stats(c, &st0);
+	CHECK(st0.misses >= 1);
+
+	CHECK_EQ(tracectx__locate_maps(c, t[1].pid, exe, fm[1].maps, fm[1].n,
+				       &loc), 0);
+	CHECK_EQ(loc.tp_offset, t[1].tpoff);
+	tracectx_cache__stats(c, &st1);
+	CHECK_EQ(st1.misses, st0.misses);
+	CHECK(st1.hits > st0.hits);
+	CHECK(st1.entries <= 2);
+
+	/* Rewritten in place: same inode, another change time. */
+	fm[1].dsos[0].key.ctime_ns++;
+	CHECK_EQ(tracectx__locate_maps(c, t[1].pid, exe, fm[1].maps, fm[1].n,
+				       &loc), 0);
+	tracectx_cache__stats(c, &st2);
+	CHECK_EQ(st2.misses, st1.misses + 1);
+	CHECK(st2.entries <= 2);
+
+	for (int i = 0; i < 2; i++) {
+		fake_maps__free(&fm[i]);
+		target__stop(&t[i]);
+	}
+	tracectx_cache__free(c);
+}
+
 int main(void)
 {
 	RUN(executable);
@@ -266,5 +385,6 @@ int main(void)
 	RUN(no_variable);
 	RUN(no_process);
 	RUN(self);
+	RUN(cache);
 	return test_summary();
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Exec churn cost: a posix_spawn loop (bench/spawn_loop.c) runs 100 distinct short-lived
+# binaries (one tiny C program linked 100 times with distinct build IDs: 100 files, 100 inodes)
+# round-robin as fast as it can for DURATION seconds (default 15) while one profiler watches
+# the machine; the profiler's CPU per exec is its CPU time over the run divided by the execs.
+# Each profiler in PROFILERS (default: "$BUILD/autoprof perf"; an autoprof binary, or "perf" for
+# `perf record -a -g`) runs RUNS times (default 3), the profilers alternated within each round
+# so that they see the same machine; medians are printed, and the ratio of the first two.
+# autoprof runs with its default settings.
+#   bench/churn.sh [DURATION] [RUNS]
+#   PROFILERS="build-before/autoprof build/autoprof" bench/churn.sh 15 3
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+DURATION=${1:-15}
+RUNS=${2:-3}
+PROFILERS=${PROFILERS:-"$BUILD/autoprof perf"}
+LOOP=$BUILD/bench/spawn_loop
+make -s "$LOOP" >/dev/null
+for p in $PROFILERS; do
+	if [ "$p" = perf ]; then
+		command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
+	else
+		[ -x "$p" ] || { echo "$p: build first (make all)" >&2; exit 1; }
+	fi
+done
+
+. bench/lib/common.sh
+
+# 100 files of one program: compiled once, linked 100 times, each with its own build ID.
+echo 'int main(void) { return 0; }' >"$tmp/true.c"
+cc -O2 -c "$tmp/true.c" -o "$tmp/true.o"
+progs=()
+for i in $(seq 100); do
+	cc "$tmp/true.o" -Wl,--build-id=0x$(printf '%040x' "$i") -o "$tmp/bin$i"
+	progs+=("$tmp/bin$i")
+done
+
+# One run: PROFILER started, past start-up, the loop; prints "execs seconds cpu_ns".
+run_one() {
+	local prof=$1 pid port
+	if [ "$prof" = perf ]; then
+		perf record -q -a -g -o "$tmp/perf.data" >"$tmp/perf.log" 2>&1 &
+		pid=$!
+		sleep 2
+	else
+		port=$(free_port)
+		"$prof" --web.listen-address=127.0.0.1:$port --log.level=warn >"$tmp/ap.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
+		sleep 2 # past start-up
+	fi
+	pids+=($pid)
+	local c0 c1
+	c0=$(cpu_ns $pid)
+	"$LOOP" "$DURATION" "${progs[@]}" >"$tmp/loop.out"
+	sleep 0.5 # what the last execs left in its queues
+	c1=$(cpu_ns $pid)
+	if [ "$prof" != perf ] && [ -n "${SHOW_METRICS:-}" ]; then
+		curl -sf "http://127.0.0.1:$port/metrics" | grep -E "$SHOW_METRICS" >&2 || true
+	fi
+	kill -INT "$pid"
+	wait "$pid" 2>/dev/null || true
+	rm -f "$tmp/perf.data"
+	echo "$(awk '$1 == "execs" {print $2}' "$tmp/loop.out")" \
+		"$(awk '$1 == "seconds" {print $2}' "$tmp/loop.out")" "$((c1 - c0))"
+}
+
+: >"$tmp/results"
+for r in $(seq "$RUNS"); do
+	for p in $PROFILERS; do
+		read -r execs secs cpu < <(run_one "$p")
+		printf '%-28s run %d: %7.0f exec/s  %8.1f us CPU/exec\n' "$p" "$r" \
+			"$(echo "$execs / $secs" | bc -l)" "$(echo "$cpu / 1000 / $execs" | bc -l)"
+		echo "$p $execs $secs $cpu" >>"$tmp/results"
+	done
+done
+
+python3 - "$tmp/results" $PROFILERS <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+meds = []
+for p in sys.argv[2:]:
+    mine = [r for r in rows if r[0] == p]
+    rate = statistics.median(int(r[1]) / float(r[2]) for r in mine)
+    us = statistics.median(int(r[3]) / 1000 / int(r[1]) for r in mine)
+    meds.append(us)
+    print("median %-28s %7.0f exec/s  %8.1f us CPU/exec  %5.1f %% of a CPU per 1,000 exec/s"
+          % (p, rate, us, us / 10))
+if len(meds) > 1 and meds[1]:
+    print("ratio %s / %s: %.1f" % (sys.argv[2], sys.argv[3], meds[0] / meds[1]))
+PY
