@@ -399,6 +399,10 @@ static const struct metrics_row unwind_rows[] = {
 		       "Unwind tables built from files, by result (error: unwind info unreadable)"),
 	METRICS_SAMPLE(struct unwinder_stats, builds, "result", "ok"),
 	METRICS_SAMPLE(struct unwinder_stats, build_errors, "result", "error"),
+	METRICS_FAMILY("autoprof_unwind_tables_reused", METRIC_COUNTER,
+		       "Mappings of a file whose unwind table was already loaded or being built "
+		       "(a binary or library mapped again), not built anew"),
+	METRICS_SAMPLE(struct unwinder_stats, reuses),
 	METRICS_FAMILY("autoprof_unwind_table_build_seconds", METRIC_COUNTER,
 		       "Time spent building unwind tables"),
 	METRICS_SAMPLE_DIV(struct unwinder_stats, build_ns, NSEC),

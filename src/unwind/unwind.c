@@ -726,6 +726,9 @@ static struct ufile *file_get(struct unwinder *u, struct dso *dso)
 		enqueue(u, f, true);
 	} else if (f->evicted) {
 		enqueue(u, f, false);
+	} else if (!f->failed) {
+		/* Loaded or being built: what spares a binary run again a rebuild. */
+		u->stats.reuses++;
 	}
 	f->last_used = ++u->clock;
 	return f->failed ? NULL : f;

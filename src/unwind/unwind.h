@@ -99,6 +99,7 @@ struct unwinder_stats {
 	uint64_t files;		   /* files with a table now */
 	uint64_t processes;	   /* processes with a mapping table now */
 	uint64_t builds;	   /* tables built */
+	uint64_t reuses;	   /* mappings of a file whose table was already there */
 	uint64_t build_errors;	   /* files whose unwind info could not be read */
 	uint64_t build_ns;	   /* time spent building tables */
 	uint64_t evictions;	   /* tables dropped to make room */

@@ -181,6 +181,7 @@ TEST(idle_table_reused)
 	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.builds, 1);
+	CHECK_EQ(s.reuses, 1);
 	CHECK_EQ(s.files, 1);
 	CHECK_EQ(s.processes, 1);
 	unwinder__free(u);
