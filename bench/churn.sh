@@ -8,7 +8,7 @@
 # Each profiler in PROFILERS (default: "$BUILD/autoprof perf"; an autoprof binary, or "perf" for
 # `perf record -a -g`) runs RUNS times (default 3), the profilers alternated within each round
 # so that they see the same machine; medians are printed, and the ratio of the first two.
-# autoprof runs with its default settings.
+# autoprof runs with its default settings and is measured once its start-up tables are built.
 #   bench/churn.sh [DURATION] [RUNS]
 #   PROFILERS="build-before/autoprof build/autoprof" bench/churn.sh 15 3
 set -euo pipefail
@@ -50,7 +50,22 @@ run_one() {
 		"$prof" --web.listen-address=127.0.0.1:$port --log.level=warn >"$tmp/ap.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
-		sleep 2 # past start-up
+		# Past start-up: the builder thread makes the unwind tables of every file the running
+		# processes map (seconds of CPU on a busy host), which is no cost of the execs. Wait
+		# until no table was built for 2 s (30 s at most).
+		local builds last=-1 still=0
+		for _ in $(seq 60); do
+			builds=$(curl -sf "http://127.0.0.1:$port/metrics" |
+				awk '/^autoprof_unwind_table_builds_total/ {s += $2} END {print s + 0}')
+			if [ "$builds" = "$last" ]; then
+				still=$((still + 1))
+				[ $still -ge 4 ] && break
+			else
+				still=0
+			fi
+			last=$builds
+			sleep 0.5
+		done
 	fi
 	pids+=($pid)
 	local c0 c1
