@@ -350,6 +350,25 @@ static double elapsed_s(const struct timespec *t0)
 }
 
 /*
+ * Starts a fake JVM in mode, attaches to it within timeout_ms and stops it: the attach's result
+ * (1 when the fake could not start), *owner the owner of the trigger the fake saw.
+ */
+static int attach_fake(enum fake_mode mode, const char *target, char *out, size_t out_size,
+		       int timeout_ms, enum jvmattach_why *why, int *owner)
+{
+	struct fake f;
+	int ret = fake__start(&f, mode, target);
+
+	if (!ret)
+		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", out, out_size, timeout_ms,
+				     why);
+	else
+		ret = 1;
+	*owner = fake__stop(&f);
+	return ret;
+}
+
+/*
  * .attach_pidPID in the JVM's cwd is its user's symlink to a file root may create: the attach
  * must neither create it (as root, or at all) nor go on.
  */
@@ -358,19 +377,13 @@ TEST(symlink_trigger_refused)
 	char rootdir[] = "/tmp/test_jvmattach_root.XXXXXX", target[96];
 	enum jvmattach_why why = JVMATTACH_OK;
 	int ret, owner, created;
-	struct fake f;
 
 	if (getuid())
 		SKIP("needs root");
 	CHECK(mkdtemp(rootdir));
 	chmod(rootdir, 0755);
 	snprintf(target, sizeof(target), "%s/owned-by-root-target", rootdir);
-	ret = fake__start(&f, FAKE_SYMLINK, target);
-	if (!ret)
-		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", NULL, 0, 5000, &why);
-	else
-		ret = 1;
-	owner = fake__stop(&f);
+	ret = attach_fake(FAKE_SYMLINK, target, NULL, 0, 5000, &why, &owner);
 	created = !access(target, F_OK);
 	unlink(target);
 	rmdir(rootdir);
@@ -435,19 +448,12 @@ TEST(silent_jvm_times_out)
 TEST(attach_as_target_uid)
 {
 	enum jvmattach_why why = JVMATTACH_ERROR;
-	struct fake f;
 	char out[64] = "";
 	int ret, owner;
 
 	if (getuid())
 		SKIP("needs root");
-	ret = fake__start(&f, FAKE_ANSWER, NULL);
-	if (!ret)
-		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", out, sizeof(out), 10000,
-				     &why);
-	else
-		ret = 1;
-	owner = fake__stop(&f);
+	ret = attach_fake(FAKE_ANSWER, NULL, out, sizeof(out), 10000, &why, &owner);
 	CHECK_EQ(ret, 0);
 	CHECK_STR(jvmattach__why_name(why), "ok");
 	CHECK_STR(out, "fake ok\n");
@@ -458,19 +464,12 @@ TEST(attach_as_target_uid)
 TEST(container_jvm)
 {
 	enum jvmattach_why why = JVMATTACH_ERROR;
-	struct fake f;
 	char out[64] = "";
 	int ret, owner;
 
 	if (getuid())
 		SKIP("needs root");
-	ret = fake__start(&f, FAKE_CONTAINER, NULL);
-	if (!ret)
-		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", out, sizeof(out), 10000,
-				     &why);
-	else
-		ret = 1;
-	owner = fake__stop(&f);
+	ret = attach_fake(FAKE_CONTAINER, NULL, out, sizeof(out), 10000, &why, &owner);
 	CHECK_EQ(ret, 0);
 	CHECK_STR(jvmattach__why_name(why), "ok");
 	CHECK_STR(out, "fake ok\n");
@@ -481,17 +480,11 @@ TEST(container_jvm)
 TEST(foreign_socket_refused)
 {
 	enum jvmattach_why why = JVMATTACH_OK;
-	struct fake f;
 	int ret, owner;
 
 	if (getuid())
 		SKIP("needs root");
-	ret = fake__start(&f, FAKE_ROOT_SOCKET, NULL);
-	if (!ret)
-		ret = jvmattach__run(f.pid, "jcmd", "Compiler.perfmap", NULL, 0, 5000, &why);
-	else
-		ret = 1;
-	owner = fake__stop(&f);
+	ret = attach_fake(FAKE_ROOT_SOCKET, NULL, NULL, 0, 5000, &why, &owner);
 	CHECK_EQ(ret, -EPERM);
 	CHECK_STR(jvmattach__why_name(why), "owner");
 	CHECK_EQ(owner, -2);
