@@ -256,7 +256,9 @@ static int cache_insert(struct objsym *os, struct cache_ent *e, uint64_t offset,
 		os->lines = l;
 		os->cap_lines = cap;
 	}
-	memcpy(&os->lines[os->nr_lines], fr->lines, fr->nr * sizeof(*fr->lines));
+	/* A miss has no lines, and the pool may not exist yet: no pointer into it then. */
+	if (fr->nr)
+		memcpy(&os->lines[os->nr_lines], fr->lines, fr->nr * sizeof(*fr->lines));
 	*e = (struct cache_ent){ .offset = offset, .sym_start = fr->sym_start,
 				 .first = os->nr_lines, .nr = fr->nr, .used = 1 };
 	os->nr_lines += fr->nr;
@@ -278,7 +280,9 @@ int objsym__lookup(struct objsym *os, uint64_t offset, const struct objsym_frame
 		if (e->offset == offset) {
 			fr->nr = e->nr;
 			fr->sym_start = e->sym_start;
-			memcpy(fr->lines, &os->lines[e->first], e->nr * sizeof(*fr->lines));
+			if (e->nr)
+				memcpy(fr->lines, &os->lines[e->first],
+				       e->nr * sizeof(*fr->lines));
 			*out = fr;
 			return 0;
 		}
