@@ -18,12 +18,11 @@
 #   jvm       a JVM's attach-API replies and the perf map it writes
 #   golabels  what golabels reads of a Go executable (version, struct offsets, runtime.tlsg)
 # A target names the sources it links (FUZZ_SRCS_NAME; gen/X.c is a generated protobuf source
-# under $(BUILD)/gen), the libraries the clang build needs (FUZZ_LIBS_NAME) and its own
-# libFuzzer flags (FUZZ_FLAGS_NAME); fuzz/fuzz_NAME.h,
+# under $(BUILD)/gen) and the libraries the clang build needs (FUZZ_LIBS_NAME); fuzz/fuzz_NAME.h,
 # when there, is its input layout. `make fuzz` runs every target for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
-FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json
+FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
 FUZZ_SRCS_preload := src/collect/preload.c src/unwind/uwalk.c src/lib/log.c
@@ -42,8 +41,6 @@ FUZZ_SRCS_json := src/collect/latency.c src/collect/memsample.c
 FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/collect/memsample.c \
 	src/lib/log.c
 FUZZ_LIBS_config := -lyaml
-# Its errors go to stderr by design: closed (libFuzzer still prints crashes).
-FUZZ_FLAGS_config := -close_fd_mask=2
 FUZZ_SRCS_procctx := src/symbolize/procctx.c src/symbolize/maps.c src/lib/log.c \
 	gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c \
 	gen/opentelemetry/proto/resource/v1/resource.pb-c.c \
@@ -80,7 +77,7 @@ fuzz-$(1): $(BUILD)/fuzz/fuzz_$(1)
 	@mkdir -p $(BUILD)/fuzz/$(1)-corpus
 	cp -n fuzz/corpus/$(1)/* $(BUILD)/fuzz/$(1)-corpus/ 2>/dev/null || true
 	cd $(BUILD)/fuzz && ./fuzz_$(1) -max_total_time=$$(FUZZ_SECONDS) -max_len=$$(FUZZ_MAX_LEN) \
-		$(FUZZ_FLAGS_$(1)) $(1)-corpus
+		$(1)-corpus
 endef
 $(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rule,$(f))))
 
