@@ -171,14 +171,27 @@ static int set_timeout(int fd, long long ms)
 	return 0;
 }
 
+int jvmattach__parse_reply(const char *reply, char *out, size_t out_size)
+{
+	const char *nl = strchr(reply, '\n');
+	char *end;
+	int status;
+
+	status = (int)strtol(reply, &end, 10);
+	if (!nl || end == reply || end != nl)
+		return -EBADMSG;
+	if (out && out_size)
+		snprintf(out, out_size, "%s", nl + 1);
+	return status ? -EPROTO : 0;
+}
+
 int jvmattach__run(int pid, const char *op, const char *arg, char *out, size_t out_size,
 		   int timeout_ms)
 {
 	long long deadline = now_ms() + timeout_ms;
 	char sock[96], req[1024], reply[4096];
 	size_t req_len = 0, got = 0;
-	int nspid, fd, err, status;
-	char *nl, *end;
+	int nspid, fd, err;
 
 	if (out && out_size)
 		out[0] = '\0';
@@ -227,15 +240,7 @@ int jvmattach__run(int pid, const char *op, const char *arg, char *out, size_t o
 		got += (size_t)n;
 	}
 	reply[got] = '\0';
-	nl = strchr(reply, '\n');
-	status = (int)strtol(reply, &end, 10);
-	if (!nl || end == reply || end != nl) {
-		err = -EBADMSG;
-		goto out_close;
-	}
-	if (out && out_size)
-		snprintf(out, out_size, "%s", nl + 1);
-	err = status ? -EPROTO : 0;
+	err = jvmattach__parse_reply(reply, out, out_size);
 out_close:
 	close(fd);
 	return err;
