@@ -22,7 +22,7 @@
 # when there, is its input layout. `make fuzz` runs every target for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
-FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes jvm
+FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes jvm golabels
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
 FUZZ_SRCS_preload := src/collect/preload.c src/unwind/uwalk.c src/lib/log.c
