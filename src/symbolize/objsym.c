@@ -63,6 +63,8 @@ static void load_debug(struct objsym *os, int fd, int debug_fd)
 	if (!os->debug_elf) {
 		/* Distributions that strip .symtab may ship its local symbols xz-compressed. */
 		mdi = debuginfo__open_minidebuginfo(fd);
+		if (mdi == -EFBIG)
+			os->sources |= OBJSYM_TOO_LARGE;
 		if (mdi >= 0) {
 			if (!elf_file__open(mdi, &os->debug_elf))
 				os->sources |= OBJSYM_MINIDEBUGINFO;
@@ -90,8 +92,11 @@ int objsym__load(int fd, int debug_fd, struct objsym **out)
 		return -ENOMEM;
 	}
 	load_debug(os, fd, debug_fd);
-	if (!go_symtab__open(fd, &os->go))
+	err = go_symtab__open(fd, &os->go);
+	if (!err)
 		os->sources |= OBJSYM_GO;
+	else if (err == -EFBIG)
+		os->sources |= OBJSYM_TOO_LARGE;
 	*out = os;
 	return 0;
 }
