@@ -15,6 +15,8 @@
 /* A runaway JIT must not make the daemon read or hold without bound. */
 #define PERF_MAP_MAX_ENTRIES 1000000u
 #define PERF_MAP_MAX_BYTES   (256ull << 20)
+/* Longer lines are skipped: names are at most a few KiB (C++ templates, V8's source paths). */
+#define PERF_MAP_MAX_LINE (64u << 10)
 
 /* One line as read; its position in the file is its index, which decides overlaps. */
 struct pm_entry {
@@ -146,36 +148,69 @@ static int pm_builder__parse_line(struct pm_builder *b, char *line, size_t len)
 	return 1;
 }
 
+/*
+ * Reads the file's lines through one buffer of PERF_MAP_MAX_LINE bytes: a line that does not fit
+ * (no newline in a full buffer; the file may be anything, /dev/zero included) is skipped to its
+ * end without being held, as a malformed one is. getline would grow its buffer to the line.
+ */
 static int pm_builder__read(struct pm_builder *b, FILE *f, const char *path)
 {
-	size_t line_alloc = 0, total = 0;
-	char *line = NULL;
-	ssize_t len;
+	char *buf = malloc(PERF_MAP_MAX_LINE + 1);
+	size_t have = 0, total = 0;
+	bool skipping = false, eof = false;
 	int err = 0;
 
-	while ((len = getline(&line, &line_alloc, f)) > 0) {
-		total += (size_t)len;
-		if (total > PERF_MAP_MAX_BYTES) {
-			pr_warn("%s: more than %llu MiB, ignoring the rest\n", path,
-				PERF_MAP_MAX_BYTES >> 20);
-			break;
+	if (!buf)
+		return -ENOMEM;
+	while (!eof) {
+		size_t want = PERF_MAP_MAX_LINE - have, n = fread(buf + have, 1, want, f), at = 0;
+		char *nl;
+
+		eof = n < want;
+		have += n;
+		while ((nl = memchr(buf + at, '\n', have - at))) {
+			size_t len = (size_t)(nl - (buf + at)) + 1;
+			char saved = buf[at + len]; /* buf has a byte past PERF_MAP_MAX_LINE */
+
+			total += len;
+			if (total > PERF_MAP_MAX_BYTES)
+				goto too_big;
+			if (skipping) {
+				skipping = false; /* the end of a line too long to keep */
+				at += len;
+				continue;
+			}
+			buf[at + len] = '\0';
+			err = pm_builder__parse_line(b, buf + at, len);
+			buf[at + len] = saved;
+			at += len;
+			if (err < 0)
+				goto out;
+			err = 0;
+			if (b->nr == PERF_MAP_MAX_ENTRIES) {
+				pr_warn("%s: more than %u entries, ignoring the rest\n", path,
+					PERF_MAP_MAX_ENTRIES);
+				goto out;
+			}
 		}
 		/* The writer may be mid-line: a last line without its newline is not complete. */
-		if (line[len - 1] != '\n')
-			break;
-		err = pm_builder__parse_line(b, line, (size_t)len);
-		if (err < 0)
-			break;
-		err = 0;
-		if (b->nr == PERF_MAP_MAX_ENTRIES) {
-			pr_warn("%s: more than %u entries, ignoring the rest\n", path,
-				PERF_MAP_MAX_ENTRIES);
-			break;
+		memmove(buf, buf + at, have - at);
+		have -= at;
+		if (have == PERF_MAP_MAX_LINE) {
+			total += have;
+			if (total > PERF_MAP_MAX_BYTES)
+				goto too_big;
+			have = 0;
+			skipping = true;
 		}
 	}
+	goto out;
+too_big:
+	pr_warn("%s: more than %llu MiB, ignoring the rest\n", path, PERF_MAP_MAX_BYTES >> 20);
+out:
 	if (!err && ferror(f))
 		err = -EIO;
-	free(line);
+	free(buf);
 	return err;
 }
 

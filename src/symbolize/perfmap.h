@@ -15,8 +15,9 @@ struct perf_map;
 /*
  * Parses the perf map at path (the caller passes /proc/PID/root/tmp/perf-PID.map so that the
  * process's own mount namespace is used). Where entries overlap, the later line wins: JITs
- * append, and re-emit code at addresses freed by earlier blobs. Malformed lines are skipped.
- * Reading stops, with a warning, after 1,000,000 entries or 256 MiB. Returns 0 or a negative
+ * append, and re-emit code at addresses freed by earlier blobs. Malformed lines are skipped, and
+ * so are lines longer than 64 KiB. Reading stops, with a warning, after 1,000,000 entries or
+ * 256 MiB. Returns 0 or a negative
  * errno (-ENOENT when there is no file).
  */
 int perf_map__load(const char *path, struct perf_map **out);
