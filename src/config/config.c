@@ -981,11 +981,18 @@ static void yaml__print_string(const char *s, FILE *f)
 	fputc('"', f);
 }
 
+/* Room for any value printed: the longest string settings, probes.attach and config.file. */
+#define VALUE_MAX 4096
+_Static_assert(sizeof(((struct config *)0)->probes) <= VALUE_MAX &&
+		       sizeof(((struct config *)0)->config_file) <= VALUE_MAX,
+	       "a string setting is longer than config__print_yaml's buffer");
+
 void config__print_yaml(const struct config *cfg, FILE *f)
 {
 	const char *section = "", *dot;
 	size_t section_len = 0;
-	char val[WHY_MAX];
+	/* Not WHY_MAX: a value cut there would print, and load back, as another one. */
+	char val[VALUE_MAX];
 
 	for (size_t i = 0; i < NR_KEYS; i++) {
 		const struct key *k = &keys[i];

@@ -811,6 +811,31 @@ TEST(print_yaml_round_trip)
 	check_defaults(&b);
 }
 
+/* String settings print whole, however long (they were cut at 511 bytes). */
+TEST(print_yaml_long_strings)
+{
+	char probes[64 * 30 + 32] = "--probes.attach=", targets[64 * 16 + 32] = "--memory.targets=";
+	static char buf[16384];
+	struct config a, b;
+	FILE *f;
+
+	for (int i = 0; i < 60; i++)
+		snprintf(probes + strlen(probes), sizeof(probes) - strlen(probes),
+			 "%s/usr/bin/server:handler_%02d", i ? "," : "", i);
+	for (int i = 0; i < 120; i++)
+		snprintf(targets + strlen(targets), sizeof(targets) - strlen(targets), "%sapp%03d*",
+			 i ? "," : "", i);
+	CHECK_EQ(load(&a, probes, targets, NULL), CONFIG_OK);
+	CHECK(strlen(a.probes) > 1500 && strlen(a.memory_targets) > 900);
+	f = tmpfile();
+	config__print_yaml(&a, f);
+	slurp(f, buf, sizeof(buf));
+	fclose(f);
+	CHECK_EQ(load_yaml(&b, buf), CONFIG_OK);
+	CHECK_STR(b.probes, a.probes);
+	CHECK_STR(b.memory_targets, a.memory_targets);
+}
+
 int main(void)
 {
 	RUN(defaults);
@@ -839,6 +864,7 @@ int main(void)
 	RUN(offcpu_keys);
 	RUN(repo_config_is_defaults);
 	RUN(print_yaml_round_trip);
+	RUN(print_yaml_long_strings);
 	if (yaml_path[0])
 		unlink(yaml_path);
 	return test_summary();
