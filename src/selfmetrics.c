@@ -264,7 +264,7 @@ static void proc_metrics(struct metrics_writer *w, void *ctx)
 
 struct symbolizer_view {
 	struct symbolizer_stats s;
-	uint64_t loads_ok, load_errors_other; /* errors neither unreadable nor not_elf */
+	uint64_t loads_ok, load_errors_other; /* errors neither unreadable, not_elf nor too_large */
 	uint64_t cache_max;		      /* symbolizer.cache-size */
 };
 
@@ -277,10 +277,12 @@ static const struct metrics_row symbolizer_rows[] = {
 	METRICS_SAMPLE(struct symbolizer_view, s.lookups_failed, "result", "failure"),
 	METRICS_FAMILY("autoprof_symbolizer_loads", METRIC_COUNTER,
 		       "Symbol sources loaded, by result: ok, unreadable (the file could not be "
-		       "opened while mapped), not_elf, error"),
+		       "opened while mapped), not_elf, too_large (past a size budget: its symbol "
+		       "names, its Go table, its MiniDebugInfo), error"),
 	METRICS_SAMPLE(struct symbolizer_view, loads_ok, "result", "ok"),
 	METRICS_SAMPLE(struct symbolizer_view, s.load_errors_unreadable, "result", "unreadable"),
 	METRICS_SAMPLE(struct symbolizer_view, s.load_errors_not_elf, "result", "not_elf"),
+	METRICS_SAMPLE(struct symbolizer_view, s.load_errors_too_large, "result", "too_large"),
 	METRICS_SAMPLE(struct symbolizer_view, load_errors_other, "result", "error"),
 	METRICS_FAMILY("autoprof_symbolizer_open_errors", METRIC_COUNTER,
 		       "Mapped files that could not be opened (process gone, permissions)"),
@@ -311,8 +313,8 @@ static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
 
 	symbolizer__stats(d->ctx.sym, &v.s);
 	v.loads_ok = v.s.loads - v.s.load_errors;
-	v.load_errors_other =
-		v.s.load_errors - v.s.load_errors_unreadable - v.s.load_errors_not_elf;
+	v.load_errors_other = v.s.load_errors - v.s.load_errors_unreadable -
+			      v.s.load_errors_not_elf - v.s.load_errors_too_large;
 	v.cache_max = d->cfg.symbolizer_cache_size;
 	METRICS_TABLE(w, symbolizer_rows, &v);
 }

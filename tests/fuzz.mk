@@ -6,31 +6,78 @@
 # there: copy the crashing ones into fuzz/corpus/NAME/ by hand).
 #   cfi       src/unwind/cfi.c's CFI parser
 #   preload   the preload ring's parser and the user-space walk of its stack copies
-# A target names the sources it links (FUZZ_SRCS_NAME) and the libraries the clang build needs
-# (FUZZ_LIBS_NAME); fuzz/fuzz_NAME.h, when there, is its input layout.
+#   elf       an ELF file's build ID, symbols and everything objsym loads from it (memfd)
+#   dwarf     DWARF lines and inlined frames (src/symbolize/dwarf.c)
+#   gosym     a Go executable's .gopclntab (src/symbolize/gosym.c)
+#   perfmap   a JIT's perf map and the names in it (src/symbolize/perfmap.c)
+#   maps      /proc/PID/maps lines (src/symbolize/maps.c)
+#   json      the bodies of POST /api/v1/probes and the memory-target requests
+#   config    the YAML configuration file (src/config/config.c)
+#   procctx   the OpenTelemetry process context's protobuf (src/symbolize/procctx.c)
+#   pyframes  CPython code objects and line tables read from a process's memory
+#   jvm       a JVM's attach-API replies and the perf map it writes
+#   golabels  what golabels reads of a Go executable (version, struct offsets, runtime.tlsg)
+#   webconfig the --web.config.file YAML (src/http/webconfig.c; bcrypt itself is crypt_r's)
+# A target names the sources it links (FUZZ_SRCS_NAME; gen/X.c is a generated protobuf source
+# under $(BUILD)/gen) and the libraries the clang build needs (FUZZ_LIBS_NAME); fuzz/fuzz_NAME.h,
+# when there, is its input layout. `make fuzz` runs every target for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
-FUZZ_NAMES := cfi preload
+FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes jvm golabels \
+	webconfig
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
 FUZZ_SRCS_preload := src/collect/preload.c src/unwind/uwalk.c src/lib/log.c
 FUZZ_LIBS_preload := -lbpf
+FUZZ_SRCS_elf := src/symbolize/elf.c src/symbolize/objsym.c src/symbolize/dwarf.c \
+	src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c \
+	src/lib/strtab.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
+FUZZ_LIBS_elf := -lelf -ldw -llzma -lz -liberty
+FUZZ_SRCS_dwarf := src/symbolize/dwarf.c src/symbolize/elf.c src/lib/log.c
+FUZZ_LIBS_dwarf := -lelf -ldw
+FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
+FUZZ_LIBS_gosym := -lelf
+FUZZ_SRCS_perfmap := src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
+FUZZ_SRCS_maps := src/symbolize/maps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
+FUZZ_SRCS_json := src/collect/latency.c src/collect/memsample.c
+FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/collect/memsample.c \
+	src/export/otlp_headers.c \
+	src/lib/log.c
+FUZZ_LIBS_config := -lyaml
+FUZZ_SRCS_procctx := src/symbolize/procctx.c src/symbolize/maps.c src/lib/ufile.c src/lib/procfs.c \
+	src/lib/log.c \
+	gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c \
+	gen/opentelemetry/proto/resource/v1/resource.pb-c.c \
+	gen/opentelemetry/proto/common/v1/common.pb-c.c
+FUZZ_LIBS_procctx := -lprotobuf-c
+FUZZ_SRCS_pyframes := src/collect/python.c src/symbolize/elf.c src/lib/log.c
+FUZZ_LIBS_pyframes := -lelf -lbpf
+FUZZ_SRCS_jvm := src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c \
+	src/lib/log.c
+FUZZ_SRCS_golabels := src/collect/golabels.c src/symbolize/elf.c src/lib/log.c
+FUZZ_LIBS_golabels := -lelf -ldw
+FUZZ_SRCS_webconfig := src/http/webconfig.c src/lib/log.c
+FUZZ_LIBS_webconfig := -lyaml -lgnutls -lcrypt
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+# A source's object for the replay binary (gcc), and its path for the clang build.
+fuzz_objs = $(patsubst gen/%.c,$(BUILD)/gen/%.o,$(filter gen/%,$(1))) \
+	$(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out gen/%,$(1)))
+fuzz_srcs = $(patsubst gen/%,$(BUILD)/gen/%,$(1))
 
 define fuzz_rule
 TEST_FIXTURES += $(BUILD)/tests/unit/test_fuzz_$(1)
 
 $(BUILD)/tests/unit/test_fuzz_$(1): fuzz/replay.c fuzz/fuzz_$(1).c \
-		$(patsubst %.c,$(BUILD)/obj/%.o,$(FUZZ_SRCS_$(1))) $(wildcard fuzz/fuzz_$(1).h)
+		$(call fuzz_objs,$(FUZZ_SRCS_$(1))) $(wildcard fuzz/fuzz_$(1).h fuzz/fuzz_file.h)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -DFUZZ_CORPUS='"$(abspath fuzz/corpus/$(1))"' $$(LDFLAGS) \
 		$$(filter %.c %.o,$$^) -o $$@ $$(LDLIBS)
 
-$(BUILD)/fuzz/fuzz_$(1): fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(wildcard fuzz/fuzz_$(1).h) \
-		$(wildcard src/unwind/*.h src/collect/preload.h preload/*.h bpf/unwind*.h)
+$(BUILD)/fuzz/fuzz_$(1): fuzz/fuzz_$(1).c $(call fuzz_srcs,$(FUZZ_SRCS_$(1))) \
+		$(wildcard fuzz/fuzz_$(1).h fuzz/fuzz_file.h src/*/*.h preload/*.h bpf/*.h) | $(SKELS) $(GEN_SRCS)
 	@mkdir -p $$(@D)
-	$$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Isrc $$(FUZZ_SAN) fuzz/fuzz_$(1).c \
-		$(FUZZ_SRCS_$(1)) -o $$@ $(FUZZ_LIBS_$(1))
+	$$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -I$(BUILD) -I$(BUILD)/gen -Isrc $$(FUZZ_SAN) \
+		fuzz/fuzz_$(1).c $(call fuzz_srcs,$(FUZZ_SRCS_$(1))) -o $$@ $(FUZZ_LIBS_$(1))
 
 .PHONY: fuzz-$(1)
 fuzz-$(1): $(BUILD)/fuzz/fuzz_$(1)
@@ -40,3 +87,8 @@ fuzz-$(1): $(BUILD)/fuzz/fuzz_$(1)
 		$(1)-corpus
 endef
 $(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rule,$(f))))
+
+# Every target in turn, FUZZ_SECONDS each (make fuzz FUZZ_SECONDS=600); stops at the first crash.
+.PHONY: fuzz
+fuzz:
+	@for n in $(FUZZ_NAMES); do $(MAKE) --no-print-directory fuzz-$$n || exit 1; done

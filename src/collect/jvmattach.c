@@ -610,14 +610,28 @@ static int run_child(struct job *j, long long deadline, struct report *r, char *
 	return err;
 }
 
+int jvmattach__parse_reply(const char *reply, char *out, size_t out_size)
+{
+	const char *nl = strchr(reply, '\n');
+	char *end;
+	int status;
+
+	status = (int)strtol(reply, &end, 10);
+	if (!nl || end == reply || end != nl)
+		return -EBADMSG;
+	if (out && out_size)
+		snprintf(out, out_size, "%s", nl + 1);
+	return status ? -EPROTO : 0;
+}
+
 int jvmattach__run(int pid, const char *op, const char *arg, char *out, size_t out_size,
 		   int timeout_ms, enum jvmattach_why *whyp)
 {
 	struct job j = {.pidfd = -1, .mntfd = -1, .rootfd = -1, .cwdfd = -1, .outfd = -1};
 	enum jvmattach_why why = JVMATTACH_ERROR;
-	char reply[REPLY_MAX + 1], *nl, *end;
+	char reply[REPLY_MAX + 1];
 	long long deadline = now_ms() + timeout_ms;
-	int dirfd = -1, err, status;
+	int dirfd = -1, err;
 	struct report r = {0};
 
 	j.deadline =
@@ -654,16 +668,9 @@ int jvmattach__run(int pid, const char *op, const char *arg, char *out, size_t o
 	if (err)
 		goto out;
 	reply[r.len] = '\0';
-	nl = strchr(reply, '\n');
-	status = (int)strtol(reply, &end, 10);
-	if (!nl || end == reply || end != nl) {
+	err = jvmattach__parse_reply(reply, out, out_size);
+	if (err == -EBADMSG)
 		why = JVMATTACH_BAD_REPLY;
-		err = -EBADMSG;
-		goto out;
-	}
-	if (out && out_size)
-		snprintf(out, out_size, "%s", nl + 1);
-	err = status ? -EPROTO : 0;
 out:
 	if (err == -ESRCH)
 		why = JVMATTACH_GONE;

@@ -61,4 +61,10 @@ int jvmattach__nspid(int pid);
 int jvmattach__run(int pid, const char *op, const char *arg, char *out, size_t out_size,
 		   int timeout_ms, enum jvmattach_why *why);
 
+/*
+ * A reply as jvmattach__run reads it (NUL-terminated): "STATUS\n" then the operation's text,
+ * copied into out as above. 0, -EPROTO (a non-zero status) or -EBADMSG (no status line).
+ */
+int jvmattach__parse_reply(const char *reply, char *out, size_t out_size);
+
 #endif

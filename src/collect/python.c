@@ -854,32 +854,63 @@ uint32_t python__line_310(const uint8_t *t, uint32_t len, uint32_t first_line, u
 	return first_line;
 }
 
+/* The line of a pair's instruction in its code object c (read from code). */
+static uint32_t code__line(const struct pyproc *pp, const struct pycode *c, uint64_t code,
+			   uint64_t instr)
+{
+	uint64_t first;
+
+	if (!c->lt)
+		return c->first_line;
+	if (pp->ver.bpf.frame_kind == PYTHON_FRAME_OBJECT) {
+		int32_t lasti = (int32_t)(uint32_t)instr;
+
+		return lasti < 0 ? c->first_line
+				 : python__line_310(c->lt, c->lt_len, c->first_line, lasti);
+	}
+	first = code + pp->ver.co_code_adaptive;
+	return instr < first ? c->first_line
+			     : python__line_311(c->lt, c->lt_len, c->first_line,
+						(uint32_t)((instr - first) / 2));
+}
+
 /* The frame naming the pair, or -1: left native. */
 static int name_pair(struct python *py, struct pyproc *pp, uint64_t code, uint64_t instr,
 		     struct frame *out)
 {
 	struct pycode *c = code__get(py, pp, code);
-	uint32_t line;
 
 	if (!c)
 		return -1;
-	if (!c->lt) {
-		line = c->first_line;
-	} else if (pp->ver.bpf.frame_kind == PYTHON_FRAME_OBJECT) {
-		int32_t lasti = (int32_t)(uint32_t)instr;
-
-		line = lasti < 0 ? c->first_line
-				 : python__line_310(c->lt, c->lt_len, c->first_line, lasti);
-	} else {
-		uint64_t first = code + pp->ver.co_code_adaptive;
-
-		line = instr < first ? c->first_line
-				     : python__line_311(c->lt, c->lt_len, c->first_line,
-							(uint32_t)((instr - first) / 2));
-	}
-	if (symbolizer__interp_frame(py->ctx->sym, c->name, c->file, line, out))
+	if (symbolizer__interp_frame(py->ctx->sym, c->name, c->file, code__line(pp, c, code, instr),
+				     out))
 		return -1;
 	return 0;
+}
+
+int python__read_code(int mem_fd, uint32_t version, uint64_t code_type, uint64_t code,
+		      uint64_t instr, char **name, char **file, uint32_t *line)
+{
+	const struct pyver *v = version_row(version);
+	struct pyproc pp = { .mem_fd = mem_fd, .code_type = code_type };
+	struct pycode c = { .addr = code };
+	int err;
+
+	*name = *file = NULL;
+	if (!v)
+		return -ENOTSUP;
+	pp.ver = *v;
+	err = code__read(&pp, &c);
+	if (!err) {
+		*line = code__line(&pp, &c, code, instr);
+		*name = c.name;
+		*file = c.file;
+		c.name = c.file = NULL;
+	}
+	free(c.name);
+	free(c.file);
+	free(c.lt);
+	return err;
 }
 
 static bool is_eval(const struct pyproc *pp, const struct frame *f)

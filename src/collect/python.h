@@ -62,6 +62,16 @@ void python__stats(struct python *py, struct python_stats *out);
 uint32_t python__line_310(const uint8_t *t, uint32_t len, uint32_t first_line, uint32_t idx);
 uint32_t python__line_311(const uint8_t *t, uint32_t len, uint32_t first_line, uint32_t idx);
 
+/*
+ * What python__splice reads of one pair, for the fuzz target (fuzz/fuzz_pyframes.c): the code
+ * object at code of a process whose memory mem_fd reads (pread at the address; the caller's fd),
+ * as CPython version (major << 8 | minor) lays it out, &PyCode_Type at code_type. *name and
+ * *file (malloc'd, the caller frees them) and *line of instruction instr. 0, -ENOTSUP (a
+ * version without offsets), -EIO (unreadable) or -EINVAL (not a code object).
+ */
+int python__read_code(int mem_fd, uint32_t version, uint64_t code_type, uint64_t code,
+		      uint64_t instr, char **name, char **file, uint32_t *line);
+
 /* One offset of the table, named as CPython's DWARF names it (for tests/unit/test_python.c). */
 struct python_field {
 	const char *type;   /* struct tag or typedef: "_ts", "PyCodeObject" */

@@ -885,27 +885,79 @@ enum config_result config__load(struct config *cfg, int argc, char **argv)
 	return flags__apply(cfg, argc, argv, false);
 }
 
+/* The code point of the UTF-8 sequence at s and its length; 0 when it is not one. */
+static size_t utf8__decode(const unsigned char *s, uint32_t *cp)
+{
+	static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	size_t n = s[0] < 0x80 ? 1 : s[0] >> 5 == 6 ? 2 : s[0] >> 4 == 14 ? 3 : s[0] >> 3 == 30 ? 4 : 0;
+	uint32_t c = n == 1 ? s[0] : s[0] & (0x7f >> n);
+
+	for (size_t i = 1; i < n; i++) {
+		if (s[i] >> 6 != 2)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and code points past Unicode are not UTF-8. */
+	if (!n || c < min[n] || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/* What YAML takes as it is inside double quotes: printable, and not a line break (NEL, LS, PS
+ * are breaks to YAML 1.1, folded into spaces when read back). */
+static bool yaml__printable(uint32_t c)
+{
+	return (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xd7ff && c != 0x2028 && c != 0x2029) ||
+	       (c >= 0xe000 && c <= 0xfffd && c != 0xfeff) || (c >= 0x10000 && c <= 0x10ffff);
+}
+
+/* A double-quoted scalar that loads back as s: anything else escaped by its code point (a byte
+ * that is not UTF-8, which only a flag can give, as the code point of its value). */
 static void yaml__print_string(const char *s, FILE *f)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
 
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\x%02x", ch);
+	fputc('"', f);
+	while (*p) {
+		uint32_t c;
+		size_t n = utf8__decode(p, &c);
+
+		if (!n) {
+			c = *p;
+			n = 1;
+		} else if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", (int)c);
+			p += n;
+			continue;
+		} else if (yaml__printable(c)) {
+			fwrite(p, 1, n, f);
+			p += n;
+			continue;
+		}
+		if (c < 0x100)
+			fprintf(f, "\\x%02x", (unsigned int)c);
+		else if (c < 0x10000)
+			fprintf(f, "\\u%04x", (unsigned int)c);
 		else
-			fputc(ch, f);
+			fprintf(f, "\\U%08x", (unsigned int)c);
+		p += n;
 	}
 	fputc('"', f);
 }
+
+/* Room for any value printed: the longest string settings, probes.attach and config.file. */
+#define VALUE_MAX 4096
+_Static_assert(sizeof(((struct config *)0)->probes) <= VALUE_MAX &&
+		       sizeof(((struct config *)0)->config_file) <= VALUE_MAX,
+	       "a string setting is longer than config__print_yaml's buffer");
 
 void config__print_yaml(const struct config *cfg, FILE *f)
 {
 	const char *section = "", *dot;
 	size_t section_len = 0;
-	char val[WHY_MAX];
+	/* Not WHY_MAX: a value cut there would print, and load back, as another one. */
+	char val[VALUE_MAX];
 
 	for (size_t i = 0; i < NR_KEYS; i++) {
 		const struct key *k = &keys[i];

@@ -109,6 +109,9 @@ static void range_vec__sort(struct range_vec *rv)
 {
 	uint64_t max_hi = 0;
 
+	/* A file without ranges has no array at all: qsort must not be given NULL. */
+	if (!rv->nr)
+		return;
 	qsort(rv->v, rv->nr, sizeof(*rv->v), addr_range__cmp);
 	for (size_t i = 0; i < rv->nr; i++) {
 		if (rv->v[i].hi > max_hi)

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
@@ -482,14 +484,30 @@ static size_t sym_cands__dedup(struct sym_cands *c)
 	return kept;
 }
 
-static int elf_file__build_symbols(struct elf_file *ef, struct sym_cands *c)
+/*
+ * The names kept (one per address) are copied out of the file's string tables, where symbols
+ * may share a name or point into the middle of one: a small file can claim gigabytes of them.
+ * Real files hold their names about once; a name shared by several symbols costs each of them a
+ * table entry (16 or 24 bytes) too. So the copy is bounded by twice the file's size, and by a
+ * budget far above the names of ordinary binaries (a few MiB; a browser's, some hundred).
+ */
+#define ELF_NAMES_MAX		(512u << 20)
+#define ELF_NAMES_PER_FILE_BYTE 2
+
+static int elf_file__build_symbols(struct elf_file *ef, struct sym_cands *c, uint64_t file_size)
 {
 	size_t nr = sym_cands__dedup(c), blob = 0, off = 0;
+	uint64_t max = ELF_NAMES_MAX;
 
-	for (size_t i = 0; i < nr; i++)
+	if (file_size && file_size < max / ELF_NAMES_PER_FILE_BYTE)
+		max = file_size * ELF_NAMES_PER_FILE_BYTE;
+	for (size_t i = 0; i < nr; i++) {
 		blob += strlen(c->v[i].name) + 1;
-	if (blob > UINT32_MAX)
-		return -EOVERFLOW;
+		if (blob > max) {
+			pr_debug("symbol names past %" PRIu64 " bytes\n", max);
+			return -EFBIG;
+		}
+	}
 	ef->syms = malloc((nr ? nr : 1) * sizeof(*ef->syms));
 	ef->names = malloc(blob ? blob : 1);
 	if (!ef->syms || !ef->names)
@@ -523,7 +541,7 @@ static int elf_file__build_symbols(struct elf_file *ef, struct sym_cands *c)
 	return 0;
 }
 
-static int elf_file__load_symbols(struct elf_file *ef, Elf *elf)
+static int elf_file__load_symbols(struct elf_file *ef, Elf *elf, uint64_t file_size)
 {
 	struct sym_cands cands = {};
 	struct scn_info *scns;
@@ -557,7 +575,7 @@ static int elf_file__load_symbols(struct elf_file *ef, Elf *elf)
 		if (err)
 			goto out_free;
 	}
-	err = elf_file__build_symbols(ef, &cands);
+	err = elf_file__build_symbols(ef, &cands, file_size);
 out_free:
 	free(cands.v);
 	free(scns);
@@ -567,6 +585,7 @@ out_free:
 int elf_file__open(int fd, struct elf_file **out)
 {
 	struct elf_file *ef;
+	struct stat st;
 	Elf *elf;
 	int err;
 
@@ -582,7 +601,8 @@ int elf_file__open(int fd, struct elf_file **out)
 	err = elf_file__load_segments(ef, elf);
 	if (err)
 		goto out_free;
-	err = elf_file__load_symbols(ef, elf);
+	/* The size bounds the names copied out (0: unknown, the budget alone does). */
+	err = elf_file__load_symbols(ef, elf, fstat(fd, &st) ? 0 : (uint64_t)st.st_size);
 	if (err)
 		goto out_free;
 	elf_end(elf);

@@ -66,7 +66,8 @@ int elf__for_each_symbol(Elf *elf, unsigned int tables,
 int elf__read_build_id(int fd, char *hex, size_t hex_size);
 
 /* Loads fd's tables. fd stays owned by the caller. Returns 0 or a negative errno
- * (-ENOEXEC: not an ELF file). */
+ * (-ENOEXEC: not an ELF file; -EFBIG: its symbol names would take more than twice the file's
+ * size or 512 MiB). */
 int elf_file__open(int fd, struct elf_file **out);
 void elf_file__free(struct elf_file *ef);	/* accepts NULL */
 

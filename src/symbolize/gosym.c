@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
@@ -44,8 +45,12 @@
 #define FUNC_CUOFFSET 28
 #define FUNC_MIN_SIZE 32
 
-/* No Go binary comes near this; it bounds the copy of a file that only claims to be one. */
-#define PCLNTAB_MAX_SIZE (1ull << 30)
+/*
+ * The table is copied whole: a copy past the file's end is refused first (its size is in a
+ * section header, anybody's to write), and one past this budget too, far above the tables of
+ * real Go programs (some MiB; the largest known, some tens).
+ */
+#define PCLNTAB_MAX_SIZE (256ull << 20)
 
 struct go_symtab {
 	/* A copy of the table, one NUL past its end so every string in it is terminated. */
@@ -412,6 +417,7 @@ int go_symtab__open(int fd, struct go_symtab **out)
 {
 	struct pclntab_loc loc;
 	struct go_symtab *gs;
+	struct stat st;
 	Elf *elf;
 	int err;
 
@@ -430,8 +436,14 @@ int go_symtab__open(int fd, struct go_symtab **out)
 	err = pclntab__find(elf, &loc);
 	if (err)
 		goto out_end;
-	if (loc.size < HDR_FIXED || loc.size > PCLNTAB_MAX_SIZE) {
+	if (loc.size < HDR_FIXED || fstat(fd, &st) || loc.offset > (uint64_t)st.st_size ||
+	    loc.size > (uint64_t)st.st_size - loc.offset) {
 		err = -EINVAL;
+		goto out_end;
+	}
+	if (loc.size > PCLNTAB_MAX_SIZE) {
+		pr_debug("pclntab of %" PRIu64 " bytes: past the budget\n", loc.size);
+		err = -EFBIG;
 		goto out_end;
 	}
 	gs = calloc(1, sizeof(*gs));

@@ -15,7 +15,8 @@ struct go_symtab;
 
 /* Loads the .gopclntab of the ELF file fd (which stays the caller's). Returns 0 or a negative
  * errno: -ENOEXEC not an ELF file, -ENODATA not a Go binary, -ENOTSUP a pclntab layout older than
- * Go 1.16 or a big-endian file, -EINVAL a malformed table. */
+ * Go 1.16 or a big-endian file, -EINVAL a malformed table (or one past the file's end), -EFBIG a
+ * table over 256 MiB (it is copied whole). */
 int go_symtab__open(int fd, struct go_symtab **out);
 void go_symtab__free(struct go_symtab *gs);	/* accepts NULL */
 

@@ -63,6 +63,8 @@ static void load_debug(struct objsym *os, int fd, int debug_fd)
 	if (!os->debug_elf) {
 		/* Distributions that strip .symtab may ship its local symbols xz-compressed. */
 		mdi = debuginfo__open_minidebuginfo(fd);
+		if (mdi == -EFBIG)
+			os->sources |= OBJSYM_TOO_LARGE;
 		if (mdi >= 0) {
 			if (!elf_file__open(mdi, &os->debug_elf))
 				os->sources |= OBJSYM_MINIDEBUGINFO;
@@ -90,8 +92,11 @@ int objsym__load(int fd, int debug_fd, struct objsym **out)
 		return -ENOMEM;
 	}
 	load_debug(os, fd, debug_fd);
-	if (!go_symtab__open(fd, &os->go))
+	err = go_symtab__open(fd, &os->go);
+	if (!err)
 		os->sources |= OBJSYM_GO;
+	else if (err == -EFBIG)
+		os->sources |= OBJSYM_TOO_LARGE;
 	*out = os;
 	return 0;
 }
@@ -256,7 +261,9 @@ static int cache_insert(struct objsym *os, struct cache_ent *e, uint64_t offset,
 		os->lines = l;
 		os->cap_lines = cap;
 	}
-	memcpy(&os->lines[os->nr_lines], fr->lines, fr->nr * sizeof(*fr->lines));
+	/* A miss has no lines, and the pool may not exist yet: no pointer into it then. */
+	if (fr->nr)
+		memcpy(&os->lines[os->nr_lines], fr->lines, fr->nr * sizeof(*fr->lines));
 	*e = (struct cache_ent){ .offset = offset, .sym_start = fr->sym_start,
 				 .first = os->nr_lines, .nr = fr->nr, .used = 1 };
 	os->nr_lines += fr->nr;
@@ -278,7 +285,9 @@ int objsym__lookup(struct objsym *os, uint64_t offset, const struct objsym_frame
 		if (e->offset == offset) {
 			fr->nr = e->nr;
 			fr->sym_start = e->sym_start;
-			memcpy(fr->lines, &os->lines[e->first], e->nr * sizeof(*fr->lines));
+			if (e->nr)
+				memcpy(fr->lines, &os->lines[e->first],
+				       e->nr * sizeof(*fr->lines));
 			*out = fr;
 			return 0;
 		}

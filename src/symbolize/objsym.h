@@ -30,7 +30,7 @@ struct objsym_frame {
 
 /* fd (the binary) and debug_fd (its separate debug file, or -1) stay the caller's and must stay
  * open while the objsym lives (libdw reads lazily). Returns 0 or a negative errno
- * (-ENOEXEC: not ELF). */
+ * (-ENOEXEC: not ELF; -EFBIG: its symbol names are over their budget, see elf_file__open). */
 int objsym__load(int fd, int debug_fd, struct objsym **out);
 void objsym__free(struct objsym *os); /* accepts NULL */
 /* Resolves a file offset. *out is owned by os, valid until the next lookup or objsym__free. */
@@ -43,6 +43,7 @@ enum objsym_source {
 	OBJSYM_MINIDEBUGINFO = 1 << 2,
 	OBJSYM_DWARF = 1 << 3,
 	OBJSYM_GO = 1 << 4,
+	OBJSYM_TOO_LARGE = 1 << 5, /* a source was left out: over its size budget */
 };
 unsigned int objsym__sources(const struct objsym *os);
 

@@ -494,8 +494,17 @@ static int load_syms(struct symbolizer *sym, struct dso *dso)
 			sym->stats.load_errors_unreadable++;
 		else if (err == -ENOEXEC || err == -EINVAL)
 			sym->stats.load_errors_not_elf++;
+		else if (err == -EFBIG)
+			sym->stats.load_errors_too_large++;
 		pr_debug("cannot load symbols of %s: %s\n", dso->path, strerror(-err));
 		return dso->load_error = err;
+	}
+	/* A source left out for its size (a Go table, MiniDebugInfo) is a load that failed. */
+	if (objsym__sources(dso->syms) & OBJSYM_TOO_LARGE) {
+		sym->stats.loads++;
+		sym->stats.load_errors++;
+		sym->stats.load_errors_too_large++;
+		pr_debug("%s: a symbol source is over its size budget\n", dso->path);
 	}
 	pr_debug("loaded %s: sources 0x%x\n", dso->path, objsym__sources(dso->syms));
 	return 0;

@@ -812,6 +812,50 @@ TEST(print_yaml_round_trip)
 	check_defaults(&b);
 }
 
+/* String settings print whole, however long (they were cut at 511 bytes). */
+TEST(print_yaml_long_strings)
+{
+	char probes[64 * 30 + 32] = "--probes.attach=", targets[64 * 16 + 32] = "--memory.targets=";
+	static char buf[16384];
+	struct config a, b;
+	FILE *f;
+
+	for (int i = 0; i < 60; i++)
+		snprintf(probes + strlen(probes), sizeof(probes) - strlen(probes),
+			 "%s/usr/bin/server:handler_%02d", i ? "," : "", i);
+	for (int i = 0; i < 120; i++)
+		snprintf(targets + strlen(targets), sizeof(targets) - strlen(targets), "%sapp%03d*",
+			 i ? "," : "", i);
+	CHECK_EQ(load(&a, probes, targets, NULL), CONFIG_OK);
+	CHECK(strlen(a.probes) > 1500 && strlen(a.memory_targets) > 900);
+	f = tmpfile();
+	config__print_yaml(&a, f);
+	slurp(f, buf, sizeof(buf));
+	fclose(f);
+	CHECK_EQ(load_yaml(&b, buf), CONFIG_OK);
+	CHECK_STR(b.probes, a.probes);
+	CHECK_STR(b.memory_targets, a.memory_targets);
+}
+
+/* Characters YAML reads as line breaks or refuses raw print escaped, and load back the same. */
+TEST(print_yaml_escapes)
+{
+	static char buf[16384];
+	struct config a, b;
+	FILE *f;
+
+	CHECK_EQ(load_yaml(&a, "memory:\n  targets: \"a\\Nb\\Lc\\Pd\\x80e\\tf\\x7fg\\u00e9\\\\*\"\n"),
+		 CONFIG_OK);
+	CHECK_STR(a.memory_targets, "a\xc2\x85" "b\xe2\x80\xa8" "c\xe2\x80\xa9" "d\xc2\x80" "e\tf\x7fg\xc3\xa9\\*");
+	f = tmpfile();
+	config__print_yaml(&a, f);
+	slurp(f, buf, sizeof(buf));
+	fclose(f);
+	CHECK(strstr(buf, "  targets: \"a\\x85b\\u2028c\\u2029d\\x80e\\x09f\\x7fg\xc3\xa9\\\\*\"\n"));
+	CHECK_EQ(load_yaml(&b, buf), CONFIG_OK);
+	CHECK_STR(b.memory_targets, a.memory_targets);
+}
+
 int main(void)
 {
 	RUN(defaults);
@@ -840,6 +884,8 @@ int main(void)
 	RUN(offcpu_keys);
 	RUN(repo_config_is_defaults);
 	RUN(print_yaml_round_trip);
+	RUN(print_yaml_long_strings);
+	RUN(print_yaml_escapes);
 	if (yaml_path[0])
 		unlink(yaml_path);
 	return test_summary();

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -572,6 +573,89 @@ TEST(not_elf)
 	CHECK_EQ(open_err, -ENOEXEC);
 }
 
+/*
+ * An ELF file of nsyms functions that all share one name of name_len bytes: each is a table
+ * entry of 24 bytes, so a few make a file that claims more names than it has bytes.
+ */
+static int shared_name_elf(size_t nsyms, size_t name_len)
+{
+	static const char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+	size_t sym_off = sizeof(Elf64_Ehdr), str_off = sym_off + (nsyms + 1) * sizeof(Elf64_Sym);
+	size_t shstr_off = str_off + name_len + 2, sh_off = (shstr_off + sizeof(shstr) + 7) & ~7ul;
+	Elf64_Ehdr eh = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+		.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+		.e_shoff = sh_off, .e_ehsize = sizeof(Elf64_Ehdr),
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 5, .e_shstrndx = 4,
+	};
+	Elf64_Shdr sh[5] = {
+		{},
+		{ .sh_name = 1, .sh_type = SHT_NOBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+		  .sh_addr = 0x1000, .sh_size = 0x100000, .sh_addralign = 16 },
+		{ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = sym_off,
+		  .sh_size = (nsyms + 1) * sizeof(Elf64_Sym), .sh_link = 3, .sh_info = 1,
+		  .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) },
+		{ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = str_off,
+		  .sh_size = name_len + 2, .sh_addralign = 1 },
+		{ .sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstr_off,
+		  .sh_size = sizeof(shstr), .sh_addralign = 1 },
+	};
+	size_t len = sh_off + sizeof(sh);
+	char *img = calloc(1, len);
+	int fd = memfd_create("test_elf", MFD_CLOEXEC);
+
+	if (!img || fd < 0)
+		goto fail;
+	memcpy(img, &eh, sizeof(eh));
+	for (size_t i = 1; i <= nsyms; i++) {
+		Elf64_Sym sym = { .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				  .st_shndx = 1, .st_value = 0x1000 + 16 * i, .st_size = 16 };
+
+		memcpy(img + sym_off + i * sizeof(sym), &sym, sizeof(sym));
+	}
+	memset(img + str_off + 1, 'f', name_len);
+	memcpy(img + shstr_off, shstr, sizeof(shstr));
+	memcpy(img + sh_off, sh, sizeof(sh));
+	if (write(fd, img, len) != (ssize_t)len)
+		goto fail;
+	free(img);
+	return fd;
+fail:
+	free(img);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The names copied out are bounded by the file's size: a small file cannot claim gigabytes. */
+TEST(names_bounded_by_file_size)
+{
+	struct elf_file *ef = NULL;
+	uint64_t start;
+	int fd, err;
+
+	/* Two functions of one 3000-byte name: 6 KB of names in a file of 6 KB. */
+	fd = shared_name_elf(2, 3000);
+	CHECK(fd >= 0);
+	err = elf_file__open(fd, &ef);
+	close(fd);
+	CHECK_EQ(err, 0);
+	if (err)
+		return;
+	CHECK_EQ(elf_file__nr_symbols(ef), 2);
+	CHECK(elf_file__symbol(ef, 0x1018, &start) != NULL);
+	CHECK_EQ(start, 0x1010);
+	elf_file__free(ef);
+
+	/* 200 of them: 600 KB of names in a file of 8 KB. */
+	ef = NULL;
+	fd = shared_name_elf(200, 3000);
+	CHECK(fd >= 0);
+	CHECK_EQ(elf_file__open(fd, &ef), -EFBIG);
+	CHECK(ef == NULL);
+	close(fd);
+}
+
 TEST(sizes)
 {
 	struct elf_file *ef;
@@ -690,6 +774,7 @@ int main(void)
 	RUN(section_by_name);
 	RUN(read_vaddr);
 	RUN(not_elf);
+	RUN(names_bounded_by_file_size);
 	RUN(sizes);
 	RUN(symbolizes_own_function);
 	RUN(libc_symbols_load_fast);

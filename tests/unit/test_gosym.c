@@ -4,12 +4,14 @@
  * Go function names and source lines from .gopclntab, checked against what the Go toolchain's
  * own nm and addr2line say about the fixtures built by tests/unit/gosym.mk.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "symbolize/gosym.h"
@@ -340,6 +342,70 @@ TEST(not_go)
 	CHECK(!go_symtab__lookup(NULL, 0x401000, NULL, NULL, NULL));
 }
 
+/*
+ * An ELF file whose .gopclntab header claims tab_size bytes at the end of a file of file_size
+ * bytes (sparse: nothing is written past the headers), its first bytes a Go 1.20 table's magic.
+ */
+static int claimed_table_elf(uint64_t tab_size, uint64_t file_size)
+{
+	static const char shstr[] = "\0.gopclntab\0.shstrtab";
+	static const uint8_t magic[8] = { 0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8 };
+	uint64_t sh_off = sizeof(Elf64_Ehdr), str_off = sh_off + 3 * sizeof(Elf64_Shdr);
+	uint64_t tab_off = str_off + sizeof(shstr);
+	Elf64_Ehdr eh = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+		.e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+		.e_shoff = sh_off, .e_ehsize = sizeof(Elf64_Ehdr),
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 3, .e_shstrndx = 2,
+	};
+	Elf64_Shdr sh[3] = {
+		{},
+		{ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = 0x500000,
+		  .sh_offset = tab_off, .sh_size = tab_size, .sh_addralign = 1 },
+		{ .sh_name = 12, .sh_type = SHT_STRTAB, .sh_offset = str_off,
+		  .sh_size = sizeof(shstr), .sh_addralign = 1 },
+	};
+	int fd = memfd_create("test_gosym", MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, (off_t)file_size) ||
+	    pwrite(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    pwrite(fd, sh, sizeof(sh), (off_t)sh_off) != sizeof(sh) ||
+	    pwrite(fd, shstr, sizeof(shstr), (off_t)str_off) != sizeof(shstr) ||
+	    pwrite(fd, magic, sizeof(magic), (off_t)tab_off) != sizeof(magic)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The table is copied whole: its claimed size is checked against the file and a budget first. */
+TEST(table_size_bounded)
+{
+	struct go_symtab *gs = (void *)1;
+	int fd;
+
+	/* 1 GiB claimed in a file of 4 KiB: past its end. */
+	fd = claimed_table_elf(1ull << 30, 4096);
+	CHECK(fd >= 0);
+	CHECK_EQ(go_symtab__open(fd, &gs), -EINVAL);
+	CHECK(gs == NULL);
+	close(fd);
+	/* 300 MiB, all there (a sparse file): past the budget. */
+	fd = claimed_table_elf(300ull << 20, (300ull << 20) + 4096);
+	CHECK(fd >= 0);
+	CHECK_EQ(go_symtab__open(fd, &gs), -EFBIG);
+	CHECK(gs == NULL);
+	close(fd);
+	/* 4 KiB, all there: read (a table of no functions: its header is zeros). */
+	fd = claimed_table_elf(4096, 8192);
+	CHECK(fd >= 0);
+	CHECK_EQ(go_symtab__open(fd, &gs), 0);
+	close(fd);
+	CHECK_EQ(go_symtab__nr_funcs(gs), 0);
+	go_symtab__free(gs);
+}
+
 int main(void)
 {
 	RUN(names_unstripped);
@@ -348,5 +414,6 @@ int main(void)
 	RUN(lines_unstripped);
 	RUN(lines_stripped);
 	RUN(not_go);
+	RUN(table_size_bounded);
 	return test_summary();
 }

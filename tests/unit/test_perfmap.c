@@ -167,6 +167,43 @@ out:
 	perf_map__free(pm);
 }
 
+/* Lines longer than 64 KiB are skipped without being held, whatever follows them is read. */
+TEST(long_lines)
+{
+	struct perf_map *pm = NULL;
+	FILE *f;
+
+	f = fopen(tmp_path("perf-6.map"), "w");
+	CHECK(f);
+	fprintf(f, "1000 10 a\n2000 10 ");
+	for (int i = 0; i < 200 * 1024; i++)
+		fputc('x', f);
+	/* The longest line kept: 64 KiB with its newline. */
+	fprintf(f, "\n3000 10 c\n4000 10 ");
+	for (size_t i = strlen("4000 10 "); i < 64 * 1024 - 1; i++)
+		fputc('d', f);
+	fprintf(f, "\n5000 10 e\n6000 10 f");
+	CHECK(fclose(f) == 0);
+	CHECK_EQ(perf_map__load(tmp_path("perf-6.map"), &pm), 0);
+	unlink(tmp_path("perf-6.map"));
+	CHECK_LOOKUP(pm, 0x1000, "a", 0x1000);
+	CHECK_LOOKUP(pm, 0x2000, NULL, 0);
+	CHECK_LOOKUP(pm, 0x3000, "c", 0x3000);
+	CHECK(perf_map__lookup(pm, 0x4000, NULL) &&
+	      strlen(perf_map__lookup(pm, 0x4000, NULL)) == 64 * 1024 - 1 - strlen("4000 10 "));
+	CHECK_LOOKUP(pm, 0x5000, "e", 0x5000);
+	/* Not complete: the writer may be mid-line. */
+	CHECK_LOOKUP(pm, 0x6000, NULL, 0);
+	CHECK_EQ(perf_map__nr_ranges(pm), 4);
+	perf_map__free(pm);
+	pm = NULL;
+	/* A file without newlines at all: read up to 256 MiB, nothing held. */
+	CHECK_EQ(perf_map__load("/dev/zero", &pm), 0);
+	CHECK_EQ(perf_map__nr_ranges(pm), 0);
+out:
+	perf_map__free(pm);
+}
+
 struct map_line {
 	uint64_t start, size;
 	char name[256];
@@ -328,6 +365,7 @@ int main(void)
 	RUN(handwritten);
 	RUN(missing_and_empty);
 	RUN(entry_bound);
+	RUN(long_lines);
 	RUN(node_perf_basic_prof);
 	RUN(jit_names);
 	RUN(load_at);

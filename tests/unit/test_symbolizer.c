@@ -6,6 +6,7 @@
  * exited, started from a deleted file, or two at once. Kernel frames use /proc/kallsyms.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +24,7 @@
 #include "lib/strtab.h"
 #include "symbolize/dso.h"
 #include "symbolize/maps.h"
+#include "symbolize/objsym.h"
 #include "symbolize/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "testlib.h"
@@ -732,6 +735,48 @@ TEST(kernel_pages_named_as_a_whole)
 	env__fini(&e);
 }
 
+/*
+ * A Go table over its budget is left out of an otherwise good load, and says so: objsym marks
+ * it, which the symbolizer counts as autoprof_symbolizer_loads{result="too_large"}. The file: an
+ * ELF whose .gopclntab claims 300 MiB, all there (a sparse memfd), beginning as a Go 1.20 table.
+ */
+TEST(go_table_over_budget_is_marked)
+{
+	static const char shstr[] = "\0.gopclntab\0.shstrtab";
+	static const uint8_t magic[8] = { 0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8 };
+	const uint64_t sh_off = sizeof(Elf64_Ehdr), str_off = sh_off + 3 * sizeof(Elf64_Shdr);
+	const uint64_t tab_off = str_off + sizeof(shstr), tab_size = 300ull << 20;
+	Elf64_Ehdr eh = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+		.e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+		.e_shoff = sh_off, .e_ehsize = sizeof(Elf64_Ehdr),
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 3, .e_shstrndx = 2,
+	};
+	Elf64_Shdr sh[3] = {
+		{},
+		{ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = 0x500000,
+		  .sh_offset = tab_off, .sh_size = tab_size, .sh_addralign = 1 },
+		{ .sh_name = 12, .sh_type = SHT_STRTAB, .sh_offset = str_off,
+		  .sh_size = sizeof(shstr), .sh_addralign = 1 },
+	};
+	struct objsym *os = NULL;
+	int fd = memfd_create("test_symbolizer", MFD_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK(!ftruncate(fd, (off_t)(tab_off + tab_size)));
+	CHECK(pwrite(fd, &eh, sizeof(eh), 0) == sizeof(eh));
+	CHECK(pwrite(fd, sh, sizeof(sh), (off_t)sh_off) == sizeof(sh));
+	CHECK(pwrite(fd, shstr, sizeof(shstr), (off_t)str_off) == sizeof(shstr));
+	CHECK(pwrite(fd, magic, sizeof(magic), (off_t)tab_off) == sizeof(magic));
+	CHECK_EQ(objsym__load(fd, -1, &os), 0);
+	if (os) {
+		CHECK(objsym__sources(os) & OBJSYM_TOO_LARGE);
+		CHECK(!(objsym__sources(os) & OBJSYM_GO));
+	}
+	objsym__free(os);
+	close(fd);
+}
+
 int main(void)
 {
 	RUN(own_process_names_own_function_and_libc);
@@ -746,6 +791,7 @@ int main(void)
 	RUN(elf_offset_without_symbol_gets_basename_and_offset);
 	RUN(exit_drops_process_and_trim_forgets_unreferenced_dsos);
 	RUN(kernel_pages_named_as_a_whole);
+	RUN(go_table_over_budget_is_marked);
 	children__kill();
 	return test_summary();
 }

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target for what autoprof reads of a CPython process's memory to name a Python frame
+ * (src/collect/python.c): a code object's header, its name and file (str objects of each kind)
+ * and its line table (3.10's co_linetable, the 3.11+ locations table), through the real reader
+ * (pread of an fd at the address) pointed at a memfd holding the input: the input is the
+ * process's memory from address 0. Its first bytes say what the sampler would hand over:
+ *   [0]      the version: 3.10 + [0] % 4
+ *   [8, 16)  the code object's address, [16, 24) the instruction's (little-endian)
+ * &PyCode_Type is CODE_TYPE: a code object has it at +8.
+ *   make fuzz-pyframes                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   build/tests/unit/test_fuzz_pyframes    replays fuzz/corpus/pyframes/ as an ordinary test
+ * Seeds (fuzz/gen_pyframes_corpus.py): a code object of each version with ASCII, UCS-2 and
+ * UCS-4 names and a line table.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/python.h"
+#include "fuzz/fuzz_file.h"
+#include "symbolize/dso.h"
+#include "symbolize/maps.h"
+#include "symbolize/proctab.h"
+#include "symbolize/symbolizer.h"
+#include "unwind/unwind.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CODE_TYPE 0x7f00c0de0000ull
+#define MAX_STR	  512 /* python.c's: at most 4 bytes of UTF-8 per character */
+
+/* python.c's collaborators, unused by what is fuzzed here. */
+uint32_t proc__maps_generation(const struct proc *p)
+{
+	(void)p;
+	return 0;
+}
+const struct proc_map *proc__maps(const struct proc *p, uint32_t *n)
+{
+	(void)p;
+	*n = 0;
+	return NULL;
+}
+void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag)
+{
+	(void)u, (void)pid, (void)flag;
+}
+int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
+			     uint32_t line, struct frame *out)
+{
+	(void)sym, (void)function, (void)file, (void)line, (void)out;
+	return -ENOSYS;
+}
+int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
+		   void *ctx)
+{
+	(void)pid, (void)exec_only, (void)fn, (void)ctx;
+	return -ENOSYS;
+}
+int maps__open_file(int pid, const struct map_entry *e)
+{
+	(void)pid, (void)e;
+	return -ENOSYS;
+}
+enum dso_kind dso__kind(const struct dso *dso)
+{
+	(void)dso;
+	return DSO_UNKNOWN;
+}
+const char *dso__path(const struct dso *dso)
+{
+	(void)dso;
+	return "";
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint64_t code, instr;
+	char *name, *file;
+	uint32_t line;
+	int fd;
+
+	if (size < 24)
+		return 0;
+	memcpy(&code, data + 8, 8);
+	memcpy(&instr, data + 16, 8);
+	fd = fuzz__file(data, size);
+	if (!python__read_code(fd, 0x030a + data[0] % 4, CODE_TYPE, code, instr, &name, &file,
+			       &line)) {
+		if (!name || !file || strlen(name) > 4 * MAX_STR || strlen(file) > 4 * MAX_STR)
+			abort();
+	}
+	free(name);
+	free(file);
+	/* The line tables alone, on the whole input. */
+	python__line_310(data, (uint32_t)size, 1, (uint32_t)instr);
+	python__line_311(data, (uint32_t)size, 1, (uint32_t)instr);
+	return 0;
+}
