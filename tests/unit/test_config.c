@@ -823,9 +823,10 @@ TEST(print_yaml_long_strings)
 	for (int i = 0; i < 60; i++)
 		snprintf(probes + strlen(probes), sizeof(probes) - strlen(probes),
 			 "%s/usr/bin/server:handler_%02d", i ? "," : "", i);
-	for (int i = 0; i < 120; i++)
-		snprintf(targets + strlen(targets), sizeof(targets) - strlen(targets), "%sapp%03d*",
-			 i ? "," : "", i);
+	/* 60: memory.targets holds at most 64. */
+	for (int i = 0; i < 60; i++)
+		snprintf(targets + strlen(targets), sizeof(targets) - strlen(targets),
+			 "%sapplication-%03d*", i ? "," : "", i);
 	CHECK_EQ(load(&a, probes, targets, NULL), CONFIG_OK);
 	CHECK(strlen(a.probes) > 1500 && strlen(a.memory_targets) > 900);
 	f = tmpfile();
