@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../lib/log.h"
 #include "../symbolize/gosym.h"
@@ -13,7 +14,34 @@ struct gocfi_ctx {
 	struct unwind_row *rows;
 	size_t cap;
 	int added;
+	/* runtime.asmcgocall (the assembly), and the frame of runtime.cgocall, which calls it
+	 * for every cgo call (directly, not through the ABI wrapper of the same name). */
+	struct go_func_sp asmcgocall; /* its pc and delta arrays copied */
+	int32_t cgocall_frame;
 };
+
+static int rows_reserve(struct gocfi_ctx *c, size_t n)
+{
+	struct unwind_row *rows;
+
+	if (n <= c->cap)
+		return 0;
+	rows = realloc(c->rows, n * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	c->rows = rows;
+	c->cap = n;
+	return 0;
+}
+
+static int32_t max_delta(const struct go_func_sp *f)
+{
+	int32_t m = 0;
+
+	for (size_t i = 0; i < f->nr; i++)
+		m = f->delta[i] > m ? f->delta[i] : m;
+	return m;
+}
 
 /*
  * The row of a pc where a Go function holds delta bytes below its entry sp. Go's amd64
@@ -37,24 +65,41 @@ static int gocfi__func(const struct go_func_sp *f, void *arg)
 	struct gocfi_ctx *c = arg;
 	int err;
 
-	/* Stack switches: their deltas do not lead to the caller; the gap they leave is walked
-	 * by frame pointer, as before. */
-	if (f->spwrite)
+	if (f->spwrite && !strcmp(f->name, "runtime.asmcgocall") && !c->asmcgocall.nr) {
+		uint64_t *pc = malloc(f->nr * sizeof(*pc));
+		int32_t *delta = malloc(f->nr * sizeof(*delta));
+
+		if (!pc || !delta) {
+			free(pc);
+			free(delta);
+			return -ENOMEM;
+		}
+		memcpy(pc, f->pc, f->nr * sizeof(*pc));
+		memcpy(delta, f->delta, f->nr * sizeof(*delta));
+		c->asmcgocall = *f;
+		c->asmcgocall.pc = pc;
+		c->asmcgocall.delta = delta;
 		return 0;
+	}
+	if (!strcmp(f->name, "runtime.cgocall"))
+		c->cgocall_frame = max_delta(f);
+	/* Stack switches: their deltas do not lead to the caller, nor does Go's .debug_frame,
+	 * made from them; they are walked by frame pointer, as before. */
+	if (f->spwrite) {
+		static const struct unwind_row fp = { .cfa_type = UNWIND_CFA_NONE };
+
+		err = cfi_builder__add_rows(c->b, f->entry, f->end, &f->entry, &fp, 1);
+		goto out;
+	}
 	if (f->topframe) {
 		/* A goroutine's (or thread's) first frame: nothing above it is a caller. */
 		static const struct unwind_row top = { .cfa_type = UNWIND_CFA_UNDEFINED };
+
 		err = cfi_builder__add_rows(c->b, f->entry, f->end, &f->entry, &top, 1);
 		goto out;
 	}
-	if (f->nr > c->cap) {
-		struct unwind_row *rows = realloc(c->rows, f->nr * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		c->rows = rows;
-		c->cap = f->nr;
-	}
+	if (rows_reserve(c, f->nr))
+		return -ENOMEM;
 	for (size_t i = 0; i < f->nr; i++)
 		c->rows[i] = go_row(f->delta[i]);
 	err = cfi_builder__add_rows(c->b, f->entry, f->end, f->pc, c->rows, f->nr);
@@ -62,6 +107,40 @@ out:
 	if (!err)
 		c->added++;
 	return err;
+}
+
+/*
+ * A cgo call: C runs on the system stack, called from runtime.asmcgocall, which switched to it
+ * from the goroutine's stack; BP still leads back to the goroutine's stack. Go 1.21+ opens a
+ * frame there first (PUSHQ BP; MOVQ SP, BP): wherever it holds one, its cfa is BP + 16. Before,
+ * it did not touch BP, which stays the frame base of runtime.cgocall, whose frame ends right
+ * below asmcgocall's cfa: BP + 16 - (8 + cgocall's frame). The walk thus crosses back from the
+ * C frames (.eh_frame) to the Go ones. (The runtime's few other callers of a frameless
+ * asmcgocall have other frames: a sample under one of those reads a wrong caller.)
+ */
+static int gocfi__asmcgocall(struct gocfi_ctx *c, const struct go_func_sp *f)
+{
+	static const struct unwind_row framed = { .cfa_type = UNWIND_CFA_RBP_SWITCH,
+						  .cfa_off = 16,
+						  .rbp_type = UNWIND_RBP_OFFSET,
+						  .rbp_off = -16 };
+	struct unwind_row frameless = { .cfa_type = UNWIND_CFA_RBP_SWITCH,
+					.cfa_off = 8 - c->cgocall_frame };
+	bool has_frame = false;
+
+	for (size_t i = 0; i < f->nr; i++)
+		has_frame |= f->delta[i] == 8;
+	if (!has_frame) {
+		if (c->cgocall_frame < 8)
+			return 0;
+		return cfi_builder__add_rows(c->b, f->entry, f->end, &f->entry, &frameless, 1);
+	}
+	/* Where it holds no frame, it is on the goroutine's stack: sp leads to the caller. */
+	if (rows_reserve(c, f->nr))
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nr; i++)
+		c->rows[i] = f->delta[i] == 8 ? framed : go_row(0);
+	return cfi_builder__add_rows(c->b, f->entry, f->end, f->pc, c->rows, f->nr);
 }
 
 int gocfi__add(struct cfi_builder *b, int fd)
@@ -76,6 +155,10 @@ int gocfi__add(struct cfi_builder *b, int fd)
 		return err == -ENOMEM ? err : 0;
 	}
 	err = go_symtab__for_each_sp(gs, gocfi__func, &c);
+	if (!err && c.asmcgocall.nr)
+		err = gocfi__asmcgocall(&c, &c.asmcgocall);
+	free((void *)c.asmcgocall.pc);
+	free((void *)c.asmcgocall.delta);
 	free(c.rows);
 	go_symtab__free(gs);
 	return err < 0 ? err : c.added;

@@ -648,7 +648,7 @@ struct go_check {
 	const char *path;
 	const struct cfi_table *t;
 	unsigned int funcs, ranges, bad, topframes, frameless;
-	uint64_t hot_entry, goexit_entry;
+	uint64_t hot_entry, goexit_entry, asmcgocall_entry;
 };
 
 /* Every range of every Go function has the row its pcsp delta says. */
@@ -660,6 +660,8 @@ static int go_check__func(const struct go_func_sp *f, void *arg)
 		c->hot_entry = f->entry;
 	if (!strcmp(f->name, "runtime.goexit"))
 		c->goexit_entry = f->entry;
+	if (f->spwrite && !strcmp(f->name, "runtime.asmcgocall"))
+		c->asmcgocall_entry = f->entry;
 	if (f->spwrite)
 		return 0;
 	c->funcs++;
@@ -719,6 +721,11 @@ static void check_go_rows(const char *name)
 	CHECK(c.goexit_entry != 0);
 	r = row_at_vaddr(path, &t, c.goexit_entry + 1);
 	CHECK(r && r->cfa_type == UNWIND_CFA_UNDEFINED);
+	/* Go 1.19's asmcgocall: the goroutine's stack is found from runtime.cgocall's BP. */
+	CHECK(c.asmcgocall_entry != 0);
+	r = row_at_vaddr(path, &t, c.asmcgocall_entry + 16);
+	CHECK(r && r->cfa_type == UNWIND_CFA_RBP_SWITCH && r->cfa_off < 0 &&
+	      r->rbp_type == UNWIND_RBP_SAME);
 	cfi_table__release(&t);
 }
 
