@@ -44,7 +44,7 @@ struct unwind_row {
 
 /* A file slot: its rows, or how to unwind it without any. */
 enum unwind_file_flags {
-	UNWIND_FILE_FP = 1 << 0, /* walk frame pointers (Go; files without unwind info) */
+	UNWIND_FILE_FP = 1 << 0, /* walk frame pointers (files without unwind info) */
 };
 
 /*
