@@ -29,7 +29,7 @@ static const char *const cfa_names[] = {
 	[UNWIND_CFA_UNDEFINED] = "undefined", [UNWIND_CFA_RSP] = "rsp",
 	[UNWIND_CFA_RBP] = "rbp",	      [UNWIND_CFA_PLT] = "plt",
 	[UNWIND_CFA_SIGNAL] = "signal",	      [UNWIND_CFA_INVALID] = "invalid",
-	[UNWIND_CFA_NONE] = "none",
+	[UNWIND_CFA_NONE] = "none",	      [UNWIND_CFA_RBP_SWITCH] = "rbp-switch",
 };
 
 static void dump(const struct cfi_table *t)

@@ -22,6 +22,8 @@ enum unwind_cfa_type {
 	UNWIND_CFA_SIGNAL,	  /* __restore_rt: registers come from the ucontext at rsp */
 	UNWIND_CFA_INVALID,	  /* a rule BPF cannot follow (other expressions): stop here */
 	UNWIND_CFA_NONE,	  /* no unwind info covers this range: use the frame pointer */
+	UNWIND_CFA_RBP_SWITCH,	  /* cfa = rbp + cfa_off, on another stack (Go's cgo call from
+				     the system stack): not above the callee's frame */
 };
 
 /* Where the caller's rbp is. */
@@ -42,7 +44,7 @@ struct unwind_row {
 
 /* A file slot: its rows, or how to unwind it without any. */
 enum unwind_file_flags {
-	UNWIND_FILE_FP = 1 << 0, /* walk frame pointers (Go; files without unwind info) */
+	UNWIND_FILE_FP = 1 << 0, /* walk frame pointers (files without unwind info) */
 };
 
 /*

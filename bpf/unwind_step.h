@@ -243,6 +243,7 @@ apply:
 		cfa = w->sp + UNWIND_RULE_CFA_OFF(rule);
 		break;
 	case UNWIND_CFA_RBP:
+	case UNWIND_CFA_RBP_SWITCH:
 		if (!w->bp) {
 			w->stop = UNWIND_STOP_READ;
 			return 1;
@@ -275,8 +276,10 @@ apply:
 		w->stop = UNWIND_STOP_RULE;
 		return 1;
 	}
-	/* The stack grows down: a caller's frame is above its callee's. */
-	if (cfa <= w->sp || UNWIND_READ(w, &ra, cfa - 8)) {
+	/* The stack grows down: a caller's frame is above its callee's, unless the callee ran
+	 * on another stack. */
+	if ((cfa <= w->sp && UNWIND_RULE_CFA_TYPE(rule) != UNWIND_CFA_RBP_SWITCH) ||
+	    UNWIND_READ(w, &ra, cfa - 8)) {
 		w->stop = UNWIND_STOP_READ;
 		return 1;
 	}

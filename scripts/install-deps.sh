@@ -22,7 +22,8 @@ PKGS=(
 # when there is no npm at all.
 NODE_PKGS=()
 command -v npm >/dev/null 2>&1 || NODE_PKGS=(nodejs npm)
-BACKPORTS_PKGS=(libbpf-dev bpftool)
+# Newer Go toolchains (beside Debian's 1.19) for tests/integration/test_gounwind.py.
+BACKPORTS_PKGS=(libbpf-dev bpftool golang-1.22-go golang-1.23-go)
 
 missing=("${NODE_PKGS[@]}")
 for p in "${PKGS[@]}" "${BACKPORTS_PKGS[@]}"; do

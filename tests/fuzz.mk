@@ -25,7 +25,8 @@ FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
 FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes jvm golabels \
 	webconfig
-FUZZ_SRCS_cfi := src/unwind/cfi.c src/lib/log.c
+FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
+	src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
 FUZZ_SRCS_preload := src/collect/preload.c src/unwind/uwalk.c src/lib/log.c
 FUZZ_LIBS_preload := -lbpf

@@ -40,10 +40,17 @@
 
 /* _func fields after its entry, as byte offsets from the end of the entry field. */
 #define FUNC_NAMEOFF  0
+#define FUNC_PCSP     12
 #define FUNC_PCFILE   16
 #define FUNC_PCLN     20
 #define FUNC_CUOFFSET 28
 #define FUNC_MIN_SIZE 32
+/* funcFlag (1.17+): in 1.16-1.19 right after funcID, which follows cuOffset; 1.20 put startLine
+ * before funcID. 1.16 has padding there: no flags. */
+#define FUNC_FLAG_1_16	  33
+#define FUNC_FLAG_1_20	  37
+#define FUNCFLAG_TOPFRAME 1
+#define FUNCFLAG_SPWRITE  2
 
 /*
  * The table is copied whole: a copy past the file's end is refused first (its size is in a
@@ -57,6 +64,7 @@ struct go_symtab {
 	uint8_t *data;
 	uint64_t size;
 	bool rel_entries; /* functab entries are u32 offsets from text_start (1.18+) */
+	bool start_line;  /* _func has startLine before funcID (1.20+) */
 	uint8_t ptr_size;
 	uint8_t quantum;
 	uint64_t nfunc;
@@ -133,8 +141,10 @@ static int go_symtab__parse_header(struct go_symtab *gs, uint64_t text_addr)
 		return -EINVAL;
 	magic = le32(d);
 	switch (magic) {
-	case GO_MAGIC_1_18:
 	case GO_MAGIC_1_20:
+		gs->start_line = true;
+		/* fall through */
+	case GO_MAGIC_1_18:
 		gs->rel_entries = true;
 		nr_fields = 8;
 		break;
@@ -294,6 +304,118 @@ const char *go_symtab__lookup(const struct go_symtab *gs, uint64_t vaddr, uint64
 	if (file && pcfile && go_symtab__pcvalue(gs, pcfile, start, vaddr, &v))
 		*file = go_symtab__file(gs, cu, v);
 	return name;
+}
+
+/* Where function i's _func fields start after its entry field, or 0 outside the table. */
+static uint64_t go_symtab__fields(const struct go_symtab *gs, uint64_t i, uint64_t min_size)
+{
+	uint64_t funcoff = go_symtab__funcoff(gs, i), fields;
+
+	/* Checked before adding: a 1.16 funcoff is a full pointer and could wrap the sum. */
+	if (funcoff > gs->size)
+		return 0;
+	fields = gs->functab_off + funcoff + (gs->rel_entries ? 4 : gs->ptr_size);
+	return go_symtab__has(gs, fields, min_size) ? fields : 0;
+}
+
+struct sp_buf {
+	uint64_t *pc;
+	int32_t *delta;
+	size_t nr, cap;
+};
+
+static int sp_buf__push(struct sp_buf *b, uint64_t pc, int32_t delta)
+{
+	if (b->nr && b->delta[b->nr - 1] == delta)
+		return 0;
+	if (b->nr == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		uint64_t *pcs = realloc(b->pc, cap * sizeof(*pcs));
+		int32_t *ds;
+
+		if (!pcs)
+			return -ENOMEM;
+		b->pc = pcs;
+		ds = realloc(b->delta, cap * sizeof(*ds));
+		if (!ds)
+			return -ENOMEM;
+		b->delta = ds;
+		b->cap = cap;
+	}
+	b->pc[b->nr] = pc;
+	b->delta[b->nr++] = delta;
+	return 0;
+}
+
+/*
+ * Decodes the pc-value table at table for [entry, end) into b. Returns 1 when it covers the
+ * function (a table may stop short of trailing padding), 0 when malformed, -ENOMEM.
+ */
+static int go_symtab__decode(const struct go_symtab *gs, uint32_t table, uint64_t entry,
+			     uint64_t end, struct sp_buf *b)
+{
+	uint64_t off = gs->pctab_off + table, cur = entry;
+	int32_t val = -1;
+
+	b->nr = 0;
+	for (bool first = true; cur < end; first = false) {
+		uint32_t uvdelta, pcdelta;
+		int err;
+
+		if (!go_symtab__uvarint(gs, &off, &uvdelta))
+			return 0;
+		if (!uvdelta && !first)
+			break;
+		val = (int32_t)((uint32_t)val + ((uvdelta & 1) ? ~(uvdelta >> 1) : (uvdelta >> 1)));
+		if (!go_symtab__uvarint(gs, &off, &pcdelta))
+			return 0;
+		/* A delta is never negative nor near 2^31 (stacks are 1 GB at most). */
+		if (val < 0 || val > (1 << 30))
+			return 0;
+		err = sp_buf__push(b, cur, val);
+		if (err)
+			return err;
+		cur += (uint64_t)pcdelta * gs->quantum;
+	}
+	return b->nr > 0;
+}
+
+int go_symtab__for_each_sp(const struct go_symtab *gs,
+			   int (*fn)(const struct go_func_sp *f, void *ctx), void *ctx)
+{
+	uint64_t flag_at = gs->start_line ? FUNC_FLAG_1_20 : FUNC_FLAG_1_16;
+	struct sp_buf b = {};
+	int ret = 0;
+
+	for (uint64_t i = 0; i < gs->nfunc && !ret; i++) {
+		uint64_t fields = go_symtab__fields(gs, i, flag_at + 1);
+		struct go_func_sp f = {};
+		uint32_t pcsp;
+		uint8_t flag;
+
+		f.entry = go_symtab__entry(gs, i);
+		f.end = go_symtab__entry(gs, i + 1);
+		if (!fields || f.end <= f.entry || f.end - f.entry > UINT32_MAX)
+			continue;
+		pcsp = le32(gs->data + fields + FUNC_PCSP);
+		f.name =
+		    go_symtab__str(gs, gs->funcname_off + le32(gs->data + fields + FUNC_NAMEOFF));
+		if (!pcsp || !f.name)
+			continue;
+		ret = go_symtab__decode(gs, pcsp, f.entry, f.end, &b);
+		if (ret <= 0)
+			continue;
+		flag = gs->data[fields + flag_at];
+		f.topframe = (flag & FUNCFLAG_TOPFRAME) || !strcmp(f.name, "runtime.goexit");
+		f.spwrite = flag & FUNCFLAG_SPWRITE;
+		f.pc = b.pc;
+		f.delta = b.delta;
+		f.nr = b.nr;
+		ret = fn(&f, ctx);
+	}
+	free(b.pc);
+	free(b.delta);
+	return ret;
 }
 
 static int pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t off)

@@ -20,6 +20,7 @@
 
 #include "../lib/log.h"
 #include "cfi.h"
+#include "gocfi.h"
 
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
@@ -84,7 +85,7 @@ enum {
 };
 
 /* FDE priorities: a lower one's FDEs hide every overlapping FDE of a higher one. */
-enum { PRIO_EH_FRAME, PRIO_DEBUG_FRAME, PRIO_SYNTHETIC, PRIO__MAX };
+enum { PRIO_EH_FRAME, PRIO_ROWS, PRIO_DEBUG_FRAME, PRIO_SYNTHETIC, PRIO__MAX };
 
 enum cfa_kind { CFA_REG, CFA_PLT, CFA_BAD };
 enum reg_kind { RULE_UNDEF, RULE_SAME, RULE_OFFSET, RULE_OTHER };
@@ -1003,6 +1004,26 @@ int cfi_builder__add_synthetic(struct cfi_builder *b, uint64_t vaddr, uint64_t s
 	return err;
 }
 
+int cfi_builder__add_rows(struct cfi_builder *b, uint64_t start, uint64_t end,
+			  const uint64_t *pc, const struct unwind_row *rows, size_t nr)
+{
+	struct cfi_fde *f;
+	int err = 0;
+
+	if (!nr || end <= start || pc[0] != start)
+		return 0;
+	f = builder__open_fde(b, start, end, PRIO_ROWS);
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr && !err; i++) {
+		if (pc[i] >= end || (i && pc[i] <= pc[i - 1]))
+			break;
+		err = builder__add_vrow(b, pc[i], &rows[i]);
+	}
+	builder__close_fde(b, f, !err);
+	return err;
+}
+
 int cfi_builder__add_lazy_plt(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
 			      uint32_t threshold)
 {
@@ -1269,7 +1290,7 @@ static int parse_scn(struct cfi_builder *b, Elf_Scn *scn, const GElf_Shdr *sh, b
 	return err < 0 ? err : 0;
 }
 
-static int build_elf(Elf *elf, struct cfi_table *out)
+static int build_elf(Elf *elf, int fd, struct cfi_table *out)
 {
 	/* .plt.got and .plt.sec entries jump away without touching the stack. */
 	static const struct unwind_row jmp_only = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
@@ -1286,8 +1307,6 @@ static int build_elf(Elf *elf, struct cfi_table *out)
 		return 0;
 	if (elf_getshdrstrndx(elf, &shstrndx) == 0)
 		elf_cfi__scan(elf, shstrndx, &ec);
-	if (ec.go)
-		return 0;
 	if (elf_getphdrnum(elf, &phnum))
 		return 0;
 
@@ -1305,6 +1324,11 @@ static int build_elf(Elf *elf, struct cfi_table *out)
 	err = 0;
 	if (ec.eh_frame)
 		err = parse_scn(b, ec.eh_frame, &ec.eh_frame_sh, false);
+	/* Go code: the runtime's own stack deltas (the C of a cgo binary has .eh_frame). */
+	if (!err && ec.go) {
+		err = gocfi__add(b, fd);
+		err = err < 0 ? err : 0;
+	}
 	/* Only fills code .eh_frame leaves out (objects built -fno-asynchronous-unwind-tables). */
 	if (!err && ec.debug_frame)
 		err = parse_scn(b, ec.debug_frame, &ec.debug_frame_sh, true);
@@ -1346,7 +1370,7 @@ int cfi__build(int fd, struct cfi_table *out)
 		err = -ENOEXEC;
 		goto out_elf_end;
 	}
-	err = build_elf(elf, out);
+	err = build_elf(elf, fd, out);
 	if (err)
 		cfi_table__release(out);
 	else if (!out->nr)

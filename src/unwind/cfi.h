@@ -21,8 +21,8 @@ struct cfi_table {
 
 /*
  * Builds the unwind rows of the ELF file open at fd (fd stays the caller's; its file offset is
- * not used). Returns 0 -- a file with no usable unwind info (Go, no CFI, not x86-64) gives
- * nr == 0 and flags UNWIND_FILE_FP -- or a negative errno: -ENOEXEC (not an ELF file), -ENOMEM.
+ * not used), from .eh_frame/.debug_frame and, for Go code, .gopclntab. Returns 0 -- a file
+ * with no usable unwind info (no CFI, not x86-64) gives nr == 0 and flags UNWIND_FILE_FP -- or a negative errno: -ENOEXEC (not an ELF file), -ENOMEM.
  */
 int cfi__build(int fd, struct cfi_table *out);
 /* Accepts a zeroed table; leaves it zeroed. */
@@ -65,6 +65,13 @@ int cfi_builder__add_synthetic(struct cfi_builder *b, uint64_t vaddr, uint64_t s
 			       const struct unwind_row *rule);
 int cfi_builder__add_lazy_plt(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
 			      uint32_t threshold);
+/*
+ * The rows of one function [start, end) from another source than CFI (Go's .gopclntab):
+ * rows[i] holds from pc[i] (ascending, pc[0] == start) to the next. They rank below
+ * .eh_frame's FDEs and above .debug_frame's. Returns 0 or -ENOMEM.
+ */
+int cfi_builder__add_rows(struct cfi_builder *b, uint64_t start, uint64_t end,
+			  const uint64_t *pc, const struct unwind_row *rows, size_t nr);
 
 /*
  * Sorted, merged file-offset rows of everything added so far, with UNWIND_CFA_NONE rows closing

@@ -1,4 +1,4 @@
-/* DEPS: src/unwind/cfi.c src/lib/log.c */
+/* DEPS: src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unwind rows built from .eh_frame/.debug_frame, checked row by row against readelf -wF (binutils'
@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolize/gosym.h"
 #include "unwind/cfi.h"
 #include "testlib.h"
 
@@ -643,18 +644,104 @@ TEST(synthesized_plt_rows)
 	cfi_table__release(&t);
 }
 
-TEST(go_binary_is_fp)
+struct go_check {
+	const char *path;
+	const struct cfi_table *t;
+	unsigned int funcs, ranges, bad, topframes, frameless;
+	uint64_t hot_entry, goexit_entry, asmcgocall_entry;
+};
+
+/* Every range of every Go function has the row its pcsp delta says. */
+static int go_check__func(const struct go_func_sp *f, void *arg)
 {
-	const char *path = fixture("gohello");
+	struct go_check *c = arg;
+
+	if (!strcmp(f->name, "main.hotLoop"))
+		c->hot_entry = f->entry;
+	if (!strcmp(f->name, "runtime.goexit"))
+		c->goexit_entry = f->entry;
+	if (f->spwrite && !strcmp(f->name, "runtime.asmcgocall"))
+		c->asmcgocall_entry = f->entry;
+	if (f->spwrite)
+		return 0;
+	c->funcs++;
+	for (size_t i = 0; i < f->nr; i++) {
+		const struct unwind_row *r = row_at_vaddr(c->path, c->t, f->pc[i]);
+		bool ok;
+
+		c->ranges++;
+		if (f->topframe)
+			ok = r && r->cfa_type == UNWIND_CFA_UNDEFINED;
+		else
+			ok = r && r->cfa_type == UNWIND_CFA_RSP && r->cfa_off == f->delta[i] + 8 &&
+			     r->rbp_type == (f->delta[i] >= 8 ? UNWIND_RBP_OFFSET : UNWIND_RBP_SAME) &&
+			     (f->delta[i] < 8 || r->rbp_off == -16);
+		if (!ok && c->bad++ < 5)
+			fprintf(stderr, "  %s+%#" PRIx64 ": delta %d, row %d/%d\n", f->name,
+				f->pc[i] - f->entry, f->delta[i], r ? r->cfa_type : -1,
+				r ? r->cfa_off : 0);
+	}
+	c->topframes += f->topframe;
+	c->frameless += f->nr == 1 && !f->delta[0];
+	return 0;
+}
+
+/* Go code has no CFI: its rows come from the stack deltas of .gopclntab. */
+static void check_go_rows(const char *name)
+{
+	const char *path = fixture(name);
 	struct cfi_table t = {};
+	struct go_check c = { .path = path, .t = &t };
+	struct go_symtab *gs;
+	const struct unwind_row *r;
+	int fd;
 
 	if (access(path, R_OK))
 		SKIP("%s not built (tests/unit/gosym.mk)", path);
 	CHECK_EQ(build_path(path, &t, NULL), 0);
-	CHECK_EQ(t.nr, 0);
-	CHECK(t.rows == NULL);
-	CHECK_EQ(t.flags, UNWIND_FILE_FP);
+	CHECK(t.nr > 1000);
+	CHECK_EQ(t.flags, 0);
+	CHECK(sorted(&t));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_EQ(go_symtab__open(fd, &gs), 0);
+	close(fd);
+	CHECK_EQ(go_symtab__for_each_sp(gs, go_check__func, &c), 0);
+	go_symtab__free(gs);
+	printf("  %s: %u rows, %u functions, %u ranges, %u frameless, %u top frames\n", name,
+	       t.nr, c.funcs, c.ranges, c.frameless, c.topframes);
+	CHECK(c.funcs > 500);
+	CHECK_EQ(c.bad, 0);
+	CHECK(c.topframes >= 2); /* runtime.goexit, runtime.mstart, runtime.rt0_go */
+	/* A leaf without a frame: the return address is at rsp throughout. */
+	CHECK(c.hot_entry != 0);
+	r = row_at_vaddr(path, &t, c.hot_entry + 4);
+	CHECK(r && r->cfa_type == UNWIND_CFA_RSP && r->cfa_off == 8 &&
+	      r->rbp_type == UNWIND_RBP_SAME);
+	CHECK(c.goexit_entry != 0);
+	r = row_at_vaddr(path, &t, c.goexit_entry + 1);
+	CHECK(r && r->cfa_type == UNWIND_CFA_UNDEFINED);
+	/* Go 1.19's asmcgocall: the goroutine's stack is found from runtime.cgocall's BP. */
+	CHECK(c.asmcgocall_entry != 0);
+	r = row_at_vaddr(path, &t, c.asmcgocall_entry + 16);
+	CHECK(r && r->cfa_type == UNWIND_CFA_RBP_SWITCH && r->cfa_off < 0 &&
+	      r->rbp_type == UNWIND_RBP_SAME);
 	cfi_table__release(&t);
+}
+
+TEST(go_rows)
+{
+	check_go_rows("gohello");
+}
+
+TEST(go_rows_stripped)
+{
+	check_go_rows("gohello-stripped");
+}
+
+TEST(go_rows_pie)
+{
+	check_go_rows("gohello-pie");
 }
 
 /* The caller's file offset is not moved, the table is released to zero. */
@@ -1126,7 +1213,9 @@ int main(void)
 	RUN(start_is_outermost);
 	RUN(plt_rows);
 	RUN(synthesized_plt_rows);
-	RUN(go_binary_is_fp);
+	RUN(go_rows);
+	RUN(go_rows_stripped);
+	RUN(go_rows_pie);
 	RUN(fd_offset_and_release);
 	RUN(garbage_and_truncated_files);
 	RUN(truncated_and_mutated_eh_frame);
