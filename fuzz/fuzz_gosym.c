@@ -109,6 +109,18 @@ static size_t entries(const uint8_t *d, size_t size, uint64_t *out, size_t max)
 	return n;
 }
 
+/* Each function's stack deltas: ranges inside the function, in order, deltas not absurd. */
+static int check_sp(const struct go_func_sp *f, void *ctx)
+{
+	(void)ctx;
+	if (!f->name || f->end < f->entry)
+		abort();
+	for (size_t i = 0; i < f->nr; i++)
+		if (f->pc[i] < f->entry || f->pc[i] > f->end || (i && f->pc[i] <= f->pc[i - 1]))
+			abort();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint64_t at[MAX_LOOKUPS] = { 0, TEXT_ADDR, TEXT_ADDR + 1, UINT64_MAX };
@@ -132,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (name && (entry > at[i] || strlen(name) > size || (file && strlen(file) > size)))
 			abort();
 	}
+	go_symtab__for_each_sp(gs, check_sp, NULL);
 	go_symtab__nr_funcs(gs);
 	go_symtab__bytes(gs);
 	go_symtab__free(gs);

@@ -367,7 +367,8 @@ static int go_symtab__decode(const struct go_symtab *gs, uint32_t table, uint64_
 		if (!uvdelta && !first)
 			break;
 		val = (int32_t)((uint32_t)val + ((uvdelta & 1) ? ~(uvdelta >> 1) : (uvdelta >> 1)));
-		if (!go_symtab__uvarint(gs, &off, &pcdelta))
+		/* The compiler never emits an empty range: one would give two rows one pc. */
+		if (!go_symtab__uvarint(gs, &off, &pcdelta) || !pcdelta)
 			return 0;
 		/* A delta is never negative nor near 2^31 (stacks are 1 GB at most). */
 		if (val < 0 || val > (1 << 30))
