@@ -21,7 +21,7 @@
 #define BUCKETS 4096
 /* A process that keeps missing (JIT, dlopen storms) re-reads its maps at most this often. */
 #define REREAD_INTERVAL_NS 1000000000ULL
-#define FAST_REREADS 2
+#define FAST_REREADS 8
 /* Where user code can be on x86-64: above vm.mmap_min_addr's default, below the 47-bit top. */
 #define USER_MIN 0x10000ULL
 #define USER_MAX 0x800000000000ULL

@@ -57,6 +57,13 @@ int unwinder__map_fd(struct unwinder *u, const char *name);
  */
 void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
 
+/*
+ * The process was started (exec'd) while we run: its tables, queued now or later (libraries
+ * mapped after exec), are built ahead of the backlog, so that its first samples find them.
+ * Call after its first update; an exec starts the process over (not urgent).
+ */
+void unwinder__urgent(struct unwinder *u, uint32_t pid);
+
 /* Sets flag (enum unwind_proc_flags) on the process's mapping table, for good (until exec). */
 void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag);
 
@@ -100,6 +107,7 @@ struct unwinder_stats {
 	uint64_t processes;	   /* processes with a mapping table now */
 	uint64_t builds;	   /* tables built */
 	uint64_t reuses;	   /* mappings of a file whose table was already there */
+	uint64_t urgent_builds;	   /* tables put ahead of the queue for a new process */
 	uint64_t build_errors;	   /* files whose unwind info could not be read */
 	uint64_t build_ns;	   /* time spent building tables */
 	uint64_t evictions;	   /* tables dropped to make room */

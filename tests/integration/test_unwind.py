@@ -608,6 +608,73 @@ def test_fp_mode_fpleaf():
     assert skipped >= 0.8 * total, "%d of %d samples read fp_hot_a → main" % (skipped, total)
 
 
+# ---- first moments -----------------------------------------------------------------------
+
+# Rounds of short-lived targets started from the moment the daemon first answers /metrics: its
+# start-up scan is still building tables then, and each new process has none of its own yet.
+STARTUP_ROUNDS = 4
+STARTUP_SECS = 0.6
+STARTUP = {}  # name -> [Target], each fetched with its own profile
+# Complete: all but a process's first moments (its exec seen, its tables built: a sample or
+# two of each 0.6 s life on a loaded 2-CPU machine); those end in [truncated], never wrong.
+STARTUP_SHARE = 0.95
+
+
+def startup_run():
+    d = Daemon("--profile.retention=2m")
+    try:
+        for _ in range(STARTUP_ROUNDS):
+            round_ = [Target(n, STARTUP_SECS) for n in ("uw_c", "uw_fpleaf")]
+            for t in round_:
+                STARTUP.setdefault(t.name, []).append(t)
+            for t in round_:
+                t.proc.wait(timeout=30)
+        # Drained every 100 ms: the last samples are in after that.
+        time.sleep(1)
+        for ts in STARTUP.values():
+            fetch(d, ts, 30)
+    finally:
+        for ts in STARTUP.values():
+            for t in ts:
+                t.stop()
+        d.stop()
+
+
+def startup_case(name):
+    """From a process's first sample: each hot leaf sample carries gdb's chain, or a prefix of
+    it that ends in [truncated]; never another chain (a caller skipped, a guess past a frame
+    whose table was not built yet, the leaf alone unmarked)."""
+    if name not in STARTUP:
+        raise Skip("%s not built" % name)
+    want = expected(name)
+    leaf = want[0]
+    total = complete = cut = 0
+    wrong = []
+    for t in STARTUP[name]:
+        for count, _, frames in physical_traces(t.body):
+            got = from_leaf(frames, leaf)
+            if got is None:
+                continue
+            total += count
+            if got == want:
+                complete += count
+            elif got[-1] == "[truncated]" and want[:len(got) - 1] == got[:-1]:
+                cut += count
+            else:
+                wrong.append((count, got))
+    nwrong = sum(c for c, _ in wrong)
+    share = complete / total if total else 0.0
+    detail("startup %s: %d %s samples in %d processes of %.1f s: %d complete (%.2f %%), "
+           "%d truncated, %d wrong" % (name, total, leaf, len(STARTUP[name]), STARTUP_SECS,
+                                       complete, 100 * share, cut, nwrong))
+    for c, fr in common(wrong):
+        detail("startup %s: %d samples read %s" % (name, c, " → ".join(fr)))
+    assert total >= MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
+    assert not nwrong, "%s: %d of %d samples read a chain gdb does not" % (name, nwrong, total)
+    assert share >= STARTUP_SHARE, "%s: %d of %d samples (%.2f %%) complete, want %.0f %%" % (
+        name, complete, total, 100 * share, 100 * STARTUP_SHARE)
+
+
 def phase(fn):
     """Runs a setup phase; a failure there fails the checks that need it, each with the
     reason."""
@@ -653,6 +720,10 @@ check("daemon_exit_clean", test_daemon_exit)
 err_fp = err or phase(fp_run)
 check("fp_mode_c_loses_chain", checked(err_fp, test_fp_mode_c))
 check("fp_mode_gcc_leaf_loses_caller", checked(err_fp, test_fp_mode_fpleaf))
+err_start = err or phase(startup_run)
+check("startup_c_right_or_truncated", checked(err_start, lambda: startup_case("uw_c")))
+check("startup_fpleaf_right_or_truncated",
+      checked(err_start, lambda: startup_case("uw_fpleaf")))
 detail("%.1f s in all (windows %d s and %d s, %d CPUs, load %.1f before)" % (
     time.time() - t_start, WINDOW, FP_WINDOW, NCPU, LOAD))
 sys.exit(exit_status())
