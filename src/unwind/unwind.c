@@ -54,6 +54,7 @@ struct ufile {
 	bool failed;	  /* its unwind info is unreadable: frame pointers */
 	bool queued;	  /* waiting for, or in, the builder thread: not to be freed */
 	bool queued_may_evict;
+	uint64_t qseq; /* when it was last queued (unwinder.qseq) */
 	struct ufile *qnext;
 };
 
@@ -100,6 +101,7 @@ struct unwinder {
 	struct uproc *procs[PROC_BUCKETS];
 	uint64_t clock;
 	uint64_t gen; /* of the last mapping table published, any process's */
+	uint64_t qseq; /* files queued so far */
 	uint32_t idle_files;
 	struct unwind_proc scratch;
 	struct unwinder_stats stats;
@@ -670,6 +672,7 @@ static void enqueue(struct unwinder *u, struct ufile *f, bool may_evict_used, bo
 	f->queued = true;
 	f->evicted = false;
 	f->queued_may_evict = may_evict_used;
+	f->qseq = ++u->qseq;
 	f->qnext = NULL;
 	if (first && u->qhead) {
 		f->qnext = u->qhead;
@@ -737,6 +740,28 @@ void unwinder__wait_idle(struct unwinder *u)
 	while (u->qhead || any_queued(u))
 		pthread_cond_wait(&u->idle, &u->lock);
 	pthread_mutex_unlock(&u->lock);
+}
+
+uint64_t unwinder__queue_mark(struct unwinder *u)
+{
+	uint64_t mark;
+
+	pthread_mutex_lock(&u->lock);
+	mark = u->qseq;
+	pthread_mutex_unlock(&u->lock);
+	return mark;
+}
+
+bool unwinder__built_through(struct unwinder *u, uint64_t mark)
+{
+	bool done = true;
+
+	pthread_mutex_lock(&u->lock);
+	for (int i = 0; i < FILE_BUCKETS && done; i++)
+		for (struct ufile *f = u->files[i]; f && done; f = f->next)
+			done = !f->queued || f->qseq > mark;
+	pthread_mutex_unlock(&u->lock);
+	return done;
 }
 
 /* The file's slot with its table loaded (built on first sight, first of all when urgent), or

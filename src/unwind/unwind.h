@@ -70,6 +70,14 @@ void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag);
 /* Returns once every table asked for so far is built and in BPF (tests, benchmarks). */
 void unwinder__wait_idle(struct unwinder *u);
 
+/*
+ * A mark of the tables asked for so far, and whether each of them is built (or failed) by now:
+ * readiness waits for the start-up scan's tables without waiting for those of processes
+ * started since (exec churn would keep the queue from ever being empty).
+ */
+uint64_t unwinder__queue_mark(struct unwinder *u);
+bool unwinder__built_through(struct unwinder *u, uint64_t mark);
+
 /* Brings back tables evicted while in use where room has freed up; call every few seconds. */
 void unwinder__maintain(struct unwinder *u);
 

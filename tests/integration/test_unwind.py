@@ -612,12 +612,15 @@ def test_fp_mode_fpleaf():
 
 # Rounds of short-lived targets started from the moment the daemon first answers /metrics: its
 # start-up scan is still building tables then, and each new process has none of its own yet.
-STARTUP_ROUNDS = 4
+STARTUP_ROUNDS = 6
 STARTUP_SECS = 0.6
 STARTUP = {}  # name -> [Target], each fetched with its own profile
-# Complete: all but a process's first moments (its exec seen, its tables built: a sample or
-# two of each 0.6 s life on a loaded 2-CPU machine); those end in [truncated], never wrong.
-STARTUP_SHARE = 0.95
+# Complete: all but a process's first moments (its exec seen, its tables built), which end in
+# [truncated], never wrong. Their share grows with the machine's load: 2-3 % of these 0.6 s
+# lives on an idle 2-CPU machine, up to 20 % when other work starves the daemon as much as
+# the targets. The bound catches tables that never come, not a slow machine.
+STARTUP_SHARE = 0.75
+STARTUP_MIN_SAMPLES = 20
 
 
 def startup_run():
@@ -669,10 +672,63 @@ def startup_case(name):
                                        complete, 100 * share, cut, nwrong))
     for c, fr in common(wrong):
         detail("startup %s: %d samples read %s" % (name, c, " → ".join(fr)))
-    assert total >= MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
+    assert total >= STARTUP_MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
     assert not nwrong, "%s: %d of %d samples read a chain gdb does not" % (name, nwrong, total)
     assert share >= STARTUP_SHARE, "%s: %d of %d samples (%.2f %%) complete, want %.0f %%" % (
         name, complete, total, 100 * share, 100 * STARTUP_SHARE)
+
+
+READY = {}  # name -> Target started before the daemon, fetched from /-/ready on
+
+
+def ready_run():
+    """uw_c and uw_fpleaf run before the daemon starts; from the moment /-/ready says 200, the
+    processes found at start have their tables: their samples are complete from then on."""
+    for n in ("uw_c", "uw_fpleaf"):
+        READY[n] = Target(n, 30)
+    d = Daemon("--profile.retention=2m", wait=False)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if d.get("/-/ready")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.02)
+        else:
+            raise AssertionError("/-/ready never answered 200:\n" + d.logtext()[-2000:])
+        t_ready = time.time()
+        time.sleep(max(0, t_ready + 3 - time.time()))
+        fetch(d, READY.values(), 3)
+    finally:
+        for t in READY.values():
+            t.stop()
+        d.stop()
+
+
+def ready_case(name):
+    t = READY[name]
+    want = expected(name)
+    leaf = want[0]
+    total = complete = 0
+    other = []
+    for count, _, frames in physical_traces(t.body):
+        got = from_leaf(frames, leaf)
+        if got is None:
+            continue
+        total += count
+        if got == want:
+            complete += count
+        else:
+            other.append((count, got))
+    detail("ready %s: %d of %d %s samples since /-/ready complete" % (name, complete, total,
+                                                                     leaf))
+    for c, fr in common(other):
+        detail("ready %s: %d samples read %s" % (name, c, " → ".join(fr)))
+    assert total >= MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
+    assert complete >= 0.99 * total, "%s: %d of %d samples complete since /-/ready" % (
+        name, complete, total)
 
 
 def phase(fn):
@@ -724,6 +780,9 @@ err_start = err or phase(startup_run)
 check("startup_c_right_or_truncated", checked(err_start, lambda: startup_case("uw_c")))
 check("startup_fpleaf_right_or_truncated",
       checked(err_start, lambda: startup_case("uw_fpleaf")))
+err_ready = err or phase(ready_run)
+check("ready_c_tables_built", checked(err_ready, lambda: ready_case("uw_c")))
+check("ready_fpleaf_tables_built", checked(err_ready, lambda: ready_case("uw_fpleaf")))
 detail("%.1f s in all (windows %d s and %d s, %d CPUs, load %.1f before)" % (
     time.time() - t_start, WINDOW, FP_WINDOW, NCPU, LOAD))
 sys.exit(exit_status())
