@@ -11,7 +11,9 @@
  * a whole stack of UNWIND_MAX_FRAMES frames is walked by one program (no tail calls needed).
  * Frames with no unwind info (JIT code, Go, files without tables or evicted ones) follow the
  * frame pointer; a stack that cannot be followed to its outermost frame is reported truncated
- * rather than continued with guesses.
+ * rather than continued with guesses. So is one that reaches code whose rules are not known
+ * yet: a file whose table is being built, a pc outside the mappings last read, a process not
+ * learned yet (its leaf alone).
  */
 #include <bpf/bpf_core_read.h>
 

@@ -623,6 +623,11 @@ STARTUP_SHARE = 0.75
 STARTUP_MIN_SAMPLES = 20
 
 
+# A frame the symbolizer could not name: the last a walk wrote before it stopped at a library
+# the process mapped after its maps were read (it exited before they were read again).
+UNNAMED = re.compile(r"^(0x[0-9a-f]+|\S+\+0x[0-9a-f]+)$")
+
+
 def startup_run():
     d = Daemon("--profile.retention=2m")
     try:
@@ -661,7 +666,8 @@ def startup_case(name):
             total += count
             if got == want:
                 complete += count
-            elif got[-1] == "[truncated]" and want[:len(got) - 1] == got[:-1]:
+            elif got[-1] == "[truncated]" and len(got) <= len(want) and all(
+                    g == w or UNNAMED.match(g) for g, w in zip(got[:-1], want)):
                 cut += count
             else:
                 wrong.append((count, got))
