@@ -191,6 +191,12 @@ static __always_inline long offcpu__user_stack(struct task_struct *task, struct 
 				count(OFFCPU_CNT_USTACK_TRUNCATED);
 			return n;
 		}
+		if (out.no_proc) {
+			/* Not learned yet: the leaf alone, truncated (oncpu.bpf.c). */
+			*proc_flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON;
+			u->flags |= OFFCPU_F_USTACK_TRUNCATED;
+			return 1;
+		}
 	}
 	n = bpf_get_task_stack(task, u->ustack, OFFCPU_MAX_USTACK * sizeof(__u64),
 			       BPF_F_USER_STACK);

@@ -124,6 +124,14 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 	if (!unwind_tables || !user_regs(ctx, task, &ip, &sp, &bp))
 		return -1;
 	n = unwind__user_stack(e->pid, ip, sp, bp, stack, &out);
+	if (n < 0 && out.no_proc) {
+		/* Not learned yet (a new process, or a new image: its table is on its way): the
+		 * leaf alone, marked truncated, rather than frame pointers' guess. The lookups a
+		 * table would have spared are made. */
+		e->flags |= ONCPU_F_USTACK_TRUNCATED | ONCPU_F_UNWIND_MISS;
+		*proc_flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON;
+		return 1;
+	}
 	if (n < 0)
 		return -1;
 	if (out.truncated) {

@@ -18,6 +18,20 @@ struct {
 #include "known_pids.bpf.h"
 #include "python_procs.bpf.h"
 #include "tracectx.bpf.h"
+#include "unwind.h"
+
+/*
+ * The unwinder's mapping tables (src/unwind/unwind.c's map, shared before load; a placeholder
+ * of its own with unwind.mode=fp). A new image drops its old one: walked by the old image's
+ * mappings, its first samples would be named by files it no longer has.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -45,6 +59,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 		bpf_map_delete_elem(&known_pids, &pid);
 		bpf_map_delete_elem(&tracectx_offsets, &pid);
 		bpf_map_delete_elem(&python_procs, &pid);
+		bpf_map_delete_elem(&unwind_procs, &pid);
 		count(PROC_CNT_DROP_RINGBUF);
 		return 0;
 	}
@@ -54,6 +69,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	/* A new image (or none) publishes its thread context elsewhere, if at all. */
 	bpf_map_delete_elem(&tracectx_offsets, &e->pid);
 	bpf_map_delete_elem(&python_procs, &e->pid);
+	bpf_map_delete_elem(&unwind_procs, &e->pid);
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* Exec must reach user space at once: the process may live only milliseconds. */

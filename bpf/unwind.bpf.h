@@ -9,9 +9,11 @@
  *
  * One frame per bpf_loop() iteration: the verifier checks the step once, whatever the depth, so
  * a whole stack of UNWIND_MAX_FRAMES frames is walked by one program (no tail calls needed).
- * Frames with no unwind info (JIT code, Go, files without tables or evicted ones) follow the
+ * Frames with no unwind info (JIT code, files without tables or evicted ones) follow the
  * frame pointer; a stack that cannot be followed to its outermost frame is reported truncated
- * rather than continued with guesses.
+ * rather than continued with guesses. So is one that reaches code whose rules are not known
+ * yet: a file whose table is being built, a pc outside the mappings last read, a process not
+ * learned yet (its leaf alone).
  */
 #include <bpf/bpf_core_read.h>
 
@@ -290,14 +292,15 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 struct unwind_outcome {
 	bool truncated;	  /* stopped before the outermost frame */
 	bool miss;	  /* a pc outside the process's known mappings: its maps must be read again */
+	bool no_proc;	  /* no mapping table yet: stack[0] holds the leaf alone */
 	__u32 proc_flags; /* the process's enum unwind_proc_flags */
 };
 
 /*
  * Walks the user stack of the current process from its registers into stack[0,
  * UNWIND_MAX_FRAMES), which must have that many slots. Returns the number of frames written
- * (and fills *out), or -1 when the process has no table yet (the caller falls back to
- * bpf_get_stack's frame-pointer walk).
+ * (and fills *out), or -1 when the process has no table yet (out->no_proc, the leaf in
+ * stack[0]: the caller keeps it alone, truncated, or falls back to frame pointers).
  */
 static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __u64 bp,
 					       __u64 *stack, struct unwind_outcome *out)
@@ -315,6 +318,11 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc) {
 		unwind__count(UNWIND_CNT_NO_PROC, 1);
+		/* For callers that would rather have the leaf, truncated, than a frame-pointer
+		 * guess at code whose tables are on their way. */
+		stack[0] = pc;
+		out->no_proc = true;
+		out->truncated = true;
 		return -1;
 	}
 	w.env.pid = pid;
@@ -336,6 +344,9 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		break;
 	case UNWIND_STOP_NOINFO:
 		cnt = UNWIND_CNT_TRUNC_NOINFO;
+		break;
+	case UNWIND_STOP_PENDING:
+		cnt = UNWIND_CNT_TRUNC_PENDING;
 		break;
 	default:
 		cnt = UNWIND_CNT_TRUNC_DEPTH;

@@ -45,6 +45,9 @@ struct unwind_row {
 /* A file slot: its rows, or how to unwind it without any. */
 enum unwind_file_flags {
 	UNWIND_FILE_FP = 1 << 0, /* walk frame pointers (files without unwind info) */
+	/* Its table is being built: frame pointers would guess at code whose rules are about
+	 * to be known, so a walk reaching it ends there, marked truncated. */
+	UNWIND_FILE_PENDING = 1 << 1,
 };
 
 /*
@@ -143,11 +146,12 @@ enum unwind_counter {
 	UNWIND_CNT_TRUNC_READ,	  /* stack memory unreadable */
 	UNWIND_CNT_TRUNC_RULE,	  /* a rule BPF cannot follow */
 	UNWIND_CNT_TRUNC_NOINFO,  /* a frame with neither unwind info nor a frame pointer */
-	UNWIND_CNT_NO_PROC,	  /* process not yet learned: frame pointers only */
+	UNWIND_CNT_NO_PROC,	  /* process not yet learned: the leaf alone, truncated */
 	UNWIND_CNT_MAPPING_MISS,  /* a pc outside the process's known mappings */
 	UNWIND_CNT_FRAMES_TABLE,  /* frames unwound by a table row */
 	UNWIND_CNT_FRAMES_FP,	  /* frames unwound by frame pointer (no table for them) */
 	UNWIND_CNT_FRAMES_CACHED, /* frames of either kind whose rule came from the walk cache */
+	UNWIND_CNT_TRUNC_PENDING, /* a frame whose table or mapping is not known yet */
 	UNWIND_CNT__MAX,
 };
 

@@ -48,6 +48,7 @@ enum unwind_stop {
 	UNWIND_STOP_READ,
 	UNWIND_STOP_RULE,
 	UNWIND_STOP_NOINFO,
+	UNWIND_STOP_PENDING,
 };
 
 struct unwind_walk {
@@ -202,9 +203,11 @@ static long unwind__step(__u64 i, void *arg)
 		goto apply;
 	idx = unwind__find_mapping(w->proc, w->pc);
 	if (idx < 0) {
-		/* Not cached: the miss must be seen again, to have the maps read again. */
+		/* Not cached: the miss must be seen again, to have the maps read again. Code
+		 * mapped since they were read (a library, JIT code) is not followed by a guess:
+		 * the stack ends here, marked truncated, until they are read again. */
 		w->miss = 1;
-		goto fp_stop;
+		goto pending;
 	}
 	/* A no-op (the search returns an index below the size) the verifier can see. */
 	m = &w->proc->maps[(__u32)idx & (UNWIND_MAX_MAPPINGS - 1)];
@@ -214,9 +217,12 @@ static long unwind__step(__u64 i, void *arg)
 	f = UNWIND_FILE(slot);
 	if (!f)
 		goto fp_stop;
-	/* No rows yet, or evicted, unless the file is walked by frame pointers for good: what
-	 * the rows will say is not known, so nothing is cached from here on. */
+	/* No rows yet: a table being built ends the walk (frame pointers would guess what its
+	 * rows are about to say); evicted rows or none for good leave frame pointers. Nothing
+	 * is cached from here on: what the rows will say is not known. */
 	if (!f->row_count) {
+		if (f->flags & UNWIND_FILE_PENDING)
+			goto pending;
 		if (f->flags & UNWIND_FILE_FP)
 			goto fp_put;
 		goto fp_stop;
@@ -297,6 +303,10 @@ apply:
 	w->interrupted = 0;
 	w->table_frames++;
 	return 0;
+pending:
+	UNWIND_CACHE_STOP(w);
+	w->stop = UNWIND_STOP_PENDING;
+	return 1;
 fp_put:
 	UNWIND_CACHE_PUT(w, i, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
 	goto fp;

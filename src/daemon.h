@@ -41,8 +41,10 @@ struct daemon {
 	struct otlp_state otlp;
 	/* Set (atomically) after the ingest loop's first drain: /metrics says it samples. */
 	bool ingesting;
-	/* Set (atomically) once startup is done (samplers attached, processes scanned): /-/ready. */
+	/* Set (atomically) once startup is done (samplers attached, the processes running at
+	 * start scanned, their unwind tables built and trace contexts found): /-/ready. */
 	bool ready;
+	uint64_t scan_mark; /* the unwinder's queue after the scan (unwinder__queue_mark) */
 };
 
 /* src/http/routes.c: starts the HTTP server with autoprof's one route table. */

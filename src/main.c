@@ -96,6 +96,11 @@ static void ingest_loop(struct daemon *d)
 		 */
 		if (!d->ingesting)
 			__atomic_store_n(&d->ingesting, true, __ATOMIC_RELEASE);
+		/* Ready once the tables of every process found at start are in (those of
+		 * processes started since are built first anyway). */
+		if (!d->ready && (!ctx->unwinder || unwinder__built_through(ctx->unwinder,
+									     d->scan_mark)))
+			__atomic_store_n(&d->ready, true, __ATOMIC_RELEASE);
 		proc_collector__reap(d->procs);
 		memory__tick(d->memory);
 		probes__tick(d->probes);
@@ -258,7 +263,11 @@ int main(int argc, char **argv)
 	pr_info("autoprof %s: sampling every CPU at %u Hz, serving on %s\n", AUTOPROF_VERSION,
 		d.cfg.profile_frequency, d.cfg.web_listen_address);
 
-	__atomic_store_n(&d.ready, true, __ATOMIC_RELEASE);
+	/* Every process running now, before the first drain: their mappings (and so their
+	 * tables, built meanwhile, and trace contexts) are known before their samples come. */
+	pr_info("%u processes found at start\n", proctab__scan(d.ctx.proctab, collect__now_ns()));
+	if (d.ctx.unwinder)
+		d.scan_mark = unwinder__queue_mark(d.ctx.unwinder);
 	ingest_loop(&d);
 	pr_info("stopping\n");
 	ret = 0;

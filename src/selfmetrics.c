@@ -356,7 +356,8 @@ static const struct metrics_row unwind_rows[] = {
 		       "User stacks walked by unwind tables, by how the walk ended: complete "
 		       "(reached the outermost frame) or truncated_* (depth: over 127 frames; "
 		       "read: stack memory unreadable; rule: an unwind rule BPF cannot follow; "
-		       "noinfo: a frame with neither unwind info nor frame pointer)"),
+		       "noinfo: a frame with neither unwind info nor frame pointer; pending: a frame whose "
+		       "table or mapping is not known yet)"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_COMPLETE], "result", "complete"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_DEPTH], "result",
 		       "truncated_depth"),
@@ -366,9 +367,11 @@ static const struct metrics_row unwind_rows[] = {
 		       "truncated_rule"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_NOINFO], "result",
 		       "truncated_noinfo"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_PENDING], "result",
+		       "truncated_pending"),
 	METRICS_FAMILY("autoprof_unwind_stacks_fp_only", METRIC_COUNTER,
-		       "User stacks walked by frame pointers because their process had no "
-		       "mapping table yet (its first samples)"),
+		       "User stacks cut at their leaf, marked truncated, because their process "
+		       "had no mapping table yet (its first samples)"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_NO_PROC]),
 	METRICS_FAMILY("autoprof_unwind_frames", METRIC_COUNTER,
 		       "User frames unwound, by method: table (an .eh_frame row) or fp (frame "
@@ -405,6 +408,10 @@ static const struct metrics_row unwind_rows[] = {
 		       "Mappings of a file whose unwind table was already loaded or being built "
 		       "(a binary or library mapped again), not built anew"),
 	METRICS_SAMPLE(struct unwinder_stats, reuses),
+	METRICS_FAMILY("autoprof_unwind_tables_urgent", METRIC_COUNTER,
+		       "Unwind tables built ahead of the queue for a process started while "
+		       "profiling (its first samples wait for them)"),
+	METRICS_SAMPLE(struct unwinder_stats, urgent_builds),
 	METRICS_FAMILY("autoprof_unwind_table_build_seconds", METRIC_COUNTER,
 		       "Time spent building unwind tables"),
 	METRICS_SAMPLE_DIV(struct unwinder_stats, build_ns, NSEC),

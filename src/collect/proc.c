@@ -9,6 +9,7 @@
 
 #include "../lib/log.h"
 #include "../symbolize/proctab.h"
+#include "../unwind/unwind.h"
 #include "bpf/proc.h"
 #include "bpf/proc.skel.h"
 #include "proc.h"
@@ -48,6 +49,9 @@ static int handle_event(void *arg, void *data, size_t size)
 		python__forget(pc->ctx->python, e->pid);
 		if (p)
 			python__locate(pc->ctx->python, p, e->pid);
+		/* Started while we run: its samples matter from its first, its tables first. */
+		if (p && pc->ctx->unwinder)
+			unwinder__urgent(pc->ctx->unwinder, e->pid);
 		if (pc->ctx->proc_listener)
 			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;
@@ -70,11 +74,21 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 		return NULL;
 	}
 	pc->ctx = ctx;
-	pc->skel = proc_bpf__open_and_load();
+	pc->skel = proc_bpf__open();
 	if (!pc->skel) {
 		*err = -errno;
 		pr_err("cannot load BPF programs: %s\n", strerror(-*err));
 		goto out_free;
+	}
+	/* The unwinder's mapping tables, whose entry an exec drops. */
+	*err = ctx->unwinder ? bpf_map__reuse_fd(pc->skel->maps.unwind_procs,
+						 unwinder__map_fd(ctx->unwinder, "unwind_procs")) :
+			       0;
+	if (!*err)
+		*err = proc_bpf__load(pc->skel);
+	if (*err) {
+		pr_err("cannot load BPF programs: %s\n", strerror(-*err));
+		goto out_destroy;
 	}
 	*err = proc_bpf__attach(pc->skel);
 	if (*err) {

@@ -69,7 +69,8 @@ static const struct http_route routes[] = {
 	  .fn = handle_status },
 	{ "GET", "/-/healthy", "healthy", "200 while the process runs", .fn = handle_healthy },
 	{ "GET", "/-/ready", "ready",
-	  "200 once samplers are attached and processes scanned, 503 before", .fn = handle_ready },
+	  "200 once samplers are attached and the processes running at start scanned (their "
+	  "unwind tables built, trace contexts found), 503 before", .fn = handle_ready },
 	{ "GET", "/debug/pprof/profile", "profile",
 	  "On-CPU profile of the last N seconds, answered at once: ?seconds=N (default 30), "
 	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "

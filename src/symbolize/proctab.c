@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #define pr_fmt(fmt) "proctab: " fmt
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,7 +22,7 @@
 #define BUCKETS 4096
 /* A process that keeps missing (JIT, dlopen storms) re-reads its maps at most this often. */
 #define REREAD_INTERVAL_NS 1000000000ULL
-#define FAST_REREADS 2
+#define FAST_REREADS 8
 /* Where user code can be on x86-64: above vm.mmap_min_addr's default, below the 47-bit top. */
 #define USER_MIN 0x10000ULL
 #define USER_MAX 0x800000000000ULL
@@ -474,6 +475,32 @@ void proctab__sweep(struct proctab *pt)
 			pp = &p->next;
 		}
 	}
+}
+
+uint32_t proctab__scan(struct proctab *pt, uint64_t now_ns)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	uint32_t n = 0;
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		char link[64], target[16];
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		/* Kernel threads (and zombies) have no executable: nothing to learn. */
+		snprintf(link, sizeof(link), "/proc/%lu/exe", pid);
+		if (readlink(link, target, sizeof(target)) < 0)
+			continue;
+		if (proctab__get(pt, (uint32_t)pid, 0, now_ns))
+			n++;
+	}
+	closedir(dir);
+	return n;
 }
 
 struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns)

@@ -50,6 +50,12 @@ void proctab__sweep(struct proctab *pt);
  * valid until the next proctab call; NULL only when out of memory.
  */
 struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns);
+/*
+ * Learns every user process running now (those already known stay as they are), so that the
+ * listener has their mappings (unwind tables, trace contexts) before their samples come.
+ * Returns how many are known.
+ */
+uint32_t proctab__scan(struct proctab *pt, uint64_t now_ns);
 /* The process if known, never learned here (NULL otherwise). Borrowed, as proctab__get's. */
 struct proc *proctab__find(struct proctab *pt, uint32_t pid);
 /* Its executable mappings as last read, in address order (borrowed, as the process). */

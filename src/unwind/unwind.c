@@ -54,6 +54,7 @@ struct ufile {
 	bool failed;	  /* its unwind info is unreadable: frame pointers */
 	bool queued;	  /* waiting for, or in, the builder thread: not to be freed */
 	bool queued_may_evict;
+	uint64_t qseq; /* when it was last queued (unwinder.qseq) */
 	struct ufile *qnext;
 };
 
@@ -61,6 +62,7 @@ struct uproc {
 	struct uproc *next;
 	uint32_t pid;
 	uint32_t flags; /* enum unwind_proc_flags, kept across maps re-reads */
+	bool urgent;	/* started since we run: its files are built ahead of the backlog */
 	uint32_t nr;
 	struct ufile **files; /* distinct files it maps, each counted in users */
 };
@@ -99,6 +101,7 @@ struct unwinder {
 	struct uproc *procs[PROC_BUCKETS];
 	uint64_t clock;
 	uint64_t gen; /* of the last mapping table published, any process's */
+	uint64_t qseq; /* files queued so far */
 	uint32_t idle_files;
 	struct unwind_proc scratch;
 	struct unwinder_stats stats;
@@ -401,12 +404,13 @@ static uint64_t file_bytes(const struct ufile *f)
 	       (uint64_t)f->page_count * sizeof(uint32_t);
 }
 
-static void publish_file(struct unwinder *u, const struct ufile *f)
+/* pending: its table is on its way (walks end at it, truncated, rather than guess). */
+static void publish_file(struct unwinder *u, const struct ufile *f, bool pending)
 {
 	struct unwind_file v = {
 		.row_start = f->row_start,
 		.row_count = f->has_rows ? f->row_count : 0,
-		.flags = f->flags,
+		.flags = f->flags | (pending ? UNWIND_FILE_PENDING : 0),
 		.page_start = f->page_start,
 		.page_count = f->has_rows ? f->page_count : 0,
 		.first_page = f->first_page,
@@ -424,7 +428,7 @@ static void evict_rows(struct unwinder *u, struct ufile *f)
 	f->has_rows = false;
 	f->evicted = true;
 	/* BPF stops using the rows before the range can be handed to another file. */
-	publish_file(u, f);
+	publish_file(u, f, false);
 	pool_release(&u->rows, f->row_start, f->row_count);
 	pool_release(&u->pages, f->page_start, f->page_count);
 	u->stats.row_bytes -= file_bytes(f);
@@ -632,19 +636,54 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, struct cf
 	pr_debug("%s: %u unwind rows, %u pages\n", dso__path(f->dso), t->nr, npages);
 }
 
-static void enqueue(struct unwinder *u, struct ufile *f, bool may_evict_used)
+/* Moves a file waiting in the queue to its head (not one being built: it is out of it). */
+static void queue_first(struct unwinder *u, struct ufile *f)
 {
-	if (f->queued)
+	struct ufile **pp = &u->qhead, *prev = NULL;
+
+	while (*pp && *pp != f) {
+		prev = *pp;
+		pp = &(*pp)->qnext;
+	}
+	if (!*pp || pp == &u->qhead)
 		return;
+	*pp = f->qnext;
+	if (u->qtail == f)
+		u->qtail = prev;
+	f->qnext = u->qhead;
+	u->qhead = f;
+	u->stats.urgent_builds++;
+}
+
+/*
+ * first: ahead of the queue. A file a new process maps is built before the backlog (the
+ * files of every process found at start, evicted tables coming back): a new process's first
+ * samples wait for its own tables, not for every other file of the host's.
+ */
+static void enqueue(struct unwinder *u, struct ufile *f, bool may_evict_used, bool first)
+{
+	if (f->queued) {
+		if (first)
+			queue_first(u, f);
+		return;
+	}
+	if (first)
+		u->stats.urgent_builds++;
 	f->queued = true;
 	f->evicted = false;
 	f->queued_may_evict = may_evict_used;
+	f->qseq = ++u->qseq;
 	f->qnext = NULL;
-	if (u->qtail)
-		u->qtail->qnext = f;
-	else
+	if (first && u->qhead) {
+		f->qnext = u->qhead;
 		u->qhead = f;
-	u->qtail = f;
+	} else if (u->qtail) {
+		u->qtail->qnext = f;
+		u->qtail = f;
+	} else {
+		u->qhead = f;
+		u->qtail = f;
+	}
 	pthread_cond_signal(&u->work);
 }
 
@@ -676,7 +715,7 @@ static void *builder_main(void *arg)
 		pthread_mutex_lock(&u->lock);
 		u->stats.build_ns += t0;
 		install_rows(u, f, err, &t, f->queued_may_evict);
-		publish_file(u, f);
+		publish_file(u, f, false);
 		f->queued = false;
 		if (!u->qhead)
 			pthread_cond_broadcast(&u->idle);
@@ -703,8 +742,31 @@ void unwinder__wait_idle(struct unwinder *u)
 	pthread_mutex_unlock(&u->lock);
 }
 
-/* The file's slot with its table loaded (built on first sight), or NULL: no table. */
-static struct ufile *file_get(struct unwinder *u, struct dso *dso)
+uint64_t unwinder__queue_mark(struct unwinder *u)
+{
+	uint64_t mark;
+
+	pthread_mutex_lock(&u->lock);
+	mark = u->qseq;
+	pthread_mutex_unlock(&u->lock);
+	return mark;
+}
+
+bool unwinder__built_through(struct unwinder *u, uint64_t mark)
+{
+	bool done = true;
+
+	pthread_mutex_lock(&u->lock);
+	for (int i = 0; i < FILE_BUCKETS && done; i++)
+		for (struct ufile *f = u->files[i]; f && done; f = f->next)
+			done = !f->queued || f->qseq > mark;
+	pthread_mutex_unlock(&u->lock);
+	return done;
+}
+
+/* The file's slot with its table loaded (built on first sight, first of all when urgent), or
+ * NULL: no table. */
+static struct ufile *file_get(struct unwinder *u, struct dso *dso, bool urgent)
 {
 	struct ufile **pp = file_bucket(u, dso), *f;
 
@@ -722,10 +784,12 @@ static struct ufile *file_get(struct unwinder *u, struct dso *dso)
 		f->next = *pp;
 		*pp = f;
 		u->idle_files++;
-		publish_file(u, f);
-		enqueue(u, f, true);
+		enqueue(u, f, true, urgent);
+		publish_file(u, f, true);
 	} else if (f->evicted) {
-		enqueue(u, f, false);
+		enqueue(u, f, false, urgent);
+	} else if (f->queued && urgent) {
+		queue_first(u, f);
 	} else if (!f->failed) {
 		/* Loaded or being built: what spares a binary run again a rebuild. */
 		u->stats.reuses++;
@@ -815,7 +879,7 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 		if (m->end - m->start > UINT32_MAX || m->pgoff > UINT32_MAX)
 			continue;
 		if (dso__kind(m->dso) == DSO_ELF || dso__kind(m->dso) == DSO_VDSO)
-			f = file_get(u, m->dso);
+			f = file_get(u, m->dso, p->urgent);
 		if (f) {
 			bool seen = false;
 
@@ -864,7 +928,22 @@ void unwinder__maintain(struct unwinder *u)
 	room = pool_free(&u->rows) + idle_rows(u);
 	while ((f = mru_evicted(u)) && f->row_count <= room) {
 		room -= f->row_count;
-		enqueue(u, f, false);
+		enqueue(u, f, false, false);
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder__urgent(struct unwinder *u, uint32_t pid)
+{
+	struct uproc *p;
+
+	pthread_mutex_lock(&u->lock);
+	p = *proc_slot(u, pid);
+	if (p && !p->urgent) {
+		p->urgent = true;
+		for (uint32_t i = 0; i < p->nr; i++)
+			if (p->files[i]->queued)
+				queue_first(u, p->files[i]);
 	}
 	pthread_mutex_unlock(&u->lock);
 }

@@ -57,11 +57,26 @@ int unwinder__map_fd(struct unwinder *u, const char *name);
  */
 void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
 
+/*
+ * The process was started (exec'd) while we run: its tables, queued now or later (libraries
+ * mapped after exec), are built ahead of the backlog, so that its first samples find them.
+ * Call after its first update; an exec starts the process over (not urgent).
+ */
+void unwinder__urgent(struct unwinder *u, uint32_t pid);
+
 /* Sets flag (enum unwind_proc_flags) on the process's mapping table, for good (until exec). */
 void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag);
 
 /* Returns once every table asked for so far is built and in BPF (tests, benchmarks). */
 void unwinder__wait_idle(struct unwinder *u);
+
+/*
+ * A mark of the tables asked for so far, and whether each of them is built (or failed) by now:
+ * readiness waits for the start-up scan's tables without waiting for those of processes
+ * started since (exec churn would keep the queue from ever being empty).
+ */
+uint64_t unwinder__queue_mark(struct unwinder *u);
+bool unwinder__built_through(struct unwinder *u, uint64_t mark);
 
 /* Brings back tables evicted while in use where room has freed up; call every few seconds. */
 void unwinder__maintain(struct unwinder *u);
@@ -100,6 +115,7 @@ struct unwinder_stats {
 	uint64_t processes;	   /* processes with a mapping table now */
 	uint64_t builds;	   /* tables built */
 	uint64_t reuses;	   /* mappings of a file whose table was already there */
+	uint64_t urgent_builds;	   /* tables put ahead of the queue for a new process */
 	uint64_t build_errors;	   /* files whose unwind info could not be read */
 	uint64_t build_ns;	   /* time spent building tables */
 	uint64_t evictions;	   /* tables dropped to make room */

@@ -473,7 +473,62 @@ def main():
             p.wait()
         d.stop()
         rx.stop()
+    check("python_startup_right_or_truncated", check_startup, found[0])
     return exit_status()
+
+
+def check_startup(interp, rounds=4, secs=1.0):
+    """py_loop.py started the moment a new daemon first answers /metrics, a few times: from
+    each process's first sample, a Python sample's native frames reach the interpreter's start
+    (Py_RunMain) or end in [truncated], never cut short unmarked (libpython's tables are built
+    while the first samples come)."""
+    label, path = interp
+    d = Daemon()
+    pids = []
+    try:
+        for _ in range(rounds):
+            p = subprocess.Popen([path, SCRIPT, str(secs)], stdout=subprocess.PIPE, text=True)
+            p.stdout.readline()
+            p.communicate(timeout=60)
+            pids.append(p.pid)
+        time.sleep(0.5)
+        samples = []
+        for pid in pids:
+            _, _, body = d.get("/debug/pprof/profile?seconds=60&pid=%d" % pid)
+            samples += [(c, fr) for c, _, fr in traces(body)
+                        if {"py_hot", "py_cold", "py_key"} & set(fr) and "<module>" in fr]
+
+        def tail(frames):
+            """The native frames under <module>: the interpreter's start, the same in all."""
+            return tuple(frames[len(frames) - frames[::-1].index("<module>"):])
+        tails = {}
+        for c, fr in samples:
+            if "[truncated]" not in fr:
+                tails[tail(fr)] = tails.get(tail(fr), 0) + c
+        want = max(tails, key=tails.get) if tails else ()
+        python = complete = cut = 0
+        wrong = []
+        for count, frames in samples:
+            python += count
+            got = tail(frames)
+            if got == want and "Py_RunMain" in got:
+                complete += count
+            elif got and got[-1] == "[truncated]" and want[:len(got) - 1] == got[:-1]:
+                cut += count
+            else:
+                wrong.append((count, frames))
+        nwrong = sum(c for c, _ in wrong)
+        print("startup %s: %d Python samples in %d processes of %.1f s: %d complete, %d "
+              "truncated, %d wrong" % (label, python, rounds, secs, complete, cut, nwrong))
+        for c, fr in sorted(wrong, key=lambda x: -x[0])[:3]:
+            print("startup %s: %d samples read %s" % (label, c, " <- ".join(fr[:16])))
+        if python < 40:
+            raise AssertionError("%s: only %d Python samples" % (label, python))
+        if nwrong:
+            raise AssertionError("%s: %d of %d Python samples cut short unmarked" % (
+                label, nwrong, python))
+    finally:
+        d.stop()
 
 
 if __name__ == "__main__":

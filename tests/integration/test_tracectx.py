@@ -116,6 +116,61 @@ def test_bad_ids():
         assert code == 400 and q.split("=")[0].encode() in body, (q, code, body)
 
 
+def start(name, secs):
+    return subprocess.Popen([os.path.join(BUILD, "tctargets", name), str(secs)],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def spans_of(out):
+    pid, spans = None, {}
+    for line in out.splitlines():
+        f = line.split()
+        if f[0] == "PID":
+            pid = int(f[1])
+        elif f[0] == "SPAN":
+            spans[(f[2], f[3])] = f[1]
+    return pid, spans
+
+
+STARTUP_ROUNDS = 3
+
+
+def test_startup():
+    """Programs started the moment a new daemon first answers /metrics (its start-up scan and
+    tables still in progress, each program learned from its exec on): their spans are read from
+    their first samples, the variable in the executable and the one in a library alike."""
+    d2 = Daemon()
+    try:
+        runs = []
+        for _ in range(STARTUP_ROUNDS):
+            procs = [(n, start(n, 1)) for n in ("tctx_exe", "tctx_lib")]
+            for n, p in procs:
+                runs.append((n,) + spans_of(p.communicate(timeout=30)[0]))
+        time.sleep(0.5)
+        bad = []
+        for name in ("tctx_exe", "tctx_lib"):
+            traced = labelled = 0
+            for n, pid, spans in runs:
+                if n != name:
+                    continue
+                code, _, body = d2.get("/debug/pprof/profile?seconds=30&pid=%d" % pid)
+                assert code == 200, code
+                for c, lab, fr in traces(body):
+                    if "traced_spin" not in fr:
+                        continue
+                    traced += c
+                    if "trace_id" in lab:
+                        assert (lab["trace_id"], lab.get("span_id")) in spans, lab
+                        labelled += c
+            print("  startup %s: %d of %d traced samples labelled in %d runs of 1 s" % (
+                name, labelled, traced, STARTUP_ROUNDS))
+            if traced < 30 or labelled < 0.99 * traced:
+                bad.append("%s: %d of %d" % (name, labelled, traced))
+        assert not bad, "; ".join(bad)
+    finally:
+        d2.stop()
+
+
 check("context_in_executable", check_program, "tctx_exe")
 check("context_in_tlsdesc_library", check_program, "tctx_lib")
 check("elastic_correlation_record", check_program, "tctx_elastic")
@@ -124,5 +179,6 @@ for go in ("tctx_go", "tctx_go_cgo", "tctx_go_stripped"):
           "main.unlabelledSpin")
 check("bad_trace_and_span_ids_400", test_bad_ids)
 check("openmetrics_exemplar_is_a_published_span", test_exemplar)
+check("context_from_first_sample_at_start", test_startup)
 d.stop()
 sys.exit(exit_status())

@@ -608,6 +608,135 @@ def test_fp_mode_fpleaf():
     assert skipped >= 0.8 * total, "%d of %d samples read fp_hot_a → main" % (skipped, total)
 
 
+# ---- first moments -----------------------------------------------------------------------
+
+# Rounds of short-lived targets started from the moment the daemon first answers /metrics: its
+# start-up scan is still building tables then, and each new process has none of its own yet.
+STARTUP_ROUNDS = 6
+STARTUP_SECS = 0.6
+STARTUP = {}  # name -> [Target], each fetched with its own profile
+# Complete: all but a process's first moments (its exec seen, its tables built), which end in
+# [truncated], never wrong. Their share grows with the machine's load: 2-3 % of these 0.6 s
+# lives on an idle 2-CPU machine, up to 20 % when other work starves the daemon as much as
+# the targets. The bound catches tables that never come, not a slow machine.
+STARTUP_SHARE = 0.75
+STARTUP_MIN_SAMPLES = 20
+
+
+# A frame the symbolizer could not name: the last a walk wrote before it stopped at a library
+# the process mapped after its maps were read (it exited before they were read again).
+UNNAMED = re.compile(r"^(0x[0-9a-f]+|\S+\+0x[0-9a-f]+)$")
+
+
+def startup_run():
+    d = Daemon("--profile.retention=2m")
+    try:
+        for _ in range(STARTUP_ROUNDS):
+            round_ = [Target(n, STARTUP_SECS) for n in ("uw_c", "uw_fpleaf")]
+            for t in round_:
+                STARTUP.setdefault(t.name, []).append(t)
+            for t in round_:
+                t.proc.wait(timeout=30)
+        # Drained every 100 ms: the last samples are in after that.
+        time.sleep(1)
+        for ts in STARTUP.values():
+            fetch(d, ts, 30)
+    finally:
+        for ts in STARTUP.values():
+            for t in ts:
+                t.stop()
+        d.stop()
+
+
+def startup_case(name):
+    """From a process's first sample: each hot leaf sample carries gdb's chain, or a prefix of
+    it that ends in [truncated]; never another chain (a caller skipped, a guess past a frame
+    whose table was not built yet, the leaf alone unmarked)."""
+    if name not in STARTUP:
+        raise Skip("%s not built" % name)
+    want = expected(name)
+    leaf = want[0]
+    total = complete = cut = 0
+    wrong = []
+    for t in STARTUP[name]:
+        for count, _, frames in physical_traces(t.body):
+            got = from_leaf(frames, leaf)
+            if got is None:
+                continue
+            total += count
+            if got == want:
+                complete += count
+            elif got[-1] == "[truncated]" and len(got) <= len(want) and all(
+                    g == w or UNNAMED.match(g) for g, w in zip(got[:-1], want)):
+                cut += count
+            else:
+                wrong.append((count, got))
+    nwrong = sum(c for c, _ in wrong)
+    share = complete / total if total else 0.0
+    detail("startup %s: %d %s samples in %d processes of %.1f s: %d complete (%.2f %%), "
+           "%d truncated, %d wrong" % (name, total, leaf, len(STARTUP[name]), STARTUP_SECS,
+                                       complete, 100 * share, cut, nwrong))
+    for c, fr in common(wrong):
+        detail("startup %s: %d samples read %s" % (name, c, " → ".join(fr)))
+    assert total >= STARTUP_MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
+    assert not nwrong, "%s: %d of %d samples read a chain gdb does not" % (name, nwrong, total)
+    assert share >= STARTUP_SHARE, "%s: %d of %d samples (%.2f %%) complete, want %.0f %%" % (
+        name, complete, total, 100 * share, 100 * STARTUP_SHARE)
+
+
+READY = {}  # name -> Target started before the daemon, fetched from /-/ready on
+
+
+def ready_run():
+    """uw_c and uw_fpleaf run before the daemon starts; from the moment /-/ready says 200, the
+    processes found at start have their tables: their samples are complete from then on."""
+    for n in ("uw_c", "uw_fpleaf"):
+        READY[n] = Target(n, 30)
+    d = Daemon("--profile.retention=2m", wait=False)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if d.get("/-/ready")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.02)
+        else:
+            raise AssertionError("/-/ready never answered 200:\n" + d.logtext()[-2000:])
+        t_ready = time.time()
+        time.sleep(max(0, t_ready + 3 - time.time()))
+        fetch(d, READY.values(), 3)
+    finally:
+        for t in READY.values():
+            t.stop()
+        d.stop()
+
+
+def ready_case(name):
+    t = READY[name]
+    want = expected(name)
+    leaf = want[0]
+    total = complete = 0
+    other = []
+    for count, _, frames in physical_traces(t.body):
+        got = from_leaf(frames, leaf)
+        if got is None:
+            continue
+        total += count
+        if got == want:
+            complete += count
+        else:
+            other.append((count, got))
+    detail("ready %s: %d of %d %s samples since /-/ready complete" % (name, complete, total,
+                                                                     leaf))
+    for c, fr in common(other):
+        detail("ready %s: %d samples read %s" % (name, c, " → ".join(fr)))
+    assert total >= MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
+    assert complete >= 0.99 * total, "%s: %d of %d samples complete since /-/ready" % (
+        name, complete, total)
+
+
 def phase(fn):
     """Runs a setup phase; a failure there fails the checks that need it, each with the
     reason."""
@@ -653,6 +782,13 @@ check("daemon_exit_clean", test_daemon_exit)
 err_fp = err or phase(fp_run)
 check("fp_mode_c_loses_chain", checked(err_fp, test_fp_mode_c))
 check("fp_mode_gcc_leaf_loses_caller", checked(err_fp, test_fp_mode_fpleaf))
+err_start = err or phase(startup_run)
+check("startup_c_right_or_truncated", checked(err_start, lambda: startup_case("uw_c")))
+check("startup_fpleaf_right_or_truncated",
+      checked(err_start, lambda: startup_case("uw_fpleaf")))
+err_ready = err or phase(ready_run)
+check("ready_c_tables_built", checked(err_ready, lambda: ready_case("uw_c")))
+check("ready_fpleaf_tables_built", checked(err_ready, lambda: ready_case("uw_fpleaf")))
 detail("%.1f s in all (windows %d s and %d s, %d CPUs, load %.1f before)" % (
     time.time() - t_start, WINDOW, FP_WINDOW, NCPU, LOAD))
 sys.exit(exit_status())

@@ -132,7 +132,13 @@ def test_health_ready_metrics():
     try:
         code, _, body = d.get("/-/healthy")
         assert code == 200 and b"Healthy" in body, (code, body)
-        code, _, body = d.get("/-/ready")
+        # Ready may follow /metrics by the start-up scan's unwind tables.
+        deadline = time.time() + 30
+        while True:
+            code, _, body = d.get("/-/ready")
+            if code == 200 or time.time() > deadline:
+                break
+            time.sleep(0.05)
         assert code == 200 and b"Ready" in body, (code, body)
         r = subprocess.run(["promtool", "check", "metrics"], input=d.get("/metrics")[2],
                            capture_output=True, timeout=30)
