@@ -205,8 +205,11 @@ static long unwind__step(__u64 i, void *arg)
 	if (idx < 0) {
 		/* Not cached: the miss must be seen again, to have the maps read again. Code
 		 * mapped since they were read (a library, JIT code) is not followed by a guess:
-		 * the stack ends here, marked truncated, until they are read again. */
+		 * the stack ends here, marked truncated, until they are read again. Without a
+		 * process table at all (frame pointers only, by choice) they are followed. */
 		w->miss = 1;
+		if (!w->proc)
+			goto fp_stop;
 		goto pending;
 	}
 	/* A no-op (the search returns an index below the size) the verifier can see. */
