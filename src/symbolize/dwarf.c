@@ -180,6 +180,33 @@ static bool has_debug_info(Elf *elf)
 }
 
 /*
+ * libdw (elfutils 0.188) reads the strings of .debug_str and .debug_line_str with strlen: in a
+ * section whose last byte is not a NUL, the last string runs past its buffer (a fuzzed file did
+ * that to dwarf_getsrclines). Such a file is malformed: its DWARF is not used. Compressed
+ * sections are inflated by libdw itself, out of reach here.
+ */
+static bool strings_terminated(Elf *elf)
+{
+	static const char *const names[] = {".debug_str", ".debug_line_str"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		Elf_Scn *scn;
+		GElf_Shdr shdr;
+		Elf_Data *data;
+
+		scn = elf__section(elf, names[i], &shdr);
+		if (!scn || shdr.sh_type == SHT_NOBITS || !shdr.sh_size ||
+		    (shdr.sh_flags & SHF_COMPRESSED))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || !data->d_size ||
+		    ((const char *)data->d_buf)[data->d_size - 1])
+			return false;
+	}
+	return true;
+}
+
+/*
  * The debug sections' bytes: the file is read with ELF_C_READ (never mapped: its owner could
  * truncate it under us, and a mapped page past the end is SIGBUS), so libdw holds each section
  * it reads in the heap for as long as the Dwarf lives; the cache budget must see them.
@@ -272,6 +299,10 @@ int dwarf_info__open(int fd, struct dwarf_info **out)
 	 * public, and "no DWARF" must be told apart from "broken DWARF". */
 	if (!has_debug_info(di->elf)) {
 		err = -ENODATA;
+		goto out_free;
+	}
+	if (!strings_terminated(di->elf)) {
+		err = -EINVAL;
 		goto out_free;
 	}
 	di->dw = dwarf_begin_elf(di->elf, DWARF_C_READ, NULL);
