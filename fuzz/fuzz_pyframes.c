@@ -31,49 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CODE_TYPE 0x7f00c0de0000ull
 #define MAX_STR	  512 /* python.c's: at most 4 bytes of UTF-8 per character */
 
-/* python.c's collaborators, unused by what is fuzzed here. */
-uint32_t proc__maps_generation(const struct proc *p)
-{
-	(void)p;
-	return 0;
-}
-const struct proc_map *proc__maps(const struct proc *p, uint32_t *n)
-{
-	(void)p;
-	*n = 0;
-	return NULL;
-}
-void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag)
-{
-	(void)u, (void)pid, (void)flag;
-}
-int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
-			     uint32_t line, struct frame *out)
-{
-	(void)sym, (void)function, (void)file, (void)line, (void)out;
-	return -ENOSYS;
-}
-int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
-		   void *ctx)
-{
-	(void)pid, (void)exec_only, (void)fn, (void)ctx;
-	return -ENOSYS;
-}
-int maps__open_file(int pid, const struct map_entry *e)
-{
-	(void)pid, (void)e;
-	return -ENOSYS;
-}
-enum dso_kind dso__kind(const struct dso *dso)
-{
-	(void)dso;
-	return DSO_UNKNOWN;
-}
-const char *dso__path(const struct dso *dso)
-{
-	(void)dso;
-	return "";
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -51,7 +51,8 @@ FUZZ_SRCS_procctx := src/symbolize/procctx.c src/symbolize/maps.c src/lib/ufile.
 	gen/opentelemetry/proto/resource/v1/resource.pb-c.c \
 	gen/opentelemetry/proto/common/v1/common.pb-c.c
 FUZZ_LIBS_procctx := -lprotobuf-c
-FUZZ_SRCS_pyframes := src/collect/python.c src/symbolize/elf.c src/lib/log.c
+FUZZ_SRCS_pyframes := src/collect/python.c src/symbolize/elf.c src/lib/log.c \
+	tests/unit/python_stubs.c
 FUZZ_LIBS_pyframes := -lelf -lbpf
 FUZZ_SRCS_jvm := src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c \
 	src/lib/log.c

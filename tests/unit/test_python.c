@@ -1,4 +1,4 @@
-/* DEPS: src/collect/python.c src/symbolize/elf.c src/lib/log.c */
+/* DEPS: src/collect/python.c src/symbolize/elf.c src/lib/log.c tests/unit/python_stubs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * CPython frames: the line tables (3.10's co_linetable, the 3.11+ locations table) against what
@@ -19,49 +19,6 @@
 #include "unwind/unwind.h"
 #include "testlib.h"
 
-/* python.c's collaborators, unused by what is tested here. */
-uint32_t proc__maps_generation(const struct proc *p)
-{
-	(void)p;
-	return 0;
-}
-const struct proc_map *proc__maps(const struct proc *p, uint32_t *n)
-{
-	(void)p;
-	*n = 0;
-	return NULL;
-}
-void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag)
-{
-	(void)u, (void)pid, (void)flag;
-}
-int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
-			     uint32_t line, struct frame *out)
-{
-	(void)sym, (void)function, (void)file, (void)line, (void)out;
-	return -ENOSYS;
-}
-int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
-		   void *ctx)
-{
-	(void)pid, (void)exec_only, (void)fn, (void)ctx;
-	return -ENOSYS;
-}
-int maps__open_file(int pid, const struct map_entry *e)
-{
-	(void)pid, (void)e;
-	return -ENOSYS;
-}
-enum dso_kind dso__kind(const struct dso *dso)
-{
-	(void)dso;
-	return DSO_UNKNOWN;
-}
-const char *dso__path(const struct dso *dso)
-{
-	(void)dso;
-	return "";
-}
 
 /*
  * From CPython 3.10.13 and 3.11.7 compiling (first line 2):
