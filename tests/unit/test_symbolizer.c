@@ -27,6 +27,7 @@
 #include "symbolize/objsym.h"
 #include "symbolize/proctab.h"
 #include "symbolize/symbolizer.h"
+#include "gopclntab_elf.h"
 #include "testlib.h"
 
 /* Whether a JVM hook cut a stack: no hook is set here, so never. */
@@ -742,32 +743,10 @@ TEST(kernel_pages_named_as_a_whole)
  */
 TEST(go_table_over_budget_is_marked)
 {
-	static const char shstr[] = "\0.gopclntab\0.shstrtab";
-	static const uint8_t magic[8] = { 0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8 };
-	const uint64_t sh_off = sizeof(Elf64_Ehdr), str_off = sh_off + 3 * sizeof(Elf64_Shdr);
-	const uint64_t tab_off = str_off + sizeof(shstr), tab_size = 300ull << 20;
-	Elf64_Ehdr eh = {
-		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
-		.e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
-		.e_shoff = sh_off, .e_ehsize = sizeof(Elf64_Ehdr),
-		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 3, .e_shstrndx = 2,
-	};
-	Elf64_Shdr sh[3] = {
-		{},
-		{ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = 0x500000,
-		  .sh_offset = tab_off, .sh_size = tab_size, .sh_addralign = 1 },
-		{ .sh_name = 12, .sh_type = SHT_STRTAB, .sh_offset = str_off,
-		  .sh_size = sizeof(shstr), .sh_addralign = 1 },
-	};
 	struct objsym *os = NULL;
-	int fd = memfd_create("test_symbolizer", MFD_CLOEXEC);
+	int fd = claimed_table_elf(300ull << 20, (300ull << 20) + 4096);
 
 	CHECK(fd >= 0);
-	CHECK(!ftruncate(fd, (off_t)(tab_off + tab_size)));
-	CHECK(pwrite(fd, &eh, sizeof(eh), 0) == sizeof(eh));
-	CHECK(pwrite(fd, sh, sizeof(sh), (off_t)sh_off) == sizeof(sh));
-	CHECK(pwrite(fd, shstr, sizeof(shstr), (off_t)str_off) == sizeof(shstr));
-	CHECK(pwrite(fd, magic, sizeof(magic), (off_t)tab_off) == sizeof(magic));
 	CHECK_EQ(objsym__load(fd, -1, &os), 0);
 	if (os) {
 		CHECK(objsym__sources(os) & OBJSYM_TOO_LARGE);
