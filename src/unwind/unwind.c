@@ -54,6 +54,7 @@ struct ufile {
 	bool failed;	  /* its unwind info is unreadable: frame pointers */
 	bool queued;	  /* waiting for, or in, the builder thread: not to be freed */
 	bool queued_may_evict;
+	bool queued_first; /* queued ahead of the backlog, for a process started since we run */
 	uint64_t qseq; /* when it was last queued (unwinder.qseq) */
 	struct ufile *qnext;
 };
@@ -82,11 +83,19 @@ struct pool {
 struct unwinder {
 	/* Everything below, between the ingest thread, the builder thread and stats readers. */
 	pthread_mutex_t lock;
-	/* Tables are built on their own thread: a big binary takes tens of ms, which the ingest
-	 * thread must not spend while samples wait. Until its rows are in, a file is walked by
-	 * frame pointers. */
-	pthread_t builder;
-	bool builder_started, stopping;
+	/* Tables are built on their own threads: a big binary takes tens of ms, which the ingest
+	 * thread must not spend while samples wait. Until its rows are in, a walk that reaches a
+	 * file ends there, marked truncated. Two lanes: the backlog lane takes any file; the
+	 * urgent lane only files of processes started since we run, so a new process's small
+	 * executable is not stuck behind a library of a million rows that a process gone 20 ms
+	 * ago (binutils' nm loading LLVM's plugin) happened to map first. */
+	struct builder_lane {
+		struct unwinder *u;
+		bool urgent_only;
+		bool started;
+		pthread_t thread;
+	} lanes[2];
+	bool stopping;
 	pthread_cond_t work, idle;
 	struct ufile *qhead, *qtail;
 	int rows_fd, pages_fd, files_fd, procs_fd, counters_fd;
@@ -287,10 +296,16 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 		goto out_free;
 	pthread_cond_init(&u->work, NULL);
 	pthread_cond_init(&u->idle, NULL);
-	*err = -pthread_create(&u->builder, NULL, builder_main, u);
-	if (*err)
-		goto out_free;
-	u->builder_started = true;
+	for (int i = 0; i < 2; i++) {
+		struct builder_lane *l = &u->lanes[i];
+
+		l->u = u;
+		l->urgent_only = i == 1;
+		*err = -pthread_create(&l->thread, NULL, builder_main, l);
+		if (*err)
+			goto out_free;
+		l->started = true;
+	}
 	return u;
 
 out_free:
@@ -302,12 +317,14 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	if (u->builder_started) {
+	if (u->lanes[0].started) {
 		pthread_mutex_lock(&u->lock);
 		u->stopping = true;
-		pthread_cond_signal(&u->work);
+		pthread_cond_broadcast(&u->work);
 		pthread_mutex_unlock(&u->lock);
-		pthread_join(u->builder, NULL);
+		for (int i = 0; i < 2; i++)
+			if (u->lanes[i].started)
+				pthread_join(u->lanes[i].thread, NULL);
 		pthread_cond_destroy(&u->work);
 		pthread_cond_destroy(&u->idle);
 	}
@@ -652,7 +669,9 @@ static void queue_first(struct unwinder *u, struct ufile *f)
 		u->qtail = prev;
 	f->qnext = u->qhead;
 	u->qhead = f;
+	f->queued_first = true;
 	u->stats.urgent_builds++;
+	pthread_cond_broadcast(&u->work);
 }
 
 /*
@@ -672,6 +691,7 @@ static void enqueue(struct unwinder *u, struct ufile *f, bool may_evict_used, bo
 	f->queued = true;
 	f->evicted = false;
 	f->queued_may_evict = may_evict_used;
+	f->queued_first = first;
 	f->qseq = ++u->qseq;
 	f->qnext = NULL;
 	if (first && u->qhead) {
@@ -684,28 +704,55 @@ static void enqueue(struct unwinder *u, struct ufile *f, bool may_evict_used, bo
 		u->qhead = f;
 		u->qtail = f;
 	}
-	pthread_cond_signal(&u->work);
+	/* Both lanes: the urgent one may be the only one free for it. */
+	pthread_cond_broadcast(&u->work);
+}
+
+/*
+ * Takes the next file a lane builds out of the queue, or NULL. Files some process maps come
+ * before those of processes gone since they were queued (built still, after: the next run of
+ * the same binary reuses them); the urgent lane takes only files queued first, in use.
+ */
+static struct ufile *queue_take(struct unwinder *u, bool urgent_only)
+{
+	struct ufile **pp, *prev = NULL, *f;
+
+	for (pp = &u->qhead; (f = *pp); prev = f, pp = &f->qnext) {
+		if (urgent_only && !f->queued_first)
+			return NULL; /* files queued first are the head of the queue */
+		if (f->users)
+			break;
+	}
+	if (!f) {
+		if (urgent_only || !u->qhead)
+			return NULL;
+		pp = &u->qhead;
+		prev = NULL;
+		f = u->qhead;
+	}
+	*pp = f->qnext;
+	if (u->qtail == f)
+		u->qtail = prev;
+	f->qnext = NULL;
+	return f;
 }
 
 static void *builder_main(void *arg)
 {
-	struct unwinder *u = arg;
+	struct builder_lane *lane = arg;
+	struct unwinder *u = lane->u;
 
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
 		struct cfi_table t = { 0 };
-		struct ufile *f;
+		struct ufile *f = NULL;
 		uint64_t t0;
 		int fd, err;
 
-		while (!u->stopping && !u->qhead)
+		while (!u->stopping && !(f = queue_take(u, lane->urgent_only)))
 			pthread_cond_wait(&u->work, &u->lock);
 		if (u->stopping)
 			break;
-		f = u->qhead;
-		u->qhead = f->qnext;
-		if (!u->qhead)
-			u->qtail = NULL;
 		/* f stays queued (not freeable) while it is built without the lock. */
 		fd = dso__fd(f->dso);
 		pthread_mutex_unlock(&u->lock);

@@ -321,9 +321,11 @@ def test_libc_local_symbols():
     share_where(t, lambda fr: len(fr) >= 4 and re.match(r"^__memset_\w+$", fr[0]) and
                 fr[1:4] == ["fill", "main", "__libc_start_call_main"],
                 "are __memset_* → fill → main → __libc_start_call_main")
+    # Above main is libc's caller, or the mark of a walk that stopped before libc's table was
+    # built (the process's first moments).
     for _, _, fr in t:
         if "main" in fr and fr.index("main") + 1 < len(fr):
-            assert fr[fr.index("main") + 1] == "__libc_start_call_main", fr
+            assert fr[fr.index("main") + 1] in ("__libc_start_call_main", "[truncated]"), fr
 
 
 def test_stripped_library():

@@ -657,7 +657,7 @@ def startup_case(name):
     want = expected(name)
     leaf = want[0]
     total = complete = cut = 0
-    wrong = []
+    wrong, cuts = [], []
     for t in STARTUP[name]:
         for count, _, frames in physical_traces(t.body):
             got = from_leaf(frames, leaf)
@@ -669,6 +669,7 @@ def startup_case(name):
             elif got[-1] == "[truncated]" and len(got) <= len(want) and all(
                     g == w or UNNAMED.match(g) for g, w in zip(got[:-1], want)):
                 cut += count
+                cuts.append((count, got))
             else:
                 wrong.append((count, got))
     nwrong = sum(c for c, _ in wrong)
@@ -678,6 +679,8 @@ def startup_case(name):
                                        complete, 100 * share, cut, nwrong))
     for c, fr in common(wrong):
         detail("startup %s: %d samples read %s" % (name, c, " → ".join(fr)))
+    for c, fr in common(cuts):
+        detail("startup %s: %d samples cut at %s" % (name, c, " → ".join(fr)))
     assert total >= STARTUP_MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
     assert not nwrong, "%s: %d of %d samples read a chain gdb does not" % (name, nwrong, total)
     assert share >= STARTUP_SHARE, "%s: %d of %d samples (%.2f %%) complete, want %.0f %%" % (
