@@ -19,6 +19,7 @@ struct {
 #include "python_procs.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind.h"
+#include "unwind_vma.bpf.h"
 
 /*
  * The unwinder's mapping tables (src/unwind/unwind.c's map, shared before load; a placeholder
@@ -32,6 +33,9 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
+
+/* Whether the unwinder's maps are shared (not unwind.mode=fp). */
+const volatile bool unwind_tables = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -77,11 +81,48 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * Until user space reads the new image's maps (a few ms; longer than some processes live),
+ * walks go by a table of the executable's text as the kernel has just mapped it, when its
+ * file's unwind table is built (a binary run before): a library's frames are found by the
+ * walk itself (bpf_find_vma). The empty table user space keeps under UNWIND_NO_PROC_KEY is
+ * the template; the entry is filled before its size says so. User space's own replaces it.
+ */
+static __always_inline void publish_exec_table(struct task_struct *p, __u32 pid)
+{
+	struct unwind_mapping m = { .file = UNWIND_NO_FILE };
+	__u32 none = UNWIND_NO_PROC_KEY;
+	struct unwind_proc *tmpl, *t;
+	__u64 text;
+
+	tmpl = bpf_map_lookup_elem(&unwind_procs, &none);
+	text = BPF_CORE_READ(p, mm, start_code);
+	if (!tmpl || !text ||
+	    bpf_find_vma(p, text, unwind__vma_cb, &m, 0) || m.file == UNWIND_NO_FILE)
+		return;
+	if (bpf_map_update_elem(&unwind_procs, &pid, tmpl, BPF_NOEXIST))
+		return;
+	t = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!t || t->nr)
+		return;
+	t->maps[0] = m;
+	t->gen = UNWIND_GEN_KERNEL | bpf_ktime_get_ns();
+	/* x86 keeps stores in order: the compiler must too. */
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&t->nr = 1;
+	count(PROC_CNT_EXEC_TABLES);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u32 pid = BPF_CORE_READ(p, tgid);
+
 	count(PROC_CNT_EXEC);
-	return emit(PROC_EV_EXEC, p);
+	emit(PROC_EV_EXEC, p);
+	if (unwind_tables)
+		publish_exec_table(p, pid);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")

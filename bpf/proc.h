@@ -26,6 +26,7 @@ enum proc_counter {
 	PROC_CNT_EXEC = 0,
 	PROC_CNT_EXIT,
 	PROC_CNT_DROP_RINGBUF,
+	PROC_CNT_EXEC_TABLES, /* executables' text published for walks at exec */
 	PROC_CNT__MAX,
 };
 

@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "unwind.h"
+#include "unwind_vma.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -284,23 +285,54 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 			UNWIND_RULE_NONE)
 #define UNWIND_CACHE_PUT(w, i, rule)                                                       \
 	(unwind_cache ? unwind__cache_put(i, (w)->pc, (w)->interrupted, rule) : 0)
+/* (A frame found this way stops the cache: a walk of a process with no table, gen 0, never
+ * fills an entry.) */
+#define UNWIND_VMA(w, pc) unwind__vma(pc, &(w)->vma)
+
+__noinline int unwind__vma(__u64 pc, struct unwind_mapping *out);
 #define UNWIND_CACHE_STOP(w) (unwind_cache ? unwind__cache_stop() : 0)
 
 #include "unwind_step.h"
+
+/*
+ * The mapping holding pc as the kernel has it, into *out (the walk's last, or zeros), when its
+ * file has a slot: 0, or -1.
+ * (A pc outside every mapping user space published: a library mapped since it read the maps,
+ * a process it has not learned yet. The walk goes on where the table is built.) A global
+ * function: the verifier checks it once, and the step sees only its answer.
+ */
+__noinline int unwind__vma(__u64 pc, struct unwind_mapping *out)
+{
+	struct unwind_mapping m = { .file = UNWIND_NO_FILE };
+
+	if (!out)
+		return -1;
+	/* In the one found last: a library's frames follow each other, and in an interrupt
+	 * (the on-CPU sampler) the lock can be taken once per sample. */
+	if (out->len && pc - out->start < out->len)
+		return 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, unwind__vma_cb, &m, 0) ||
+	    m.file == UNWIND_NO_FILE)
+		return -1;
+	*out = m;
+	return 0;
+}
 
 /* How a walk went, beyond the frames it wrote. */
 struct unwind_outcome {
 	bool truncated;	  /* stopped before the outermost frame */
 	bool miss;	  /* a pc outside the process's known mappings: its maps must be read again */
-	bool no_proc;	  /* no mapping table yet: stack[0] holds the leaf alone */
+	bool no_proc;	  /* no mapping table yet: walked through the kernel's mappings, or (a
+			   * return of -1) stack[0] holds the leaf alone */
 	__u32 proc_flags; /* the process's enum unwind_proc_flags */
 };
 
 /*
  * Walks the user stack of the current process from its registers into stack[0,
  * UNWIND_MAX_FRAMES), which must have that many slots. Returns the number of frames written
- * (and fills *out), or -1 when the process has no table yet (out->no_proc, the leaf in
- * stack[0]: the caller keeps it alone, truncated, or falls back to frame pointers).
+ * (and fills *out), or -1 when nothing could be walked for a process with no table yet
+ * (out->no_proc, the leaf in stack[0]: the caller keeps it alone, truncated, or falls back to
+ * frame pointers).
  */
 static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __u64 bp,
 					       __u64 *stack, struct unwind_outcome *out)
@@ -313,17 +345,23 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		.interrupted = 1,
 	};
 	struct unwind_cache_walk *cw;
+	__u32 no_proc = 0;
 	__u32 cnt;
 
+	/*
+	 * Not learned yet (a process exec'd a moment ago, and proc.bpf.c found no executable to
+	 * publish): walked by the empty table user space keeps under UNWIND_NO_PROC_KEY, through
+	 * the kernel's mappings as far as files whose tables are built go; user space is hurried.
+	 * One table lookup and one shape of walk for the verifier either way (its gen's top bit
+	 * says, after the walk): a flag would double what it checks of the step, near its limit.
+	 */
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc) {
-		unwind__count(UNWIND_CNT_NO_PROC, 1);
-		/* For callers that would rather have the leaf, truncated, than a frame-pointer
-		 * guess at code whose tables are on their way. */
-		stack[0] = pc;
-		out->no_proc = true;
-		out->truncated = true;
-		return -1;
+		__u32 none = UNWIND_NO_PROC_KEY;
+
+		w.proc = bpf_map_lookup_elem(&unwind_procs, &none);
+		if (!w.proc)
+			goto leaf;
 	}
 	w.env.pid = pid;
 	w.env.gen = w.proc->gen;
@@ -358,12 +396,28 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	unwind__count(UNWIND_CNT_FRAMES_FP, w.fp_frames);
 	if (cw)
 		unwind__count(UNWIND_CNT_FRAMES_CACHED, cw->hits);
-	if (w.miss)
-		unwind__count(UNWIND_CNT_MAPPING_MISS, 1);
+	/* A table not user space's (UNWIND_GEN_KERNEL): it is hurried. */
+	no_proc = !!(w.proc->gen & UNWIND_GEN_KERNEL);
+	unwind__count(UNWIND_CNT_NO_PROC, no_proc);
+	w.miss |= no_proc;
+	unwind__count(UNWIND_CNT_MAPPING_MISS, w.miss);
 	out->truncated = cnt != UNWIND_CNT_COMPLETE;
 	out->miss = w.miss;
-	out->proc_flags = w.proc->flags;
-	return w.n;
+	/* Without user space's table, what it would say is not known: the lookups it would
+	 * spare are made. */
+	out->proc_flags = w.proc->flags |
+			  (-no_proc & (UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON));
+	out->no_proc = no_proc;
+	if (w.n)
+		return w.n;
+leaf:
+	/* Not even the leaf (no walk ran): the leaf alone, truncated, rather than a
+	 * frame-pointer guess at code whose tables are on their way. */
+	stack[0] = pc;
+	out->no_proc = true;
+	out->truncated = true;
+	out->proc_flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON;
+	return -1;
 }
 
 #endif

@@ -83,11 +83,35 @@ struct unwind_mapping {
 	__u32 pad;
 };
 
+/*
+ * A file as the kernel names it (the key of unwind_inodes, whose value is its slot in
+ * unwind_files): its superblock's device (the kernel's dev_t: major << 20 | minor), inode and
+ * change time. A pc outside every mapping user space published (a library mapped since it last
+ * read the process's maps, or a process it has not learned yet) is looked up in the kernel's
+ * own mappings (bpf_find_vma) and found here: a file whose table is built is walked from a
+ * process's first sample. The change time tells a file rewritten in place from the one the
+ * table was built from.
+ */
+struct unwind_inode {
+	__u64 dev;
+	__u64 ino;
+	__s64 ctime_ns;
+};
+
 /* What else BPF should know of a process, found once by user space. */
 enum unwind_proc_flags {
 	UNWIND_PROC_TRACECTX = 1 << 0, /* publishes a trace context: worth a tracectx lookup */
 	UNWIND_PROC_PYTHON = 1 << 1,   /* a CPython process: worth a python_procs lookup */
 };
+
+/*
+ * A table's gen with this bit is not user space's: the empty table under UNWIND_NO_PROC_KEY
+ * (walks of processes not learned yet go by the kernel's mappings alone), or one proc.bpf.c
+ * publishes at exec with the executable's text (user space replaces it whole when it reads the
+ * maps). A walk by one marks its sample as not learned (user space is hurried).
+ */
+#define UNWIND_GEN_KERNEL (1ULL << 63)
+#define UNWIND_NO_PROC_KEY 0 /* pid 0 is never a user process */
 
 struct unwind_proc {
 	__u32 nr;

@@ -25,6 +25,8 @@
  *                                     frame pointer)
  *   UNWIND_CACHE_STOP(w)              frame i has no rule that can be cached (its pc is in no
  *                                     mapping, its file's rows are not in yet)
+ *   UNWIND_VMA(w, pc)                 0 when the mapping holding pc, outside w->proc's, is in
+ *                                     w->vma (BPF asks the kernel), -1 otherwise
  *
  * __u32/__u64 only, no libc.
  */
@@ -60,6 +62,7 @@ struct unwind_walk {
 	__u32 interrupted; /* pc was interrupted, not a return address (leaf, after a signal) */
 	__u32 miss;
 	__u32 table_frames, fp_frames;
+	struct unwind_mapping vma; /* the last found by UNWIND_VMA() */
 	struct unwind_walk_env env;
 };
 
@@ -181,8 +184,8 @@ static long unwind__step(__u64 i, void *arg)
 	const struct unwind_mapping *m;
 	const struct unwind_file *f;
 	const struct unwind_row *r;
-	__u64 cfa, ra, bp, off, rule;
-	__u32 slot;
+	__u64 cfa, ra, bp, off, rule, start;
+	__u32 slot, file_off;
 	int idx;
 
 	if (!w->pc) {
@@ -202,19 +205,35 @@ static long unwind__step(__u64 i, void *arg)
 	if (rule != UNWIND_RULE_NONE)
 		goto apply;
 	idx = unwind__find_mapping(w->proc, w->pc);
-	if (idx < 0) {
+	/* (Without a table there is no index: said again for the verifier, which sees the
+	 * search as a function of its own.) */
+	if (idx < 0 || !w->proc) {
 		/* Not cached: the miss must be seen again, to have the maps read again. Code
 		 * mapped since they were read (a library, JIT code) is not followed by a guess:
 		 * the stack ends here, marked truncated, until they are read again. Without a
 		 * process table at all (frame pointers only, by choice) they are followed. */
 		w->miss = 1;
+		/* The kernel's own mapping, where its file's table is known: followed, never
+		 * cached (the next maps read may place something else there). */
+		if (w->proc && !UNWIND_VMA(w, w->pc)) {
+			UNWIND_CACHE_STOP(w);
+			start = w->vma.start;
+			file_off = w->vma.file_off;
+			slot = w->vma.file;
+			goto mapped;
+		}
 		if (!w->proc)
 			goto fp_stop;
 		goto pending;
 	}
 	/* A no-op (the search returns an index below the size) the verifier can see. */
 	m = &w->proc->maps[(__u32)idx & (UNWIND_MAX_MAPPINGS - 1)];
+	/* Scalars from here on, whichever way the mapping was found: one state for the
+	 * verifier to follow. */
+	start = m->start;
+	file_off = m->file_off;
 	slot = m->file;
+mapped:
 	if (slot == UNWIND_NO_FILE)
 		goto fp_put;
 	f = UNWIND_FILE(slot);
@@ -232,7 +251,7 @@ static long unwind__step(__u64 i, void *arg)
 	}
 	/* A return address is past the call, maybe past the function's end (noreturn calls):
 	 * its rule is the one of the call instruction. */
-	off = w->pc - m->start + m->file_off - !w->interrupted;
+	off = w->pc - start + file_off - !w->interrupted;
 	idx = unwind__find_row(f, (__u32)off);
 	if (idx < 0)
 		goto fp_put;

@@ -234,6 +234,10 @@ static const struct metrics_row proc_rows[] = {
 	METRICS_FAMILY("autoprof_process_events_dropped", METRIC_COUNTER,
 		       "Process events lost to a full ring buffer"),
 	METRICS_SAMPLE(struct proc_view, p.dropped),
+	METRICS_FAMILY("autoprof_unwind_exec_tables", METRIC_COUNTER,
+		       "Executables whose text was published for stack walks at exec, before "
+		       "their maps were read (their unwind table was built already)"),
+	METRICS_SAMPLE(struct proc_view, p.exec_tables),
 	METRICS_FAMILY("autoprof_maps_reads", METRIC_COUNTER,
 		       "Reads of /proc/PID/maps, by result (gone: the process exited first)"),
 	METRICS_SAMPLE(struct proc_view, maps_ok, "result", "ok"),
@@ -370,8 +374,9 @@ static const struct metrics_row unwind_rows[] = {
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_PENDING], "result",
 		       "truncated_pending"),
 	METRICS_FAMILY("autoprof_unwind_stacks_fp_only", METRIC_COUNTER,
-		       "User stacks cut at their leaf, marked truncated, because their process "
-		       "had no mapping table yet (its first samples)"),
+		       "User stacks of processes with no mapping table yet (their first "
+		       "samples): walked through the kernel's mappings as far as built tables "
+		       "go, then marked truncated"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_NO_PROC]),
 	METRICS_FAMILY("autoprof_unwind_frames", METRIC_COUNTER,
 		       "User frames unwound, by method: table (an .eh_frame row) or fp (frame "

@@ -80,9 +80,14 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 		pr_err("cannot load BPF programs: %s\n", strerror(-*err));
 		goto out_free;
 	}
-	/* The unwinder's mapping tables, whose entry an exec drops. */
+	/* The unwinder's mapping tables, whose entry an exec drops (and replaces with the
+	 * executable's text, found by unwind_inodes). */
+	pc->skel->rodata->unwind_tables = ctx->unwinder != NULL;
 	*err = ctx->unwinder ? bpf_map__reuse_fd(pc->skel->maps.unwind_procs,
-						 unwinder__map_fd(ctx->unwinder, "unwind_procs")) :
+						 unwinder__map_fd(ctx->unwinder, "unwind_procs")) ?:
+				       bpf_map__reuse_fd(pc->skel->maps.unwind_inodes,
+							 unwinder__map_fd(ctx->unwinder,
+									  "unwind_inodes")) :
 			       0;
 	if (!*err)
 		*err = proc_bpf__load(pc->skel);
@@ -143,4 +148,5 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 	out->execs = c[PROC_CNT_EXEC];
 	out->exits = c[PROC_CNT_EXIT];
 	out->dropped = c[PROC_CNT_DROP_RINGBUF];
+	out->exec_tables = c[PROC_CNT_EXEC_TABLES];
 }

@@ -11,6 +11,7 @@ struct proc_collector_stats {
 	unsigned long long execs;
 	unsigned long long exits;
 	unsigned long long dropped; /* events lost to a full ring buffer */
+	unsigned long long exec_tables; /* executables' text published at exec (proc.bpf.c) */
 };
 
 /* Loads and attaches bpf/proc.bpf.c. Returns NULL with *err set. */

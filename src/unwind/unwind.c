@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +58,8 @@ struct ufile {
 	bool queued_first; /* queued ahead of the backlog, for a process started since we run */
 	uint64_t qseq; /* when it was last queued (unwinder.qseq) */
 	struct ufile *qnext;
+	bool has_inode; /* published in unwind_inodes under inode */
+	struct unwind_inode inode;
 };
 
 struct uproc {
@@ -98,7 +101,7 @@ struct unwinder {
 	bool stopping;
 	pthread_cond_t work, idle;
 	struct ufile *qhead, *qtail;
-	int rows_fd, pages_fd, files_fd, procs_fd, counters_fd;
+	int rows_fd, pages_fd, files_fd, procs_fd, counters_fd, inodes_fd;
 	/* Set once by unwinder__new, then read without the lock. */
 	struct unwind_tables tables;
 	uint32_t big_table_share;
@@ -249,7 +252,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	pthread_mutex_init(&u->lock, NULL);
 	u->big_table_share = opts->big_table_share ? opts->big_table_share : 8;
 	u->walk_cache = opts->walk_cache;
-	u->rows_fd = u->pages_fd = u->files_fd = u->procs_fd = u->counters_fd = -1;
+	u->rows_fd = u->pages_fd = u->files_fd = u->procs_fd = u->counters_fd = u->inodes_fd = -1;
 	rows = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? rows : 1;
 	/* Code has a few rows per 256-byte page: one page entry per PAGES_PER_ROWS rows is room
 	 * to spare, in bytes a fraction of the rows'. */
@@ -286,7 +289,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	u->tables.npages = u->pages.capacity;
 	u->tables.nfiles = MAX_FILES;
 	*err = u->procs_fd = create_map(BPF_MAP_TYPE_HASH, "unwind_procs",
-					sizeof(struct unwind_proc), opts->max_processes,
+					sizeof(struct unwind_proc), opts->max_processes + 1,
 					BPF_F_NO_PREALLOC);
 	if (*err < 0)
 		goto out_free;
@@ -294,6 +297,25 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 					   sizeof(uint64_t), UNWIND_CNT__MAX, 0);
 	if (*err < 0)
 		goto out_free;
+	*err = u->inodes_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_inodes",
+					     sizeof(struct unwind_inode), sizeof(uint32_t),
+					     MAX_FILES, NULL);
+	if (*err < 0) {
+		*err = -errno;
+		pr_err("cannot create map unwind_inodes: %s\n", strerror(-*err));
+		goto out_free;
+	}
+	/* The table walks of processes not learned yet take (bpf/unwind.h). */
+	u->scratch = (struct unwind_proc){
+		.flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON,
+		.gen = UNWIND_GEN_KERNEL,
+	};
+	if (bpf_map_update_elem(u->procs_fd, &(uint32_t){ UNWIND_NO_PROC_KEY }, &u->scratch,
+				BPF_ANY)) {
+		*err = -errno;
+		pr_err("cannot publish the empty mapping table: %s\n", strerror(-*err));
+		goto out_free;
+	}
 	pthread_cond_init(&u->work, NULL);
 	pthread_cond_init(&u->idle, NULL);
 	for (int i = 0; i < 2; i++) {
@@ -359,18 +381,21 @@ void unwinder__free(struct unwinder *u)
 		close(u->procs_fd);
 	if (u->counters_fd >= 0)
 		close(u->counters_fd);
+	if (u->inodes_fd >= 0)
+		close(u->inodes_fd);
 	free(u->rows.free);
 	free(u->pages.free);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
 
-static const char *const map_names[] = { "unwind_rows", "unwind_pages", "unwind_files",
-					 "unwind_procs", "unwind_counters" };
+static const char *const map_names[] = { "unwind_rows",	  "unwind_pages",    "unwind_files",
+					 "unwind_procs",  "unwind_counters", "unwind_inodes" };
 
 int unwinder__map_fd(struct unwinder *u, const char *name)
 {
-	const int fds[] = { u->rows_fd, u->pages_fd, u->files_fd, u->procs_fd, u->counters_fd };
+	const int fds[] = { u->rows_fd,	   u->pages_fd,	   u->files_fd,
+			    u->procs_fd,   u->counters_fd, u->inodes_fd };
 
 	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++)
 		if (!strcmp(name, map_names[i]))
@@ -471,6 +496,8 @@ static void file_free(struct unwinder *u, struct ufile *f)
 		u->stats.evictions--; /* dropped with its file, not to make room */
 	}
 	bpf_map_update_elem(u->files_fd, &f->slot, &zero, BPF_ANY);
+	if (f->has_inode)
+		bpf_map_delete_elem(u->inodes_fd, &f->inode);
 	u->free_slots[u->nr_free_slots++] = f->slot;
 	if (!f->users)
 		u->idle_files--;
@@ -653,6 +680,26 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, struct cf
 	pr_debug("%s: %u unwind rows, %u pages\n", dso__path(f->dso), t->nr, npages);
 }
 
+/*
+ * Names the file's slot by the kernel's identity of its inode (bpf/unwind.h, unwind_inodes),
+ * for walks that meet it before its process's mappings are published. A file another slot
+ * already names (the same inode reached through another dso: a container's copy found by
+ * build ID keeps its own) keeps that slot.
+ */
+static void publish_inode(struct unwinder *u, struct ufile *f)
+{
+	struct dso_file_key key;
+
+	if (dso__file_key(f->dso, &key))
+		return;
+	f->inode = (struct unwind_inode){
+		.dev = (uint64_t)major(key.dev) << 20 | minor(key.dev),
+		.ino = key.ino,
+		.ctime_ns = key.ctime_ns,
+	};
+	f->has_inode = !bpf_map_update_elem(u->inodes_fd, &f->inode, &f->slot, BPF_NOEXIST);
+}
+
 /* Moves a file waiting in the queue to its head (not one being built: it is out of it). */
 static void queue_first(struct unwinder *u, struct ufile *f)
 {
@@ -833,6 +880,7 @@ static struct ufile *file_get(struct unwinder *u, struct dso *dso, bool urgent)
 		u->idle_files++;
 		enqueue(u, f, true, urgent);
 		publish_file(u, f, true);
+		publish_inode(u, f);
 	} else if (f->evicted) {
 		enqueue(u, f, false, urgent);
 	} else if (f->queued && urgent) {

@@ -56,6 +56,7 @@ static inline int copy_read(const struct unwind_walk_env *e, __u64 *dst, __u64 a
 #define UNWIND_CACHE_GET(w, i) UNWIND_RULE_NONE
 #define UNWIND_CACHE_PUT(w, i, rule) ((void)0)
 #define UNWIND_CACHE_STOP(w) ((void)0)
+#define UNWIND_VMA(w, pc) (-1) /* a copy has no kernel to ask */
 
 #include "bpf/unwind_step.h"
 

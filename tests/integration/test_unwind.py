@@ -628,6 +628,15 @@ STARTUP_MIN_SAMPLES = 20
 UNNAMED = re.compile(r"^(0x[0-9a-f]+|\S+\+0x[0-9a-f]+)$")
 
 
+# Then, their tables built, many processes of a few tens of ms each, one after another (a
+# busy host's exec churn): most of each life passes before the daemon has read its maps, and
+# all of it is walked through the kernel's mappings of files whose tables are built.
+CHURN_PROCS = 30
+CHURN_SECS = 0.05
+CHURN = {}  # name -> [Target]
+CHURN_SHARE = 0.99
+
+
 def startup_run():
     d = Daemon("--profile.retention=2m")
     try:
@@ -637,28 +646,33 @@ def startup_run():
                 STARTUP.setdefault(t.name, []).append(t)
             for t in round_:
                 t.proc.wait(timeout=30)
+        for _ in range(CHURN_PROCS):
+            for n in ("uw_c", "uw_fpleaf"):
+                t = Target(n, CHURN_SECS)
+                CHURN.setdefault(n, []).append(t)
+                t.proc.wait(timeout=30)
         # Drained every 100 ms: the last samples are in after that.
         time.sleep(1)
-        for ts in STARTUP.values():
+        for ts in list(STARTUP.values()) + list(CHURN.values()):
             fetch(d, ts, 30)
     finally:
-        for ts in STARTUP.values():
+        for ts in list(STARTUP.values()) + list(CHURN.values()):
             for t in ts:
                 t.stop()
         d.stop()
 
 
-def startup_case(name):
+def startup_case(name, runs=STARTUP, secs=STARTUP_SECS, min_share=STARTUP_SHARE, what="startup"):
     """From a process's first sample: each hot leaf sample carries gdb's chain, or a prefix of
     it that ends in [truncated]; never another chain (a caller skipped, a guess past a frame
     whose table was not built yet, the leaf alone unmarked)."""
-    if name not in STARTUP:
+    if name not in runs:
         raise Skip("%s not built" % name)
     want = expected(name)
     leaf = want[0]
     total = complete = cut = 0
     wrong, cuts = [], []
-    for t in STARTUP[name]:
+    for t in runs[name]:
         for count, _, frames in physical_traces(t.body):
             got = from_leaf(frames, leaf)
             if got is None:
@@ -674,17 +688,17 @@ def startup_case(name):
                 wrong.append((count, got))
     nwrong = sum(c for c, _ in wrong)
     share = complete / total if total else 0.0
-    detail("startup %s: %d %s samples in %d processes of %.1f s: %d complete (%.2f %%), "
-           "%d truncated, %d wrong" % (name, total, leaf, len(STARTUP[name]), STARTUP_SECS,
+    detail("%s %s: %d %s samples in %d processes of %.2f s: %d complete (%.2f %%), "
+           "%d truncated, %d wrong" % (what, name, total, leaf, len(runs[name]), secs,
                                        complete, 100 * share, cut, nwrong))
     for c, fr in common(wrong):
-        detail("startup %s: %d samples read %s" % (name, c, " → ".join(fr)))
+        detail("%s %s: %d samples read %s" % (what, name, c, " → ".join(fr)))
     for c, fr in common(cuts):
-        detail("startup %s: %d samples cut at %s" % (name, c, " → ".join(fr)))
+        detail("%s %s: %d samples cut at %s" % (what, name, c, " → ".join(fr)))
     assert total >= STARTUP_MIN_SAMPLES, "%s: only %d samples in %s" % (name, total, leaf)
     assert not nwrong, "%s: %d of %d samples read a chain gdb does not" % (name, nwrong, total)
-    assert share >= STARTUP_SHARE, "%s: %d of %d samples (%.2f %%) complete, want %.0f %%" % (
-        name, complete, total, 100 * share, 100 * STARTUP_SHARE)
+    assert share >= min_share, "%s: %d of %d samples (%.2f %%) complete, want %.0f %%" % (
+        name, complete, total, 100 * share, 100 * min_share)
 
 
 READY = {}  # name -> Target started before the daemon, fetched from /-/ready on
@@ -789,6 +803,9 @@ err_start = err or phase(startup_run)
 check("startup_c_right_or_truncated", checked(err_start, lambda: startup_case("uw_c")))
 check("startup_fpleaf_right_or_truncated",
       checked(err_start, lambda: startup_case("uw_fpleaf")))
+for _n in ("uw_c", "uw_fpleaf"):
+    check("churn_%s_short_lives_complete" % _n[3:],
+          checked(err_start, lambda n=_n: startup_case(n, CHURN, CHURN_SECS, CHURN_SHARE, "churn")))
 err_ready = err or phase(ready_run)
 check("ready_c_tables_built", checked(err_ready, lambda: ready_case("uw_c")))
 check("ready_fpleaf_tables_built", checked(err_ready, lambda: ready_case("uw_fpleaf")))
