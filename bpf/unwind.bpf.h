@@ -386,6 +386,9 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	case UNWIND_STOP_PENDING:
 		cnt = UNWIND_CNT_TRUNC_PENDING;
 		break;
+	case UNWIND_STOP_NOROOM:
+		cnt = UNWIND_CNT_TRUNC_NOROOM;
+		break;
 	default:
 		cnt = UNWIND_CNT_TRUNC_DEPTH;
 		break;

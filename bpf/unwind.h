@@ -48,6 +48,9 @@ enum unwind_file_flags {
 	/* Its table is being built: frame pointers would guess at code whose rules are about
 	 * to be known, so a walk reaching it ends there, marked truncated. */
 	UNWIND_FILE_PENDING = 1 << 1,
+	/* Its table did not fit unwind.memory-limit (too big, or evicted until room frees up):
+	 * a walk reaching it ends there, marked truncated, rather than guess by frame pointers. */
+	UNWIND_FILE_NO_ROOM = 1 << 2,
 };
 
 /*
@@ -176,6 +179,7 @@ enum unwind_counter {
 	UNWIND_CNT_FRAMES_FP,	  /* frames unwound by frame pointer (no table for them) */
 	UNWIND_CNT_FRAMES_CACHED, /* frames of either kind whose rule came from the walk cache */
 	UNWIND_CNT_TRUNC_PENDING, /* a frame whose table or mapping is not known yet */
+	UNWIND_CNT_TRUNC_NOROOM,  /* a frame whose table did not fit unwind.memory-limit */
 	UNWIND_CNT__MAX,
 };
 

@@ -51,6 +51,7 @@ enum unwind_stop {
 	UNWIND_STOP_RULE,
 	UNWIND_STOP_NOINFO,
 	UNWIND_STOP_PENDING,
+	UNWIND_STOP_NOROOM,
 };
 
 struct unwind_walk {
@@ -245,6 +246,11 @@ mapped:
 	if (!f->row_count) {
 		if (f->flags & UNWIND_FILE_PENDING)
 			goto pending;
+		if (f->flags & UNWIND_FILE_NO_ROOM) {
+			UNWIND_CACHE_STOP(w);
+			w->stop = UNWIND_STOP_NOROOM;
+			return 1;
+		}
 		if (f->flags & UNWIND_FILE_FP)
 			goto fp_put;
 		goto fp_stop;

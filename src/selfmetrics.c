@@ -361,7 +361,8 @@ static const struct metrics_row unwind_rows[] = {
 		       "(reached the outermost frame) or truncated_* (depth: over 127 frames; "
 		       "read: stack memory unreadable; rule: an unwind rule BPF cannot follow; "
 		       "noinfo: a frame with neither unwind info nor frame pointer; pending: a frame whose "
-		       "table or mapping is not known yet)"),
+		       "table or mapping is not known yet; noroom: a frame whose table did not fit "
+		       "unwind.memory-limit)"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_COMPLETE], "result", "complete"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_DEPTH], "result",
 		       "truncated_depth"),
@@ -373,6 +374,8 @@ static const struct metrics_row unwind_rows[] = {
 		       "truncated_noinfo"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_PENDING], "result",
 		       "truncated_pending"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_NOROOM], "result",
+		       "truncated_noroom"),
 	METRICS_FAMILY("autoprof_unwind_stacks_fp_only", METRIC_COUNTER,
 		       "User stacks of processes with no mapping table yet (their first "
 		       "samples): walked through the kernel's mappings as far as built tables "

@@ -288,7 +288,8 @@ static const struct key keys[] = {
 		.max = 4 * GiB,
 		FIELD(unwind_memory_limit),
 		.help = "Memory for unwind tables (12 bytes per row; glibc and libstdc++ take about "
-			"640KiB); the least recently mapped files' tables are dropped beyond it.",
+			"640KiB); the least recently mapped files' tables are dropped beyond it "
+			"(walks stop at those files, marked truncated: truncated_noroom).",
 	},
 	{
 		.name = "unwind.walk-cache",

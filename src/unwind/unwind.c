@@ -469,6 +469,7 @@ static void evict_rows(struct unwinder *u, struct ufile *f)
 		return;
 	f->has_rows = false;
 	f->evicted = true;
+	f->flags |= UNWIND_FILE_NO_ROOM;
 	/* BPF stops using the rows before the range can be handed to another file. */
 	publish_file(u, f, false);
 	pool_release(&u->rows, f->row_start, f->row_count);
@@ -647,13 +648,13 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, struct cf
 		pr_warn("unwind table of %s (%u rows) exceeds unwind.memory-limit\n",
 			dso__path(f->dso), t->nr);
 		f->row_count = 0;
-		f->flags |= UNWIND_FILE_FP;
+		f->flags |= UNWIND_FILE_NO_ROOM;
 		return;
 	}
 	may_evict_used = may_evict_used && t->nr <= u->rows.capacity / u->big_table_share;
 	if (make_room(u, t->nr, npages, may_evict_used, &f->row_start, &f->page_start)) {
 		/* row_count stays: it says how much room bringing it back takes. */
-		f->flags |= UNWIND_FILE_FP;
+		f->flags |= UNWIND_FILE_NO_ROOM;
 		f->evicted = true;
 		return;
 	}

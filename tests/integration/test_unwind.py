@@ -701,6 +701,39 @@ def startup_case(name, runs=STARTUP, secs=STARTUP_SECS, min_share=STARTUP_SHARE,
         name, complete, total, 100 * share, 100 * min_share)
 
 
+# ---- no room ----------------------------------------------------------------------------
+
+# A table budget glibc's table does not fit in: the walk must stop at libc, marked, where frame
+# pointers would guess (glibc keeps none).
+NOROOM = {}  # name -> [Target]
+NOROOM_SECS = 4
+
+
+def noroom_run():
+    d = Daemon("--profile.retention=2m", "--unwind.memory-limit=64KiB")
+    try:
+        for n in ("uw_c", "uw_fpleaf"):
+            NOROOM[n] = [Target(n, NOROOM_SECS + 10)]
+        time.sleep(NOROOM_SECS + 0.5)
+        fetch(d, [ts[0] for ts in NOROOM.values()], NOROOM_SECS)
+        STATE["noroom"] = sum(metric_values(d.get("/metrics")[2].decode(),
+                                            "autoprof_unwind_stacks_total",
+                                            'result="truncated_noroom"'))
+    finally:
+        for ts in NOROOM.values():
+            ts[0].stop()
+        rc, _ = d.stop()
+        assert rc == 0, "the 64KiB daemon exited with %d" % rc
+
+
+def noroom_case(name):
+    """Right or truncated where a table has no room: never frame pointers' guess."""
+    if name not in NOROOM:
+        raise Skip("%s not built" % name)
+    startup_case(name, NOROOM, NOROOM_SECS, 0.0, "noroom")
+    assert STATE.get("noroom", 0) > 0, "no walk stopped at a table without room"
+
+
 READY = {}  # name -> Target started before the daemon, fetched from /-/ready on
 
 
@@ -806,6 +839,9 @@ check("startup_fpleaf_right_or_truncated",
 for _n in ("uw_c", "uw_fpleaf"):
     check("churn_%s_short_lives_complete" % _n[3:],
           checked(err_start, lambda n=_n: startup_case(n, CHURN, CHURN_SECS, CHURN_SHARE, "churn")))
+err_room = err or phase(noroom_run)
+check("noroom_c_right_or_truncated", checked(err_room, lambda: noroom_case("uw_c")))
+check("noroom_fpleaf_right_or_truncated", checked(err_room, lambda: noroom_case("uw_fpleaf")))
 err_ready = err or phase(ready_run)
 check("ready_c_tables_built", checked(err_ready, lambda: ready_case("uw_c")))
 check("ready_fpleaf_tables_built", checked(err_ready, lambda: ready_case("uw_fpleaf")))
