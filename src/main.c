@@ -81,7 +81,8 @@ static void ingest_loop(struct daemon *d)
 		int err;
 
 		/* Samples do not wake us (their ring is drained on this timer); exec events do. */
-		err = ring_buffer__poll(ctx->rb, POLL_MS);
+		err = ring_buffer__poll(ctx->rb,
+					proc_collector__relearn(d->procs, collect__now_ns(), POLL_MS));
 		if (err < 0 && err != -EINTR) {
 			pr_err("polling ring buffers: %s\n", strerror(-err));
 			break;

@@ -113,10 +113,10 @@ void collect__maps_learned(void *arg, uint32_t pid, const struct proc_map *maps,
 
 	if (!ctx->unwinder)
 		return;
-	unwinder__update(ctx->unwinder, pid, maps, n);
-	/* Samplers skip the trace-context lookup for processes without this flag. */
-	if (published)
-		unwinder__set_proc_flag(ctx->unwinder, pid, UNWIND_PROC_TRACECTX);
+	/* Samplers skip the trace-context lookup for processes without this flag: it comes with
+	 * the table (set after it, the walks between would skip the lookup, and the builders
+	 * can hold the lock between for the tens of ms of a big table's rows). */
+	unwinder__update_flags(ctx->unwinder, pid, maps, n, published ? UNWIND_PROC_TRACECTX : 0);
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

@@ -17,6 +17,15 @@
 #include "python.h"
 
 #define MAX_PENDING_EXITS 4096
+/*
+ * At exec only the executable and the loader are mapped; the loader maps the libraries a few
+ * ms later, and a trace-context variable in one of them is found only when the maps are read
+ * again. A sample would do that (its frames miss), but the first sample in a traced thread
+ * must already find the context: so a process still alive RELEARN_NS after its exec has its
+ * maps read again then. (A process gone by then, the usual short-lived one, costs nothing.)
+ */
+#define RELEARN_NS 3000000ULL
+#define MAX_RELEARN 1024
 
 /*
  * Exits wait one drain: a sample taken while the process was exiting (in exit_mmap, say) may
@@ -28,6 +37,13 @@ struct proc_collector {
 	uint32_t pending[2][MAX_PENDING_EXITS];
 	uint32_t nr_pending[2];
 	int cur;
+	/* Execs whose maps are read again at due (a FIFO: due times only grow). */
+	struct {
+		uint32_t pid;
+		unsigned long long due;
+	} relearn[MAX_RELEARN];
+	uint32_t relearn_head, relearn_nr;
+	unsigned long long relearned;
 };
 
 static int handle_event(void *arg, void *data, size_t size)
@@ -52,6 +68,12 @@ static int handle_event(void *arg, void *data, size_t size)
 		/* Started while we run: its samples matter from its first, its tables first. */
 		if (p && pc->ctx->unwinder)
 			unwinder__urgent(pc->ctx->unwinder, e->pid);
+		if (p && pc->relearn_nr < MAX_RELEARN) {
+			uint32_t i = (pc->relearn_head + pc->relearn_nr++) % MAX_RELEARN;
+
+			pc->relearn[i].pid = e->pid;
+			pc->relearn[i].due = now + RELEARN_NS;
+		}
 		if (pc->ctx->proc_listener)
 			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;
@@ -116,6 +138,29 @@ out_free:
 	return NULL;
 }
 
+int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, int max_ms)
+{
+	while (pc->relearn_nr) {
+		uint32_t pid = pc->relearn[pc->relearn_head].pid;
+		unsigned long long due = pc->relearn[pc->relearn_head].due;
+
+		if (due > now) {
+			unsigned long long ms = (due - now + 999999) / 1000000;
+
+			return ms < (unsigned long long)max_ms ? (int)ms : max_ms;
+		}
+		pc->relearn_head = (pc->relearn_head + 1) % MAX_RELEARN;
+		pc->relearn_nr--;
+		/* Only a process still known (not exited, not exec'd again since: its own entry
+		 * follows). */
+		if (proctab__find(pc->ctx->proctab, pid)) {
+			proctab__refresh(pc->ctx->proctab, pid, now);
+			pc->relearned++;
+		}
+	}
+	return max_ms;
+}
+
 void proc_collector__reap(struct proc_collector *pc)
 {
 	int old = !pc->cur;
@@ -149,4 +194,5 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 	out->exits = c[PROC_CNT_EXIT];
 	out->dropped = c[PROC_CNT_DROP_RINGBUF];
 	out->exec_tables = c[PROC_CNT_EXEC_TABLES];
+	out->relearned = pc->relearned;
 }

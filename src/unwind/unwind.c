@@ -299,7 +299,11 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 		goto out_free;
 	*err = u->inodes_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_inodes",
 					     sizeof(struct unwind_inode), sizeof(uint32_t),
-					     MAX_FILES, NULL);
+					     MAX_FILES,
+					     &(struct bpf_map_create_opts){
+						     .sz = sizeof(struct bpf_map_create_opts),
+						     .map_flags = BPF_F_NO_PREALLOC,
+					     });
 	if (*err < 0) {
 		*err = -errno;
 		pr_err("cannot create map unwind_inodes: %s\n", strerror(-*err));
@@ -934,7 +938,12 @@ static void proc_forget(struct unwinder *u, uint32_t pid)
 
 void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
 {
-	struct unwinder *u = arg;
+	unwinder__update_flags(arg, pid, maps, n, 0);
+}
+
+void unwinder__update_flags(struct unwinder *u, uint32_t pid, const struct proc_map *maps,
+			    uint32_t n, uint32_t flags)
+{
 	struct unwind_proc *v = &u->scratch;
 	struct ufile **files, **old_files;
 	struct uproc **pp, *p;
@@ -961,6 +970,7 @@ void unwinder__update(void *arg, uint32_t pid, const struct proc_map *maps, uint
 		u->stats.processes++;
 	}
 	v->nr = 0;
+	p->flags |= flags;
 	v->flags = p->flags;
 	v->gen = ++u->gen;
 	for (uint32_t i = 0; i < n; i++) {

@@ -56,6 +56,10 @@ int unwinder__map_fd(struct unwinder *u, const char *name);
  * frames in them are walked by frame pointers. Signature of a proctab listener.
  */
 void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
+/* unwinder__update, the table published with flags (enum unwind_proc_flags) added to the
+ * process's in the same update: no walk sees the new table without them. */
+void unwinder__update_flags(struct unwinder *u, uint32_t pid, const struct proc_map *maps,
+			    uint32_t n, uint32_t flags);
 
 /*
  * The process was started (exec'd) while we run: its tables, queued now or later (libraries
