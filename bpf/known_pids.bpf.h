@@ -11,6 +11,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* grows with the host's processes */
 	__type(key, __u32);
 	__type(value, __u32);
 } known_pids SEC(".maps");

@@ -36,6 +36,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* grows with use: nothing without a target */
 	__type(key, struct memory_key);
 	__type(value, struct memory_live);
 } memory_live SEC(".maps");

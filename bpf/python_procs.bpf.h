@@ -12,6 +12,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* nothing without a Python process */
 	__type(key, __u32);
 	__type(value, struct python_proc);
 } python_procs SEC(".maps");

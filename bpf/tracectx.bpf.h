@@ -14,6 +14,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* nothing without a publishing process */
 	__type(key, __u32);
 	__type(value, struct tracectx_loc);
 } tracectx_offsets SEC(".maps");

@@ -15,6 +15,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct unwind_inode);
 	__type(value, __u32);
 } unwind_inodes SEC(".maps");
