@@ -2,7 +2,8 @@
 /*
  * Exec churn for bench/churn.sh: runs the programs named on the command line round-robin with
  * posix_spawn, one at a time, each waited for, as fast as it can for SECONDS seconds; prints
- * "execs N" and "seconds S". Each program is expected to exit at once.
+ * "execs N" and "seconds S". Each program is expected to exit at once. With SPAWN_RATE=N in the
+ * environment, at most N execs a second, paced evenly (bench/scale.sh).
  *   spawn_loop SECONDS PROG...
  */
 #include <spawn.h>
@@ -23,13 +24,14 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	double t0, end, t;
+	double t0, end, t, rate;
 	unsigned long n = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s SECONDS PROG...\n", argv[0]);
 		return 2;
 	}
+	rate = getenv("SPAWN_RATE") ? atof(getenv("SPAWN_RATE")) : 0;
 	t0 = now();
 	end = t0 + atof(argv[1]);
 	do {
@@ -43,6 +45,11 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			waitpid(pid, &st, 0);
+			while (rate > 0 && (t = now()) < t0 + (n + 1) / rate && t < end) {
+				struct timespec ts = { 0, 200000 };
+
+				nanosleep(&ts, NULL);
+			}
 		}
 		t = now();
 	} while (t < end);

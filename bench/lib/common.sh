@@ -25,7 +25,7 @@ trap bench_cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # CPU nanoseconds of every thread of a process (schedstat: tick-accurate stat is too coarse).
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 # BPF run-time stats on while a holder process lives (BPF_ENABLE_STATS, BPF_STATS_RUN_TIME),
 # without touching kernel.bpf_stats_enabled; the holder is in pids[], so it ends at exit.

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Cost as the host gets busy: the agent's CPU (all threads, schedstat) and memory (resident
+# pages outside the BPF maps it mmaps, plus the BPF maps it holds: the memlock of every map fd
+# in /proc/PID/fdinfo, each map once) in
+# phases of PHASE seconds (default 10), beside `perf record -a -g` in the same run:
+#   idle           nothing but the machine's own processes
+#   exec100        100 exec/s of 100 distinct short-lived binaries (bench/spawn_loop.c, paced)
+#   exec1000       1,000 exec/s of the same
+#   busy10/100/500 that many processes of distinct binaries, each spinning 1 ms then sleeping
+#                  N ms (about one CPU in all, however many)
+# One profiler at a time over every phase, PROFILERS (default "$BUILD/autoprof perf") in turn;
+# the ratio is the first profiler's figure over the second's. perf's memory is its RSS (its
+# rings are mapped into it).
+#   bench/scale.sh [PHASE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+PHASE=${1:-10}
+PROFILERS=${PROFILERS:-"$BUILD/autoprof perf"}
+LOOP=$BUILD/bench/spawn_loop
+make -s "$LOOP" >/dev/null
+for p in $PROFILERS; do
+	if [ "$p" = perf ]; then
+		command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
+	else
+		[ -x "$p" ] || { echo "$p: build first (make all)" >&2; exit 1; }
+	fi
+done
+
+. bench/lib/common.sh
+
+# 500 files of one program each way, linked with distinct build IDs: 500 inodes.
+echo 'int main(void) { return 0; }' >"$tmp/true.c"
+cat >"$tmp/busy.c" <<'EOF'
+#include <stdlib.h>
+#include <time.h>
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+__attribute__((noinline)) static void spin(double s)
+{
+	double end = now() + s;
+	while (now() < end)
+		;
+}
+int main(int argc, char **argv)
+{
+	struct timespec nap = { 0, atol(argv[1]) * 1000000L };
+	for (;;) {
+		spin(0.001);
+		nanosleep(&nap, NULL);
+	}
+}
+EOF
+cc -O2 -c "$tmp/true.c" -o "$tmp/true.o"
+cc -O2 -c "$tmp/busy.c" -o "$tmp/busy.o"
+progs=()
+for i in $(seq 500); do
+	id=$(printf '%040x' "$i")
+	[ "$i" -le 100 ] && cc "$tmp/true.o" -Wl,--build-id=0x$id -o "$tmp/true$i" && progs+=("$tmp/true$i")
+	cc "$tmp/busy.o" -Wl,--build-id=0x$id -o "$tmp/busy$i"
+done
+
+# KiB of BPF maps a process holds, each map once.
+maps_kib() {
+	local pid=$1 fd
+	for fd in /proc/"$pid"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-map" ] || continue
+		awk '/^map_id/ {id = $2} /^memlock/ {m = $2} END {print id, m}' \
+			/proc/"$pid"/fdinfo/"${fd##*/}" 2>/dev/null
+	done | sort -u | awk '{s += $2} END {printf "%d\n", s / 1024}'
+}
+# KiB resident outside the BPF maps it mmaps (those are counted with the maps, once).
+rss_kib() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 == "anon_inode:bpf-map")}
+	     /^Rss:/ {if (m) mapped += $2; else rss += $2} END {print rss}' /proc/"$1"/smaps
+}
+
+busy_start() {
+	local n=$1 i
+	busy=()
+	for i in $(seq "$n"); do
+		"$tmp/busy$i" "$n" &
+		busy+=($!)
+	done
+}
+busy_stop() {
+	kill "${busy[@]}" 2>/dev/null || true
+	wait "${busy[@]}" 2>/dev/null || true
+	busy=()
+}
+
+# One phase against a running profiler: prints "phase cpu% rss_kib maps_kib".
+phase() {
+	local name=$1 pid=$2 c0 c1 t0 t1
+	case $name in
+	busy*) busy_start "${name#busy}"; sleep 2 ;;
+	esac
+	c0=$(cpu_ns "$pid")
+	t0=$(date +%s%N)
+	case $name in
+	idle | busy*) sleep "$PHASE" ;;
+	exec*) SPAWN_RATE=${name#exec} "$LOOP" "$PHASE" "${progs[@]}" >"$tmp/loop.out" ;;
+	esac
+	c1=$(cpu_ns "$pid")
+	t1=$(date +%s%N)
+	echo "$name $(echo "($c1 - $c0) * 100 / ($t1 - $t0)" | bc -l) $(rss_kib "$pid") $(maps_kib "$pid")"
+	case $name in
+	busy*) busy_stop ;;
+	esac
+}
+
+: >"$tmp/results"
+for prof in $PROFILERS; do
+	if [ "$prof" = perf ]; then
+		perf record -q -a -g -o "$tmp/perf.data" >"$tmp/perf.log" 2>&1 &
+		pid=$!
+		sleep 2
+	else
+		port=$(free_port)
+		"$prof" --web.listen-address=127.0.0.1:$port --log.level=warn >"$tmp/ap.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 300); do
+			[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/-/ready")" = 200 ] && break
+			sleep 0.1
+		done
+	fi
+	pids+=($pid)
+	for ph in ${PHASES:-idle exec100 exec1000 busy10 busy100 busy500}; do
+		read -r name cpu rss maps < <(phase "$ph" "$pid")
+		printf '%-22s %-9s %6.3f %% CPU  RSS outside maps %6.1f MiB  maps %6.1f MiB  all %6.1f MiB\n' \
+			"$prof" "$name" "$cpu" "$(echo "$rss / 1024" | bc -l)" \
+			"$(echo "$maps / 1024" | bc -l)" "$(echo "($rss + $maps) / 1024" | bc -l)"
+		echo "$prof $name $cpu $rss $maps" >>"$tmp/results"
+	done
+	kill -INT "$pid"
+	wait "$pid" 2>/dev/null || true
+	rm -f "$tmp/perf.data"
+done
+
+python3 - "$tmp/results" $PROFILERS <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+profs = sys.argv[2:]
+if len(profs) < 2:
+    sys.exit(0)
+a, b = profs[0], profs[1]
+get = {(r[0], r[1]): (float(r[2]), int(r[3]) + int(r[4])) for r in rows}
+print("%-9s %22s %22s %10s %10s" % ("phase", "CPU % (a / b)", "MiB (a / b)", "CPU ratio",
+                                     "mem ratio"))
+for ph in ("idle", "exec100", "exec1000", "busy10", "busy100", "busy500"):
+    (ca, ma), (cb, mb) = get[(a, ph)], get[(b, ph)]
+    print("%-9s %10.2f / %-9.2f %10.1f / %-9.1f %10.2f %10.2f" % (
+        ph, ca, cb, ma / 1024, mb / 1024, ca / cb if cb else float("inf"), ma / mb if mb else 0))
+print("a = %s, b = %s; memory: RSS + BPF maps held" % (a, b))
+PY
