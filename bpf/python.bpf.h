@@ -86,17 +86,6 @@ static long python__step(__u64 i, void *arg)
 	return 0;
 }
 
-/*
- * thread id -> its thread state, as last found: a thread's is checked (its thread_id still the
- * thread's fsbase) with one read instead of searched for, and a thread that started long after
- * the main one is found however many threads came before.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u64);
-} python_threads SEC(".maps");
 
 /* The sampled thread's thread state, or 0 (no Python in this thread, or an unreadable list). */
 static __always_inline __u64 python__tstate(const struct python_proc *pp, __u64 fsbase)

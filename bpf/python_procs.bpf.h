@@ -17,4 +17,17 @@ struct {
 	__type(value, struct python_proc);
 } python_procs SEC(".maps");
 
+/*
+ * thread id -> its thread state, as last found: a thread's is checked (its thread_id still the
+ * thread's fsbase) with one read instead of searched for, and a thread that started long after
+ * the main one is found however many threads came before. One map for every sampler (the
+ * process collector's, shared before load): a thread's state is the same whoever looks.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} python_threads SEC(".maps");
+
 #endif

@@ -125,7 +125,8 @@ static void ingest_loop(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1,
-			    .ctx.probe_threads_fd = -1, .ctx.python_fd = -1 };
+			    .ctx.probe_threads_fd = -1, .ctx.python_fd = -1,
+			    .ctx.python_threads_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char why[512];
 	int err, ret = 1;

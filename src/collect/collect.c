@@ -130,6 +130,7 @@ int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)
 		{ "tracectx_offsets", ctx->tracectx_fd, false },
 		{ "probe_threads", ctx->probe_threads_fd, true },
 		{ "python_procs", ctx->python_fd, false },
+		{ "python_threads", ctx->python_threads_fd, false },
 	};
 	int err;
 

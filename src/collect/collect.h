@@ -37,6 +37,8 @@ struct collect_ctx {
 	struct tracectx_cache *tracectx_cache;
 	/* Its pid -> CPython runtime map (bpf/python_procs.bpf.h), -1 until loaded. */
 	int python_fd;
+	/* Its thread -> CPython thread state map (bpf/python_procs.bpf.h), -1 until loaded. */
+	int python_threads_fd;
 	/* Python frames: what it learned of each CPython process (NULL: not tracked). */
 	struct python *python;
 	/* Unwind tables shared by every sampler's BPF object; NULL: frame pointers only. */

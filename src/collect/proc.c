@@ -125,6 +125,7 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
 	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
 	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);
+	ctx->python_threads_fd = bpf_map__fd(pc->skel->maps.python_threads);
 	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
 				  NULL);
 	if (*err)
