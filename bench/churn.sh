@@ -19,15 +19,8 @@ RUNS=${2:-3}
 PROFILERS=${PROFILERS:-"$BUILD/autoprof perf"}
 LOOP=$BUILD/bench/spawn_loop
 make -s "$LOOP" >/dev/null
-for p in $PROFILERS; do
-	if [ "$p" = perf ]; then
-		command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
-	else
-		[ -x "$p" ] || { echo "$p: build first (make all)" >&2; exit 1; }
-	fi
-done
-
 . bench/lib/common.sh
+require_profilers $PROFILERS
 
 # 100 files of one program: compiled once, linked 100 times, each with its own build ID.
 echo 'int main(void) { return 0; }' >"$tmp/true.c"

@@ -21,15 +21,8 @@ PHASE=${1:-10}
 PROFILERS=${PROFILERS:-"$BUILD/autoprof perf"}
 LOOP=$BUILD/bench/spawn_loop
 make -s "$LOOP" >/dev/null
-for p in $PROFILERS; do
-	if [ "$p" = perf ]; then
-		command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
-	else
-		[ -x "$p" ] || { echo "$p: build first (make all)" >&2; exit 1; }
-	fi
-done
-
 . bench/lib/common.sh
+require_profilers $PROFILERS
 
 # 500 files of one program each way, linked with distinct build IDs: 500 inodes.
 echo 'int main(void) { return 0; }' >"$tmp/true.c"

@@ -21,6 +21,18 @@ bench_cleanup() {
 }
 trap bench_cleanup EXIT
 
+# Each profiler named is perf (installed) or an autoprof binary (built); exits otherwise.
+require_profilers() {
+	local p
+	for p in "$@"; do
+		if [ "$p" = perf ]; then
+			command -v perf >/dev/null || { echo "perf is missing (apt-get install linux-perf)" >&2; exit 1; }
+		else
+			[ -x "$p" ] || { echo "$p: build first (make all)" >&2; exit 1; }
+		fi
+	done
+}
+
 # A TCP port free on loopback now.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
