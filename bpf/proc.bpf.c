@@ -22,17 +22,10 @@ struct {
 #include "unwind_vma.bpf.h"
 
 /*
- * The unwinder's mapping tables (src/unwind/unwind.c's map, shared before load; a placeholder
- * of its own with unwind.mode=fp). A new image drops its old one: walked by the old image's
+ * unwind_procs (bpf/unwind_vma.bpf.h) is the unwinder's (shared before load; a placeholder of
+ * its own with unwind.mode=fp). A new image drops its old table: walked by the old image's
  * mappings, its first samples would be named by files it no longer has.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct unwind_proc);
-} unwind_procs SEC(".maps");
 
 /* Whether the unwinder's maps are shared (not unwind.mode=fp). */
 const volatile bool unwind_tables = false;

@@ -42,14 +42,6 @@ struct {
 } unwind_files SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct unwind_proc);
-} unwind_procs SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_CNT__MAX);
 	__type(key, __u32);
@@ -285,8 +277,7 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 			UNWIND_RULE_NONE)
 #define UNWIND_CACHE_PUT(w, i, rule)                                                       \
 	(unwind_cache ? unwind__cache_put(i, (w)->pc, (w)->interrupted, rule) : 0)
-/* (A frame found this way stops the cache: a walk of a process with no table, gen 0, never
- * fills an entry.) */
+/* (A frame found this way stops the cache: its mapping is in no published table's gen.) */
 #define UNWIND_VMA(w, pc) unwind__vma(pc, &(w)->vma)
 
 __noinline int unwind__vma(__u64 pc, struct unwind_mapping *out);

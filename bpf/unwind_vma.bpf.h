@@ -3,14 +3,23 @@
 #define AUTOPROF_BPF_UNWIND_VMA_BPF_H
 
 /*
- * The kernel's own mapping of a pc, as the unwind tables name it (bpf/unwind.h, struct
- * unwind_inode): for walks that meet code outside the mappings user space published
- * (bpf/unwind.bpf.h) and for the table proc.bpf.c publishes at exec. unwind_inodes is
- * src/unwind/unwind.c's, shared before load.
+ * What the samplers' walks (bpf/unwind.bpf.h) and the process collector (bpf/proc.bpf.c) both
+ * use of the unwinder: the per-process mapping tables, and the kernel's own mapping of a pc as
+ * the unwind tables name it (bpf/unwind.h, struct unwind_inode), for walks that meet code
+ * outside the mappings user space published and for the table proc.bpf.c publishes at exec.
+ * Both maps are src/unwind/unwind.c's, shared before load.
  */
 #include <bpf/bpf_core_read.h>
 
 #include "unwind.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
