@@ -22,13 +22,7 @@ def run(name, secs=3):
     """Runs a tctargets program; returns (pid, {(trace, span): publishing thread})."""
     out = subprocess.run([os.path.join(BUILD, "tctargets", name), str(secs)], check=True,
                          capture_output=True, text=True).stdout
-    pid, spans = None, {}
-    for line in out.splitlines():
-        f = line.split()
-        if f[0] == "PID":
-            pid = int(f[1])
-        elif f[0] == "SPAN":
-            spans[(f[2], f[3])] = f[1]
+    pid, spans = spans_of(out)
     assert pid and spans, out[:500]
     time.sleep(0.3)
     return pid, spans
@@ -122,6 +116,7 @@ def start(name, secs):
 
 
 def spans_of(out):
+    """A tctargets program's output: (pid, {(trace, span): publishing thread})."""
     pid, spans = None, {}
     for line in out.splitlines():
         f = line.split()

@@ -200,6 +200,15 @@ def from_leaf(frames, leaf):
     return names[i:]
 
 
+def leaf_chains(data, leaf):
+    """(count, from_leaf chain) of each sample of a profile whose leaf-most user frame is
+    LEAF."""
+    for count, _, frames in physical_traces(data):
+        got = from_leaf(frames, leaf)
+        if got is not None:
+            yield count, got
+
+
 def detail(msg):
     print("   detail %s" % msg, flush=True)
 
@@ -352,10 +361,7 @@ def leaf_chain_case(name):
     leaf = want[0]
     total = match = 0
     bad = []
-    for count, _, frames in physical_traces(t.body):
-        got = from_leaf(frames, leaf)
-        if got is None:
-            continue
+    for count, got in leaf_chains(t.body, leaf):
         total += count
         if got == want:
             match += count
@@ -579,10 +585,7 @@ def fp_baseline(name, leaf, lost):
     want, _ = cut_at_main(expected(name))
     total = full = 0
     seen = {}
-    for count, _, frames in physical_traces(FP[name].body):
-        got = from_leaf(frames, leaf)
-        if got is None:
-            continue
+    for count, got in leaf_chains(FP[name].body, leaf):
         total += count
         full += count if got[:len(want)] == want else 0
         key = " → ".join(got[:6])
@@ -673,10 +676,7 @@ def startup_case(name, runs=STARTUP, secs=STARTUP_SECS, min_share=STARTUP_SHARE,
     total = complete = cut = 0
     wrong, cuts = [], []
     for t in runs[name]:
-        for count, _, frames in physical_traces(t.body):
-            got = from_leaf(frames, leaf)
-            if got is None:
-                continue
+        for count, got in leaf_chains(t.body, leaf):
             total += count
             if got == want:
                 complete += count
@@ -769,10 +769,7 @@ def ready_case(name):
     leaf = want[0]
     total = complete = 0
     other = []
-    for count, _, frames in physical_traces(t.body):
-        got = from_leaf(frames, leaf)
-        if got is None:
-            continue
+    for count, got in leaf_chains(t.body, leaf):
         total += count
         if got == want:
             complete += count
