@@ -16,7 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "memory.h"
+#include "memory_abi.h"
 
 /* Mean sampling interval in bytes; 1 samples every allocation. */
 const volatile __u64 mean_interval = 512 * 1024;

@@ -4,7 +4,7 @@
  * (TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE, not preempted while runnable) has its switch-out
  * time remembered; when it is switched back in, the span is filtered (minimum block time, one
  * hour at most, sampling) and only then are its stacks taken, so the filtered majority of
- * switches costs two slot reads and no clock read (see `struct offcpu_start`). See bpf/offcpu.h
+ * switches costs two slot reads and no clock read (see `struct offcpu_start`). See bpf/offcpu_abi.h
  * for why a span travels as two events.
  */
 #include "vmlinux.h"
@@ -12,8 +12,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "offcpu.h"
-#include "proc.h"
+#include "offcpu_abi.h"
+#include "proc_abi.h"
 
 #define PF_KTHREAD 0x00200000
 #define TASK_INTERRUPTIBLE 0x0001
@@ -216,7 +216,7 @@ static __always_inline long offcpu__user_stack(struct task_struct *task, struct 
 
 /*
  * u (reserved, filled) again with the current thread's Python frames after it, in a record of its
- * own (bpf/offcpu.h: why), or NULL: no Python frames, or they could not be had whole. The caller
+ * own (bpf/offcpu_abi.h: why), or NULL: no Python frames, or they could not be had whole. The caller
  * then sends u alone.
  */
 static __always_inline struct offcpu_user_python *offcpu__with_python(struct offcpu_user *u)

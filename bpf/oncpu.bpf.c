@@ -9,8 +9,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "oncpu.h"
-#include "proc.h"
+#include "oncpu_abi.h"
+#include "proc_abi.h"
 
 #define PF_KTHREAD 0x00200000
 

@@ -2,7 +2,7 @@
 #ifndef AUTOPROF_PROBES_BPF_H
 #define AUTOPROF_PROBES_BPF_H
 
-#include "probes.h"
+#include "probes_abi.h"
 
 /*
  * Thread -> the probed calls it is inside. bpf/probes.bpf.c owns it (entry pushes, return pops);

@@ -8,7 +8,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "proc.h"
+#include "proc_abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -18,7 +18,7 @@ struct {
 #include "known_pids.bpf.h"
 #include "python_procs.bpf.h"
 #include "tracectx.bpf.h"
-#include "unwind.h"
+#include "unwind_abi.h"
 #include "unwind_vma.bpf.h"
 
 /*

@@ -7,7 +7,7 @@
  * list whose thread_id (pthread_self(), the thread pointer on x86-64 glibc) is the thread's
  * fsbase, so a thread running C code without the GIL still gets its own frames, never another
  * thread's. The frame chain is walked leaf first, one frame per bpf_loop() step; user space
- * names the code objects (src/collect/python.c). The including .bpf.c has included "vmlinux.h",
+ * names the code objects (src/runtime/python.c). The including .bpf.c has included "vmlinux.h",
  * <bpf/bpf_helpers.h> and <bpf/bpf_core_read.h> first.
  */
 #include "python_procs.bpf.h"

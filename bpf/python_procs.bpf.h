@@ -3,11 +3,11 @@
 #define AUTOPROF_PYTHON_PROCS_BPF_H
 
 /*
- * pid -> where its CPython runtime is and the offsets of its version (bpf/python.h). User space
- * fills it (src/collect/python.c); bpf/proc.bpf.c owns it and clears a pid at exec and exit, as
+ * pid -> where its CPython runtime is and the offsets of its version (bpf/python_abi.h). User space
+ * fills it (src/runtime/python.c); bpf/proc.bpf.c owns it and clears a pid at exec and exit, as
  * it does tracectx_offsets, so a new image never inherits the old one's offsets.
  */
-#include "python.h"
+#include "python_abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

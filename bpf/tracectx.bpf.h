@@ -5,10 +5,10 @@
 /*
  * Thread trace context, read at sample time for the interrupted thread: the OTEP 4947 record
  * (otel_thread_ctx_v1), Elastic APM's correlation record, or a Go goroutine's pprof labels
- * trace_id/span_id (see src/collect/tracectx.h for how each is found). The including .bpf.c has
+ * trace_id/span_id (see src/runtime/tracectx.h for how each is found). The including .bpf.c has
  * included "vmlinux.h", <bpf/bpf_helpers.h> and <bpf/bpf_core_read.h> first.
  */
-#include "tracectx.h"
+#include "tracectx_abi.h"
 
 /* pid -> where its threads publish (user space fills it from tracectx__locate). */
 struct {

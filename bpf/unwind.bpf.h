@@ -17,7 +17,7 @@
  */
 #include <bpf/bpf_core_read.h>
 
-#include "unwind.h"
+#include "unwind_abi.h"
 #include "unwind_vma.bpf.h"
 
 struct {
@@ -61,7 +61,7 @@ struct {
 } unwind_hint SEC(".maps");
 
 /*
- * The walk cache (bpf/unwind.h), for samplers whose loader sets unwind_cache (and gives the map
+ * The walk cache (bpf/unwind_abi.h), for samplers whose loader sets unwind_cache (and gives the map
  * its UNWIND_CACHE_ENTRIES entries: unwinder__cache_walks). In the others the verifier drops
  * every use of it, known false, so their walks pay nothing for it. Per CPU and per object, so that one walk at a time uses the
  * entries and the per-CPU state below: only the on-CPU sampler has them, whose perf_event

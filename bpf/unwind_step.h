@@ -4,7 +4,7 @@
 
 /*
  * One frame of a table walk (x86-64), written once for both walkers: BPF's over the live stack
- * (bpf/unwind.bpf.h) and user space's over a copy of one (src/unwind/uwalk.c). Every access to
+ * (bpf/unwind.bpf.h) and user space's over a copy of one (src/unwind/walk_copy.c). Every access to
  * the tables and to stack memory goes through the includer's macros, so that BPF compiles to
  * the map lookups and probe reads it always had and user space to bounds-checked reads of the
  * mmapped arrays and of the copy:
@@ -30,7 +30,7 @@
  *
  * __u32/__u64 only, no libc.
  */
-#include "unwind.h"
+#include "unwind_abi.h"
 
 /* Enough halvings for 2^24 rows and UNWIND_MAX_MAPPINGS mappings. */
 #define UNWIND_ROW_STEPS 24

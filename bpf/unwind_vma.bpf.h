@@ -5,13 +5,13 @@
 /*
  * What the samplers' walks (bpf/unwind.bpf.h) and the process collector (bpf/proc.bpf.c) both
  * use of the unwinder: the per-process mapping tables, and the kernel's own mapping of a pc as
- * the unwind tables name it (bpf/unwind.h, struct unwind_inode), for walks that meet code
+ * the unwind tables name it (bpf/unwind_abi.h, struct unwind_inode), for walks that meet code
  * outside the mappings user space published and for the table proc.bpf.c publishes at exec.
  * Both maps are src/unwind/unwind.c's, shared before load.
  */
 #include <bpf/bpf_core_read.h>
 
-#include "unwind.h"
+#include "unwind_abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

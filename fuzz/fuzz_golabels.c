@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for what golabels.c reads of a Go executable to find a goroutine's pprof
- * labels (src/collect/golabels.c): the Go version in .go.buildinfo (inline, or through the
+ * labels (src/runtime/golabels.c): the Go version in .go.buildinfo (inline, or through the
  * pre-1.18 pointer to runtime.buildVersion), the struct offsets from DWARF or the version
  * table, runtime.tlsg. The input is the file, served from a memfd; golabels__probe is given no
  * fd (-1), so its cache by file identity stays out of the way. The input is also read as a
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/golabels.h"
+#include "src/runtime/golabels.h"
 #include "fuzz/fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for the JSON request bodies autoprof parses by hand: POST /api/v1/probes
- * (probespec__parse, src/collect/latency.c) and the memory-target requests (memtarget__parse,
- * src/collect/memsample.c), with the config forms of both (probes.attach entries,
+ * (probespec__parse, src/probes/latency.c) and the memory-target requests (memtarget__parse,
+ * src/memory/memsample.c), with the config forms of both (probes.attach entries,
  * memory.targets entries) and the durations and locations inside them. The input is the body,
  * NUL-terminated as the HTTP server hands it over, in a buffer of its exact size.
  *   make fuzz-json                     (clang, ASan + UBSan; see tests/fuzz.mk)
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/latency.h"
-#include "collect/memsample.h"
+#include "src/probes/latency.h"
+#include "src/memory/memsample.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target for what autoprof reads from a JVM (src/collect/jvm.c, jvmattach.c): the
+ * libFuzzer target for what autoprof reads from a JVM (src/runtime/jvm.c, jvmattach.c): the
  * attach API's replies, which any process listening on the JVM's socket may write
  * (jvmattach__parse_reply: the status line, the text copied out, cut to the caller's buffer as
  * jvm.c's are), and the names HotSpot writes in the perf map it is asked for (jcmd
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/jvmattach.h"
+#include "src/runtime/jvmattach.h"
 #include "symbolize/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for what autoprof reads out of a preload process (bytes the process
- * controls): the ring parser and drain (src/collect/preload.c) and the walk of each
- * allocation's stack copy (src/unwind/uwalk.c, bpf/unwind_step.h).
+ * controls): the ring parser and drain (src/memory/preload.c) and the walk of each
+ * allocation's stack copy (src/unwind/walk_copy.c, bpf/unwind_step.h).
  *   make fuzz-preload                   (clang, ASan + UBSan; see tests/fuzz.mk)
  *   build/tests/unit/test_fuzz_preload  replays fuzz/corpus/preload/ as an ordinary test
  *
@@ -10,7 +10,7 @@
  * on, and hdr.tab_len bytes at the end that describe unwind tables. Each ALLOC record's stack is
  * walked by frame pointers alone (no unwinder: proc NULL, and a proc, which is then ignored),
  * checked frame by frame against a model of that walk, and, when the input has tables, again
- * through them (this file stands in for the unwinder: unwinder__tables gives uwalk.c arrays
+ * through them (this file stands in for the unwinder: unwinder__tables gives walk_copy.c arrays
  * made from the input at their mapped strides, sized exactly; the process's table may claim
  * more mappings than it has, slots and indexes may point anywhere). With FUZZ_DRAIN the bytes
  * are also laid into a ring in this process (a sealed memfd, as the shim makes it) and drained
@@ -49,7 +49,7 @@
 
 #include <linux/types.h>
 
-#include "collect/preload.h"
+#include "src/memory/preload.h"
 #include "unwind/unwind.h"
 #include "unwind/unwind_priv.h"
 
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define REC_HDR sizeof(struct autoprof_preload_rec)
 
-/* ---- a stand-in for the unwinder: uwalk.c asks it for the mapped arrays ------------------- */
+/* ---- a stand-in for the unwinder: walk_copy.c asks it for the mapped arrays ------------------- */
 
 static const struct unwind_tables *cur_tables;
 

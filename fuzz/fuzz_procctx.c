@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target for the OpenTelemetry process context (OTEP 4719, src/symbolize/procctx.c),
+ * libFuzzer target for the OpenTelemetry process context (OTEP 4719, src/proc/procctx.c),
  * which autoprof reads out of any process that maps OTEL_CTX. Two readings of one input:
  *  - the protobuf payload: procctx__decode, the resource's strings, service.name;
  *  - the mapping: a 32-byte header ("OTEL_CTX", version, payload size, published_ns, payload
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolize/procctx.h"
+#include "src/proc/procctx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for what autoprof reads of a CPython process's memory to name a Python frame
- * (src/collect/python.c): a code object's header, its name and file (str objects of each kind)
+ * (src/runtime/python.c): a code object's header, its name and file (str objects of each kind)
  * and its line table (3.10's co_linetable, the 3.11+ locations table), through the real reader
  * (pread of an fd at the address) pointed at a memfd holding the input: the input is the
  * process's memory from address 0. Its first bytes say what the sampler would hand over:
@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/python.h"
+#include "src/runtime/python.h"
 #include "fuzz/fuzz_file.h"
 #include "symbolize/dso.h"
-#include "symbolize/maps.h"
-#include "symbolize/proctab.h"
+#include "src/proc/maps.h"
+#include "src/proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpf/unwind.h"
+#include "bpf/unwind_abi.h"
 #include "fuzz/fuzz_preload.h"
 #include "preload/autoprof_preload.h"
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Writes the seeds of fuzz/corpus/pyframes/ (see fuzz/fuzz_pyframes.c): a process's memory
 # holding one code object, its name, file and line table, laid out with the offsets of
-# src/collect/python.c's table (copied here: co_filename, co_name, co_firstlineno,
+# src/runtime/python.c's table (copied here: co_filename, co_name, co_firstlineno,
 # co_linetable, co_code_adaptive, sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject)).
 #   python3 fuzz/gen_pyframes_corpus.py fuzz/corpus/pyframes
 import struct

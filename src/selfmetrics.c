@@ -5,22 +5,22 @@
 #include <bpf/libbpf.h>
 
 #include "collect/offcpu.h"
-#include "collect/jvm.h"
-#include "collect/memory.h"
+#include "runtime/jvm.h"
+#include "memory/memory.h"
 #include "collect/oncpu.h"
-#include "bpf/memory.h"
-#include "collect/proc.h"
+#include "bpf/memory_abi.h"
+#include "proc/proc.h"
 #include "collect/proccpu.h"
-#include "collect/python.h"
-#include "collect/tracectx.h"
+#include "runtime/python.h"
+#include "runtime/tracectx.h"
 #include "daemon.h"
 #include "lib/metrics.h"
 #include "lib/ufile.h"
 #include "store/store.h"
-#include "symbolize/proctab.h"
+#include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
-#include "bpf/unwind.h"
+#include "bpf/unwind_abi.h"
 
 #define NSEC 1e9
 

@@ -10,10 +10,10 @@
 #   dwarf     DWARF lines and inlined frames (src/symbolize/dwarf.c)
 #   gosym     a Go executable's .gopclntab (src/symbolize/gosym.c)
 #   perfmap   a JIT's perf map and the names in it (src/symbolize/perfmap.c)
-#   maps      /proc/PID/maps lines (src/symbolize/maps.c)
+#   maps      /proc/PID/maps lines (src/proc/maps.c)
 #   json      the bodies of POST /api/v1/probes and the memory-target requests
 #   config    the YAML configuration file (src/config/config.c)
-#   procctx   the OpenTelemetry process context's protobuf (src/symbolize/procctx.c)
+#   procctx   the OpenTelemetry process context's protobuf (src/proc/procctx.c)
 #   pyframes  CPython code objects and line tables read from a process's memory
 #   jvm       a JVM's attach-API replies and the perf map it writes
 #   golabels  what golabels reads of a Go executable (version, struct offsets, runtime.tlsg)
@@ -28,7 +28,7 @@ FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyfra
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
 	src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
-FUZZ_SRCS_preload := src/collect/preload.c src/unwind/uwalk.c src/lib/log.c
+FUZZ_SRCS_preload := src/memory/preload.c src/unwind/walk_copy.c src/lib/log.c
 FUZZ_LIBS_preload := -lbpf
 FUZZ_SRCS_elf := src/symbolize/elf.c src/symbolize/objsym.c src/symbolize/dwarf.c \
 	src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c \
@@ -39,24 +39,24 @@ FUZZ_LIBS_dwarf := -lelf -ldw
 FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_gosym := -lelf
 FUZZ_SRCS_perfmap := src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
-FUZZ_SRCS_maps := src/symbolize/maps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
-FUZZ_SRCS_json := src/collect/latency.c src/collect/memsample.c
-FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/collect/memsample.c \
+FUZZ_SRCS_maps := src/proc/maps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
+FUZZ_SRCS_json := src/probes/latency.c src/memory/memsample.c
+FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/memsample.c \
 	src/export/otlp_headers.c \
 	src/lib/log.c
 FUZZ_LIBS_config := -lyaml
-FUZZ_SRCS_procctx := src/symbolize/procctx.c src/symbolize/maps.c src/lib/ufile.c src/lib/procfs.c \
+FUZZ_SRCS_procctx := src/proc/procctx.c src/proc/maps.c src/lib/ufile.c src/lib/procfs.c \
 	src/lib/log.c \
 	gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c \
 	gen/opentelemetry/proto/resource/v1/resource.pb-c.c \
 	gen/opentelemetry/proto/common/v1/common.pb-c.c
 FUZZ_LIBS_procctx := -lprotobuf-c
-FUZZ_SRCS_pyframes := src/collect/python.c src/symbolize/elf.c src/lib/log.c \
+FUZZ_SRCS_pyframes := src/runtime/python.c src/symbolize/elf.c src/lib/log.c \
 	tests/unit/python_stubs.c
 FUZZ_LIBS_pyframes := -lelf -lbpf
-FUZZ_SRCS_jvm := src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c \
+FUZZ_SRCS_jvm := src/runtime/jvmattach.c src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c \
 	src/lib/log.c
-FUZZ_SRCS_golabels := src/collect/golabels.c src/symbolize/elf.c src/lib/log.c
+FUZZ_SRCS_golabels := src/runtime/golabels.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_golabels := -lelf -ldw
 FUZZ_SRCS_webconfig := src/http/webconfig.c src/lib/log.c
 FUZZ_LIBS_webconfig := -lyaml -lgnutls -lcrypt

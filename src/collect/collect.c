@@ -9,12 +9,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../lib/log.h"
-#include "../symbolize/proctab.h"
-#include "../unwind/unwind.h"
-#include "bpf/unwind.h"
-#include "collect.h"
-#include "tracectx.h"
+#include "lib/log.h"
+#include "proc/proctab.h"
+#include "unwind/unwind.h"
+#include "bpf/unwind_abi.h"
+#include "collect/collect.h"
+#include "runtime/tracectx.h"
 
 int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, void *, size_t),
 		      void *fn_ctx, struct ring **ring)

@@ -27,7 +27,7 @@ struct collect_ctx {
 	/* All collectors' ring buffers are drained by one ring_buffer manager on one thread. */
 	struct ring_buffer *rb;
 	unsigned int nr_rings;
-	/* The process collector's pid map that samplers share (bpf/proc.h), -1 until loaded. */
+	/* The process collector's pid map that samplers share (bpf/proc_abi.h), -1 until loaded. */
 	int known_pids_fd;
 	/* CPU time per process, for /metrics and its exemplars. */
 	struct proccpu *cpu;

@@ -10,16 +10,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../lib/log.h"
-#include "../store/store.h"
-#include "../symbolize/proctab.h"
-#include "../symbolize/symbolizer.h"
-#include "../unwind/unwind.h"
-#include "bpf/offcpu.h"
+#include "lib/log.h"
+#include "store/store.h"
+#include "proc/proctab.h"
+#include "symbolize/symbolizer.h"
+#include "unwind/unwind.h"
+#include "bpf/offcpu_abi.h"
 #include "bpf/offcpu.skel.h"
-#include "offcpu.h"
-#include "python.h"
-#include "span.h"
+#include "collect/offcpu.h"
+#include "runtime/python.h"
+#include "collect/interval.h"
 
 #define NSEC 1000000000ULL
 #define WAIT_BUCKETS 4096 /* a power of two */
@@ -32,7 +32,7 @@
  */
 #define WAIT_TIMEOUT_NS (10 * NSEC)
 
-/* A span waiting for the user stack of its thread (bpf/offcpu.h: why two events). */
+/* A span waiting for the user stack of its thread (bpf/offcpu_abi.h: why two events). */
 struct wait {
 	struct wait *next;
 	uint64_t start_ns, end_ns;
@@ -141,7 +141,7 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 		.nr_frames = nk + nu,
 	};
 	pc = (struct part_ctx){ oc, &smp, 0 };
-	span__split(w->start_ns, w->end_ns, oldest > 0 ? (uint64_t)oldest * NSEC : 0, store_part,
+	interval__split(w->start_ns, w->end_ns, oldest > 0 ? (uint64_t)oldest * NSEC : 0, store_part,
 		    &pc);
 	oc->ingested += pc.stored;
 }

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "collect.h"
+#include "collect/collect.h"
 
 /* Off-CPU spans (tp_btf/sched_switch + a BPF task work per recorded span), into the store. */
 struct offcpu;

@@ -13,17 +13,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../lib/log.h"
-#include "../store/store.h"
-#include "../symbolize/proctab.h"
-#include "../symbolize/symbolizer.h"
-#include "../unwind/unwind.h"
-#include "bpf/oncpu.h"
+#include "lib/log.h"
+#include "store/store.h"
+#include "proc/proctab.h"
+#include "symbolize/symbolizer.h"
+#include "unwind/unwind.h"
+#include "bpf/oncpu_abi.h"
 #include "bpf/oncpu.skel.h"
-#include "oncpu.h"
-#include "probes.h"
-#include "proccpu.h"
-#include "python.h"
+#include "collect/oncpu.h"
+#include "probes/probes.h"
+#include "collect/proccpu.h"
+#include "runtime/python.h"
 
 struct oncpu {
 	struct collect_ctx *ctx;

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "collect.h"
+#include "collect/collect.h"
 
 /* On-CPU sampling of every CPU at a fixed frequency (cpu-clock), into the store. */
 struct oncpu;

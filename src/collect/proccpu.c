@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/hash.h"
-#include "../lib/hex.h"
-#include "../lib/metrics.h"
-#include "proccpu.h"
+#include "lib/hash.h"
+#include "lib/hex.h"
+#include "lib/metrics.h"
+#include "collect/proccpu.h"
 
 #define BUCKETS 1024
 

@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "config.h"
-#include "config_priv.h"
+#include "config/config.h"
+#include "config/config_priv.h"
 
 #ifndef AUTOPROF_VERSION
 #define AUTOPROF_VERSION "0.0.0"

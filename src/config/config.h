@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../lib/log.h"
+#include "lib/log.h"
 
 /*
  * Every setting is one row of the key table in config.c (name, type, default, bounds, help).

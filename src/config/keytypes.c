@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../collect/memsample.h"
-#include "../export/otlp_headers.h"
-#include "config.h"
-#include "config_priv.h"
+#include "memory/memsample.h"
+#include "export/otlp_headers.h"
+#include "config/config.h"
+#include "config/config_priv.h"
 
 /* ---- value kinds ---------------------------------------------------------------------------- */
 

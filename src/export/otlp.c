@@ -14,15 +14,15 @@
 #include "opentelemetry/proto/profiles/v1development/profiles.pb-c.h"
 #include "opentelemetry/proto/resource/v1/resource.pb-c.h"
 
-#include "../lib/hash.h"
-#include "../lib/log.h"
-#include "../lib/strtab.h"
-#include "../profiles.h"
-#include "../store/store.h"
-#include "../symbolize/dso.h"
-#include "../symbolize/symbolizer.h"
-#include "encode_common.h"
-#include "otlp.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/strtab.h"
+#include "profiles.h"
+#include "store/store.h"
+#include "symbolize/dso.h"
+#include "symbolize/symbolizer.h"
+#include "export/intern.h"
+#include "export/otlp.h"
 
 /* The generated names run past 60 characters; these keep the code within 100 columns. */
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "../lib/buf.h"
+#include "lib/buf.h"
 
 struct store_result;
 struct symbolizer;

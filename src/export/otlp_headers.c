@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "otlp_headers.h"
+#include "export/otlp_headers.h"
 
 /* RFC 9110 5.6.2 token characters. */
 static bool is_tchar(char c)

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "otlp_push.h"
+#include "export/otlp_push.h"
 
 /* A headers file is a few tokens; the cap keeps --otlp.headers-file=/dev/zero from hanging. */
 #define OTLP_HEADERS_FILE_MAX (64 * 1024)

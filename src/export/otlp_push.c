@@ -14,8 +14,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "otlp_push.h"
-#include "../lib/log.h"
+#include "export/otlp_push.h"
+#include "lib/log.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../lib/buf.h"
+#include "lib/buf.h"
 
 /*
  * Periodic OTLP/HTTP push to a collector, on its own thread: every interval it asks the

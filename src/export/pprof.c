@@ -10,15 +10,15 @@
 
 #include "pprof/profile.pb-c.h"
 
-#include "../lib/hash.h"
-#include "../lib/hex.h"
-#include "../lib/log.h"
-#include "../lib/strtab.h"
-#include "../profiles.h"
-#include "../store/store.h"
-#include "../symbolize/symbolizer.h"
-#include "encode_common.h"
-#include "pprof.h"
+#include "lib/hash.h"
+#include "lib/hex.h"
+#include "lib/log.h"
+#include "lib/strtab.h"
+#include "profiles.h"
+#include "store/store.h"
+#include "symbolize/symbolizer.h"
+#include "export/intern.h"
+#include "export/pprof.h"
 
 /* Every protobuf-c message of one profile, allocated as a handful of arrays. */
 struct pb {

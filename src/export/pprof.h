@@ -2,7 +2,7 @@
 #ifndef AUTOPROF_PPROF_H
 #define AUTOPROF_PPROF_H
 
-#include "../lib/buf.h"
+#include "lib/buf.h"
 
 struct store_result;
 struct symbolizer;

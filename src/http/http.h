@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../lib/buf.h"
+#include "lib/buf.h"
 
 /* The HTTP server (libmicrohttpd, thread per connection) and its one route table. */
 struct http_request;

@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../lib/log.h"
-#include "listen.h"
+#include "lib/log.h"
+#include "http/listen.h"
 
 #define LISTEN_BACKLOG 64
 

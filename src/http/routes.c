@@ -9,19 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collect/offcpu.h"
-#include "../collect/memory.h"
-#include "../collect/probes.h"
-#include "../daemon.h"
-#include "../export/pprof.h"
-#include "../lib/log.h"
-#include "../lib/metrics.h"
-#include "../profiles.h"
-#include "../query/query.h"
-#include "../store/store.h"
-#include "../lib/hex.h"
-#include "http.h"
-#include "webui.h"
+#include "collect/offcpu.h"
+#include "memory/memory.h"
+#include "probes/probes.h"
+#include "daemon.h"
+#include "export/pprof.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "profiles.h"
+#include "query/query.h"
+#include "store/store.h"
+#include "lib/hex.h"
+#include "http/http.h"
+#include "http/webui.h"
 
 #define NSEC 1000000000ULL
 #define DEFAULT_SECONDS 30

@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/log.h"
-#include "../lib/metrics.h"
-#include "http.h"
-#include "listen.h"
-#include "webconfig.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "http/http.h"
+#include "http/listen.h"
+#include "http/webconfig.h"
 
 #ifndef AUTOPROF_VERSION
 #define AUTOPROF_VERSION "unknown"

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "webconfig.h"
+#include "http/webconfig.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 /* A web config is a few lines; certificates a few KiB. The caps bound a mistaken path. */

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon.h"
-#include "../lib/log.h"
-#include "../profiles.h"
-#include "../store/store.h"
-#include "webui.h"
+#include "daemon.h"
+#include "lib/log.h"
+#include "profiles.h"
+#include "store/store.h"
+#include "http/webui.h"
 
 #define NSEC 1000000000ULL
 #define DEFAULT_SECONDS 30

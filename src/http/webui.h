@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "http.h"
+#include "http/http.h"
 
 /*
  * The live web view: one self-contained HTML page (scripts and styles inlined), built from web/

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 int buf__reserve(struct buf *b, size_t extra)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 static enum log_level cur_level = LOG_INFO;
 

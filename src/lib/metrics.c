@@ -12,8 +12,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "metrics.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
 
 #define NAME_MAX_LEN 200
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /*
  * The exporter's own metrics. Modules register a callback at setup; at scrape time each callback

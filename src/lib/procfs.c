@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procfs.h"
+#include "lib/procfs.h"
 
 unsigned long long procfs__start_ticks(uint32_t pid)
 {

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "strtab.h"
+#include "lib/hash.h"
+#include "lib/strtab.h"
 
 struct strtab {
 	char **strs;

@@ -9,8 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "ufile.h"
+#include "lib/log.h"
+#include "lib/ufile.h"
 
 static uint64_t counts[UFILE_NR_REASONS];
 /* Cleared once openat2 said ENOSYS (kernels before 5.6, old seccomp profiles). */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collect/memory.h"
-#include "query.h"
+#include "memory/memory.h"
+#include "query/query.h"
 
 struct query_result {
 	struct store_result view; /* what the encoders read */

@@ -10,8 +10,8 @@
  */
 #include <stdint.h>
 
-#include "../profiles.h"
-#include "../store/store.h"
+#include "profiles.h"
+#include "store/store.h"
 
 struct memory;
 

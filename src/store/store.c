@@ -13,10 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lib/hash.h"
-#include "../lib/log.h"
-#include "../symbolize/dso.h"
-#include "store.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "symbolize/dso.h"
+#include "store/store.h"
 
 #define NSEC 1000000000ULL
 

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../profiles.h"
-#include "frame.h"
+#include "profiles.h"
+#include "store/frame.h"
 
 /*
  * The time-sliced store: samples are summed per (stack, pid, tid, thread name) into slots of one

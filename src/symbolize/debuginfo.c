@@ -18,10 +18,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../lib/log.h"
-#include "../lib/ufile.h"
-#include "debuginfo.h"
-#include "elf.h"
+#include "lib/log.h"
+#include "lib/ufile.h"
+#include "symbolize/debuginfo.h"
+#include "symbolize/elf.h"
 
 #define DEBUG_DIR "/usr/lib/debug"
 /* Build IDs are 20 bytes (sha1) by default; --build-id=0x... may be longer, but not sanely. */

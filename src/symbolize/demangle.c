@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/log.h"
-#include "demangle.h"
+#include "lib/log.h"
+#include "symbolize/demangle.h"
 
 /*
  * libiberty's Itanium demangler keeps its parse tree in variable-length arrays on the stack,

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dso_priv.h"
-#include "objsym.h"
-#include "perfmap.h"
+#include "symbolize/dso_priv.h"
+#include "symbolize/objsym.h"
+#include "symbolize/perfmap.h"
 
 static uint32_t next_dso_id = 1; /* atomic */
 

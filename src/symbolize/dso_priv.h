@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "dso.h"
+#include "symbolize/dso.h"
 
 struct objsym;
 struct perf_map;

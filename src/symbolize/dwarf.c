@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/log.h"
-#include "dwarf.h"
-#include "elf.h"
+#include "lib/log.h"
+#include "symbolize/dwarf.h"
+#include "symbolize/elf.h"
 
 /* Deeper nesting than this (scopes in scopes, or namespaces in classes) is malformed DWARF; the
  * limit keeps a hostile file from exhausting the stack of our recursive walk. */

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/log.h"
-#include "../lib/hex.h"
-#include "elf.h"
+#include "lib/log.h"
+#include "lib/hex.h"
+#include "symbolize/elf.h"
 
 /* Build IDs are 20 bytes (sha1) by default; --build-id=0x... may be longer, but not sanely. */
 #define BUILD_ID_MAX 64

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/log.h"
-#include "elf.h"
-#include "gosym.h"
+#include "lib/log.h"
+#include "symbolize/elf.h"
+#include "symbolize/gosym.h"
 
 /*
  * The pclntab ("pc-line table") as Go's runtime/symtab.go lays it out:

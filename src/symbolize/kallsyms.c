@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/log.h"
-#include "../lib/hex.h"
-#include "kallsyms.h"
+#include "lib/log.h"
+#include "lib/hex.h"
+#include "symbolize/kallsyms.h"
 
 #define NO_MODULE UINT32_MAX
 

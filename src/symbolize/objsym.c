@@ -6,15 +6,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/hash.h"
-#include "../lib/log.h"
-#include "../lib/strtab.h"
-#include "debuginfo.h"
-#include "demangle.h"
-#include "dwarf.h"
-#include "elf.h"
-#include "gosym.h"
-#include "objsym.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/strtab.h"
+#include "symbolize/debuginfo.h"
+#include "symbolize/demangle.h"
+#include "symbolize/dwarf.h"
+#include "symbolize/elf.h"
+#include "symbolize/gosym.h"
+#include "symbolize/objsym.h"
 
 /*
  * The address cache: open addressing, doubled at half load, reset past CACHE_MAX entries (a

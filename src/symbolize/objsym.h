@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolizer.h"
+#include "symbolize/symbolizer.h"
 
 /*
  * Everything autoprof knows to name code in one ELF object, loaded together on first use:

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/log.h"
-#include "../lib/ufile.h"
-#include "perfmap.h"
+#include "lib/log.h"
+#include "lib/ufile.h"
+#include "symbolize/perfmap.h"
 
 /* A runaway JIT must not make the daemon read or hold without bound. */
 #define PERF_MAP_MAX_ENTRIES 1000000u

@@ -19,19 +19,19 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../lib/hash.h"
-#include "../lib/log.h"
-#include "../lib/procfs.h"
-#include "../lib/ufile.h"
-#include "../lib/strtab.h"
-#include "dso_priv.h"
-#include "debuginfo.h"
-#include "elf.h"
-#include "objsym.h"
-#include "perfmap.h"
-#include "kallsyms.h"
-#include "maps.h"
-#include "symbolizer.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/procfs.h"
+#include "lib/ufile.h"
+#include "lib/strtab.h"
+#include "symbolize/dso_priv.h"
+#include "symbolize/debuginfo.h"
+#include "symbolize/elf.h"
+#include "symbolize/objsym.h"
+#include "symbolize/perfmap.h"
+#include "symbolize/kallsyms.h"
+#include "proc/maps.h"
+#include "symbolize/symbolizer.h"
 
 #define INDEX_BUCKETS 4096
 

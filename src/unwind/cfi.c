@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/log.h"
-#include "cfi.h"
-#include "gocfi.h"
+#include "lib/log.h"
+#include "unwind/cfi.h"
+#include "unwind/gocfi.h"
 
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7

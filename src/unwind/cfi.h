@@ -3,7 +3,7 @@
 #define AUTOPROF_UNWIND_CFI_H
 
 /*
- * The unwind rows (bpf/unwind.h) of one ELF file, built from its .eh_frame (or .debug_frame)
+ * The unwind rows (bpf/unwind_abi.h) of one ELF file, built from its .eh_frame (or .debug_frame)
  * call frame information, x86-64 only.
  */
 #include <stdbool.h>
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
-#include "bpf/unwind.h"
+#include "bpf/unwind_abi.h"
 
 struct cfi_table {
 	struct unwind_row *rows; /* sorted by pc, owned by the table */

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/log.h"
-#include "../symbolize/gosym.h"
-#include "gocfi.h"
+#include "lib/log.h"
+#include "symbolize/gosym.h"
+#include "unwind/gocfi.h"
 
 struct gocfi_ctx {
 	struct cfi_builder *b;

@@ -7,7 +7,7 @@
  * Go emits no .eh_frame for its own code, and leaves leaf functions without a frame pointer,
  * so a frame-pointer walk loses a frameless function's caller.
  */
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 /*
  * Adds to b the rows of every Go function in the ELF file open at fd (the caller's). Returns

@@ -15,15 +15,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../collect/collect.h"
-#include "../lib/hash.h"
-#include "../lib/log.h"
-#include "../symbolize/dso.h"
-#include "../symbolize/proctab.h"
-#include "bpf/unwind.h"
-#include "cfi.h"
-#include "unwind.h"
-#include "unwind_priv.h"
+#include "collect/collect.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "symbolize/dso.h"
+#include "proc/proctab.h"
+#include "bpf/unwind_abi.h"
+#include "unwind/cfi.h"
+#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
 
 #define MAX_FILES 16384
 #define FILE_BUCKETS 4096
@@ -309,7 +309,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 		pr_err("cannot create map unwind_inodes: %s\n", strerror(-*err));
 		goto out_free;
 	}
-	/* The table walks of processes not learned yet take (bpf/unwind.h). */
+	/* The table walks of processes not learned yet take (bpf/unwind_abi.h). */
 	u->scratch = (struct unwind_proc){
 		.flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON,
 		.gen = UNWIND_GEN_KERNEL,
@@ -686,7 +686,7 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, struct cf
 }
 
 /*
- * Names the file's slot by the kernel's identity of its inode (bpf/unwind.h, unwind_inodes),
+ * Names the file's slot by the kernel's identity of its inode (bpf/unwind_abi.h, unwind_inodes),
  * for walks that meet it before its process's mappings are published. A file another slot
  * already names (the same inode reached through another dso: a container's copy found by
  * build ID keeps its own) keeps that slot.

@@ -38,7 +38,7 @@ void unwinder__free(struct unwinder *u); /* accepts NULL */
 int unwinder__reuse_maps(struct unwinder *u, struct bpf_object *obj);
 
 /*
- * Gives obj's walk cache (bpf/unwind.h) its entries, unless the options said no (call before
+ * Gives obj's walk cache (bpf/unwind_abi.h) its entries, unless the options said no (call before
  * loading obj): only for samplers whose programs never run preemptibly, as bpf/unwind.bpf.h
  * explains. 1: the cache is on, and the caller sets obj's unwind_cache; 0: off; or a negative
  * errno. UNWIND_CACHE_ENTRIES entries of struct unwind_cache_entry per CPU, counted in

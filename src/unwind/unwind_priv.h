@@ -2,10 +2,10 @@
 #ifndef AUTOPROF_UNWIND_PRIV_H
 #define AUTOPROF_UNWIND_PRIV_H
 
-/* Between unwind.c, which owns the BPF arrays, and uwalk.c, which reads them. */
+/* Between unwind.c, which owns the BPF arrays, and walk_copy.c, which reads them. */
 #include <stdint.h>
 
-#include "bpf/unwind.h"
+#include "bpf/unwind_abi.h"
 
 struct unwinder;
 

@@ -9,11 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collect/python.h"
+#include "src/runtime/python.h"
 #include "store/frame.h"
 #include "symbolize/dso.h"
-#include "symbolize/maps.h"
-#include "symbolize/proctab.h"
+#include "src/proc/maps.h"
+#include "src/proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 

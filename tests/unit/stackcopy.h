@@ -17,8 +17,8 @@
 
 #include <linux/types.h>
 
-#include "bpf/unwind.h"
-#include "src/symbolize/proctab.h"
+#include "bpf/unwind_abi.h"
+#include "src/proc/proctab.h"
 #include "src/symbolize/symbolizer.h"
 #include "src/unwind/unwind.h"
 

@@ -1,4 +1,4 @@
-/* DEPS: src/collect/golabels.c src/symbolize/elf.c src/lib/log.c */
+/* DEPS: src/runtime/golabels.c src/symbolize/elf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Go pprof labels: the Go version from .go.buildinfo, the per-release offset table, and the
@@ -9,7 +9,7 @@
 #include <libelf.h>
 #include <unistd.h>
 
-#include "collect/golabels.h"
+#include "src/runtime/golabels.h"
 #include "testlib.h"
 
 /* name under $BUILD/tctargets, or under $BUILD when it has a slash (fixtures/...). */

@@ -1,4 +1,4 @@
-/* DEPS: src/collect/jvm.c src/collect/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c src/lib/log.c src/lib/procfs.c tests/unit/fake_symbolizer.c src/lib/ufile.c */
+/* DEPS: src/runtime/jvm.c src/runtime/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c src/lib/log.c src/lib/procfs.c tests/unit/fake_symbolizer.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The JVM collector's bookkeeping without a JVM: a process that is none (a child without a
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collect/jvm.h"
+#include "src/runtime/jvm.h"
 #include "fake_symbolizer.h"
 #include "store/frame.h"
 #include "testlib.h"

@@ -1,4 +1,4 @@
-/* DEPS: src/collect/jvmattach.c src/lib/log.c src/lib/ufile.c */
+/* DEPS: src/runtime/jvmattach.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The attach protocol against a stand-in JVM: this process listens on /tmp/.java_pidPID as
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collect/jvmattach.h"
+#include "src/runtime/jvmattach.h"
 #include "testlib.h"
 
 struct fake_jvm {

@@ -1,10 +1,10 @@
-/* DEPS: src/collect/latency.c */
+/* DEPS: src/probes/latency.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /* Latency probes' pure logic: histogram buckets and quantiles, probe requests. */
 #include <errno.h>
 #include <string.h>
 
-#include "collect/latency.h"
+#include "src/probes/latency.h"
 #include "testlib.h"
 
 TEST(buckets_cover_every_value_once)

@@ -1,4 +1,4 @@
-/* DEPS: src/collect/memsample.c */
+/* DEPS: src/memory/memsample.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Memory profiling's pure logic: probe placement (against objdump of this machine's glibc),
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "collect/memsample.h"
+#include "src/memory/memsample.h"
 #include "testlib.h"
 
 #define SHIFT 16

@@ -1,4 +1,4 @@
-/* DEPS: preload/autoprof_preload.c src/collect/preload.c src/lib/log.c */
+/* DEPS: preload/autoprof_preload.c src/memory/preload.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The preload shim linked into this test: its malloc family interposes every allocation of this
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "preload/autoprof_preload.h"
-#include "src/collect/preload.h"
+#include "src/memory/preload.h"
 #include "testlib.h"
 
 #define NOP5 "\x0f\x1f\x44\x00\x00"

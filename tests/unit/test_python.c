@@ -1,4 +1,4 @@
-/* DEPS: src/collect/python.c src/symbolize/elf.c src/lib/log.c tests/unit/python_stubs.c */
+/* DEPS: src/runtime/python.c src/symbolize/elf.c src/lib/log.c tests/unit/python_stubs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * CPython frames: the line tables (3.10's co_linetable, the 3.11+ locations table) against what
@@ -11,10 +11,10 @@
 #include <glob.h>
 #include <unistd.h>
 
-#include "collect/python.h"
+#include "src/runtime/python.h"
 #include "symbolize/dso.h"
-#include "symbolize/maps.h"
-#include "symbolize/proctab.h"
+#include "src/proc/maps.h"
+#include "src/proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 #include "testlib.h"

@@ -1,4 +1,4 @@
-/* DEPS: src/collect/tracectx.c src/collect/golabels.c src/symbolize/maps.c src/symbolize/elf.c src/lib/log.c src/lib/ufile.c */
+/* DEPS: src/runtime/tracectx.c src/runtime/golabels.c src/proc/maps.c src/symbolize/elf.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracectx__locate against live processes: the targets of tests/integration/tracectx.mk print
@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collect/tracectx.h"
+#include "src/runtime/tracectx.h"
 #include "symbolize/dso.h"
-#include "symbolize/maps.h"
-#include "symbolize/proctab.h"
+#include "src/proc/maps.h"
+#include "src/proc/proctab.h"
 #include "testlib.h"
 
 /* The symbolizer's dsos as tracectx__locate_maps sees them: a file, its key, its path. */

@@ -1,10 +1,10 @@
-/* DEPS: src/unwind/unwind.c src/unwind/uwalk.c src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/collect/collect.c src/collect/tracectx.c src/collect/golabels.c src/symbolize/proctab.c src/symbolize/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/symbolize/maps.c src/lib/strtab.c src/lib/log.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/unwind/unwind.c src/unwind/walk_copy.c src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/collect/collect.c src/runtime/tracectx.c src/runtime/golabels.c src/proc/proctab.c src/proc/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/proc/maps.c src/lib/strtab.c src/lib/log.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The unwinder's BPF maps as BPF reads them: per-file tables built once and shared, process
  * mapping tables, the memory bound with its evictions, the idle-file cache. Real maps (needs
  * CAP_BPF), real files (glibc, libstdc++), rows checked against cfi__build of the same file.
- * And user space walking copies of this process's own stack with those tables (uwalk.c).
+ * And user space walking copies of this process's own stack with those tables (walk_copy.c).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 
 #include <bpf/bpf.h>
 
-#include "bpf/unwind.h"
+#include "bpf/unwind_abi.h"
 #include "src/symbolize/dso_priv.h"
-#include "src/symbolize/proctab.h"
+#include "src/proc/proctab.h"
 #include "src/unwind/cfi.h"
 #include "src/unwind/unwind.h"
 #include "src/unwind/unwind_priv.h"

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_BPF_PROC_ABI_H
+#define AUTOPROF_BPF_PROC_ABI_H
+
+/* Shared between bpf/proc.bpf.c and src/proc/proc.c: __u32/__u64 only, no libc. */
+
+enum proc_event_type {
+	PROC_EV_EXEC = 1, /* a process replaced its image: its mappings must be learned now */
+	PROC_EV_EXIT = 2, /* a thread group leader exited: drop what we hold for it */
+};
+
+struct proc_ev {
+	__u32 type;
+	__u32 pid;
+	__u64 time_ns;
+	char comm[16];
+};
+
+/*
+ * Samples of a process image that wake user space at once: enough for the dynamic loader to
+ * have mapped the libraries by the last of them, so the maps are read while the process lives.
+ */
+#define PROC_WAKE_SAMPLES 3
+
+enum proc_counter {
+	PROC_CNT_EXEC = 0,
+	PROC_CNT_EXIT,
+	PROC_CNT_DROP_RINGBUF,
+	PROC_CNT_EXEC_TABLES, /* executables' text published for walks at exec */
+	PROC_CNT__MAX,
+};
+
+#endif

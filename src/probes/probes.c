@@ -1,0 +1,1289 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Function latency probes (the user side of bpf/probes.bpf.c).
+ *
+ * A probe is resolved in the binary (symbol -> file offset, moved to the first instruction the
+ * kernel emulates as memprobe__place does for allocators; or a source line -> its addresses
+ * through the DWARF line tables) and attached as uprobe_multi links whose cookie is the probe's
+ * id. Call durations arrive through a ring buffer and go into one histogram per second (for
+ * windows of the last N seconds), an all-time histogram (/metrics) and an exponentially decayed
+ * one (the moving-average percentiles).
+ *
+ * Samples taken inside a probed call wait, keyed by (thread, probe, call start), until that
+ * call's end says whether it was slow or fast; they are then stored again with that label. The
+ * sampler flags the calls it sampled in BPF, so only their ends are matched here. The sample and
+ * the end travel through different rings: a call that ended is remembered for a few seconds in
+ * case its samples are drained after it. A probe narrowed to the slow (or fast) calls of another
+ * is timed in BPF only inside a call of that probe; its records and samples wait once more, for
+ * the enclosing call's end, and are kept only when that call was of the asked-for class.
+ */
+#define pr_fmt(fmt) "probes: " fmt
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "lib/ufile.h"
+#include "store/store.h"
+#include "symbolize/dso.h"
+#include "symbolize/elf.h"
+#include "bpf/probes_abi.h"
+#include "bpf/probes.skel.h"
+#include "memory/memsample.h"
+#include "probes/probes.h"
+
+#define NSEC		 1000000000ULL
+#define MAX_PROBES	 256
+#define MAX_SITES	 16   /* addresses of one source line */
+#define CODE_BYTES	 64   /* prologue bytes read for placement */
+#define THRESHOLD_WINDOW 60   /* seconds the default threshold (p95) covers */
+#define EWMA_TAU	 60.0 /* seconds: the moving average's time constant */
+#define RECENT_CALLS	 8192 /* exact durations of the last calls: quantiles, the threshold */
+#define WAIT_BUCKETS	 4096
+#define MAX_WAITING	 65536	     /* samples and records waiting for a call's end */
+#define WAIT_MAX_NS	 (60 * NSEC) /* a call that has not ended by then: its samples go */
+#define ENDED_KEEP_NS	 (5 * NSEC)  /* an ended call, for samples drained after its end */
+
+struct probe {
+	uint32_t id;
+	struct probe_spec spec;
+	enum probes_kind kind;
+	size_t nr_sites;
+	unsigned long offsets[MAX_SITES];
+	bool emulated; /* the entry probe sits on an emulated instruction */
+	struct bpf_link *entry, *ret;
+	/* The binary as checked and read, until attached: the uprobe goes on this very file
+	 * (/proc/self/fd/N), not on whatever its path names by then. */
+	int fd;
+	unsigned long long calls;
+	/* One histogram per second of the last PROBES_MAX_SECONDS, by second % that. */
+	int64_t sec_of[PROBES_MAX_SECONDS];
+	uint64_t sec_sum[PROBES_MAX_SECONDS];
+	uint32_t (*secs)[LATENCY_BUCKETS];
+	unsigned long long total[LATENCY_BUCKETS];
+	double total_sum_ns;
+	double ewma[LATENCY_BUCKETS];
+	int64_t ewma_sec; /* the last second folded into ewma */
+	/* The last RECENT_CALLS calls, call n at n % RECENT_CALLS (n counts from 0 to calls). */
+	struct recent_call {
+		uint64_t end_ns, dur_ns;
+	} *recent;
+	uint64_t threshold_ns, threshold_at;
+	unsigned long long threshold_calls; /* calls when it was computed */
+};
+
+struct wait_key {
+	uint32_t tid, probe;
+	uint64_t start;
+};
+
+/* A sample or a call record waiting for a call's end. */
+struct item {
+	struct item *next;
+	uint32_t probe; /* the probe it is for */
+	uint8_t stage;	/* 0: waits for its own call; 1: for the enclosing call */
+	uint8_t is_sample;
+	uint8_t latency; /* enum store_latency, from stage 1 on */
+	uint64_t outer_start;
+	uint64_t added_ns;
+	/* record */
+	uint64_t dur_ns, end_ns;
+	/* sample */
+	uint32_t pid, tid;
+	uint64_t time_ns;
+	uint64_t values[PROFILE_MAX_VALUES];
+	char comm[16];
+	char *strs; /* exe, exe_path, container_id, service, each NUL-terminated */
+	struct frame *frames;
+	uint32_t nr_frames;
+};
+
+struct wait {
+	struct wait *next;
+	struct wait_key key;
+	int latency; /* enum store_latency once the call ended, -1 before */
+	uint64_t touched_ns;
+	struct item *items;
+};
+
+struct probes {
+	pthread_mutex_t lock;
+	struct collect_ctx *ctx;
+	struct probes_bpf *skel;
+	struct probe *probes[MAX_PROBES];
+	uint32_t nr_probes;
+	uint32_t next_id;
+	struct wait *waits[WAIT_BUCKETS];
+	unsigned int nr_waiting;
+	uint64_t next_tick_ns;
+	unsigned long long samples_labelled, samples_expired, samples_dropped, narrowed_out;
+};
+
+static uint64_t now_ns(void)
+{
+	return collect__now_ns();
+}
+
+/* ---- histograms --------------------------------------------------------------------------- */
+
+static void observe(struct probe *p, uint64_t dur, uint64_t end_ns)
+{
+	int64_t sec = (int64_t)(end_ns / NSEC);
+	size_t slot = (size_t)(sec % PROBES_MAX_SECONDS), b = latency__bucket(dur);
+
+	if (p->sec_of[slot] != sec && sec > p->sec_of[slot]) {
+		memset(p->secs[slot], 0, sizeof(p->secs[slot]));
+		p->sec_of[slot] = sec;
+		p->sec_sum[slot] = 0;
+	}
+	if (p->sec_of[slot] == sec) {
+		p->secs[slot][b]++;
+		p->sec_sum[slot] += dur;
+	}
+	p->total[b]++;
+	p->total_sum_ns += (double)dur;
+	p->recent[p->calls % RECENT_CALLS] = (struct recent_call){.end_ns = end_ns, .dur_ns = dur};
+	p->calls++;
+}
+
+/*
+ * The durations of the kept calls that ended at or after from_ns, sorted (malloc'ed, the caller
+ * frees; NULL when none or out of memory), and their count in *n. *all says whether they are
+ * every call since from_ns: false once calls since then were pushed out by newer ones.
+ */
+static uint64_t *recent_durations(const struct probe *p, uint64_t from_ns, size_t *n, bool *all)
+{
+	size_t kept = p->calls < RECENT_CALLS ? (size_t)p->calls : RECENT_CALLS;
+	uint64_t *vals;
+
+	*n = 0;
+	/* The oldest kept call is the next one overwritten. */
+	*all = p->calls <= RECENT_CALLS || p->recent[p->calls % RECENT_CALLS].end_ns < from_ns;
+	vals = kept ? malloc(kept * sizeof(*vals)) : NULL;
+	if (!vals)
+		return NULL;
+	for (size_t i = 0; i < kept; i++)
+		if (p->recent[i].end_ns >= from_ns)
+			vals[(*n)++] = p->recent[i].dur_ns;
+	if (!*n) {
+		free(vals);
+		return NULL;
+	}
+	latency__sort(vals, *n);
+	return vals;
+}
+
+/* The last `seconds` (the current one included) summed into counts; returns the count. */
+static unsigned long long window(const struct probe *p, unsigned int seconds, double *counts,
+				 uint64_t *sum)
+{
+	int64_t now = (int64_t)(now_ns() / NSEC);
+	unsigned long long n = 0;
+
+	memset(counts, 0, LATENCY_BUCKETS * sizeof(*counts));
+	*sum = 0;
+	for (int64_t s = now - seconds + 1; s <= now; s++) {
+		size_t slot = (size_t)(s % PROBES_MAX_SECONDS);
+
+		if (p->sec_of[slot] != s)
+			continue;
+		for (size_t b = 0; b < LATENCY_BUCKETS; b++) {
+			counts[b] += p->secs[slot][b];
+			n += p->secs[slot][b];
+		}
+		*sum += p->sec_sum[slot];
+	}
+	return n;
+}
+
+/* Folds the completed seconds into the decayed histogram. */
+static void ewma_update(struct probe *p, int64_t now_sec)
+{
+	double decay = exp(-1.0 / EWMA_TAU);
+
+	if (now_sec - 1 - p->ewma_sec > PROBES_MAX_SECONDS) {
+		double d =
+		    exp(-(double)(now_sec - 1 - p->ewma_sec - PROBES_MAX_SECONDS) / EWMA_TAU);
+
+		for (size_t b = 0; b < LATENCY_BUCKETS; b++)
+			p->ewma[b] *= d;
+		p->ewma_sec = now_sec - 1 - PROBES_MAX_SECONDS;
+	}
+	for (int64_t s = p->ewma_sec + 1; s < now_sec; s++) {
+		size_t slot = (size_t)(s % PROBES_MAX_SECONDS);
+		bool have = p->sec_of[slot] == s;
+
+		for (size_t b = 0; b < LATENCY_BUCKETS; b++)
+			p->ewma[b] = p->ewma[b] * decay + (have ? p->secs[slot][b] : 0);
+	}
+	if (now_sec - 1 > p->ewma_sec)
+		p->ewma_sec = now_sec - 1;
+}
+
+/*
+ * The threshold in effect: the user's, else the exact p95 of the calls of the last minute (the
+ * last RECENT_CALLS of them at most), else, when none ended in that minute, of the decayed
+ * histogram.
+ */
+static uint64_t threshold(struct probe *p, uint64_t now)
+{
+	uint64_t window_ns = (uint64_t)THRESHOLD_WINDOW * NSEC, *vals;
+	bool all;
+	size_t n;
+
+	if (p->spec.threshold_ns)
+		return p->spec.threshold_ns;
+	/* Once a second, and whenever the calls doubled: the first calls' p95 says little. */
+	if (p->threshold_ns && now - p->threshold_at < NSEC && p->calls < 2 * p->threshold_calls)
+		return p->threshold_ns;
+	vals = recent_durations(p, now > window_ns ? now - window_ns : 0, &n, &all);
+	if (vals)
+		p->threshold_ns = latency__rank(vals, n, 0.95);
+	else
+		p->threshold_ns = latency__quantile(p->ewma, 0.95);
+	free(vals);
+	p->threshold_at = now;
+	p->threshold_calls = p->calls;
+	return p->threshold_ns;
+}
+
+static enum store_latency classify(struct probe *p, uint64_t dur, uint64_t now)
+{
+	return dur > threshold(p, now) ? STORE_LATENCY_SLOW : STORE_LATENCY_FAST;
+}
+
+/* ---- samples and records waiting for a call's end ------------------------------------------ */
+
+static struct probe *find(struct probes *pr, uint32_t id)
+{
+	for (uint32_t i = 0; i < pr->nr_probes; i++)
+		if (pr->probes[i]->id == id)
+			return pr->probes[i];
+	return NULL;
+}
+
+static size_t wait_hash(const struct wait_key *k)
+{
+	uint64_t h = (k->start ^ ((uint64_t)k->tid << 32) ^ k->probe) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 52) & (WAIT_BUCKETS - 1);
+}
+
+static struct wait **wait_find(struct probes *pr, const struct wait_key *k)
+{
+	struct wait **pp = &pr->waits[wait_hash(k)];
+
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->key.tid == k->tid && (*pp)->key.probe == k->probe &&
+		    (*pp)->key.start == k->start)
+			return pp;
+	return pp;
+}
+
+static struct wait *wait_get(struct probes *pr, const struct wait_key *k)
+{
+	struct wait **pp = wait_find(pr, k), *w = *pp;
+
+	if (w)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->key = *k;
+	w->latency = -1;
+	w->touched_ns = now_ns();
+	*pp = w;
+	return w;
+}
+
+static void item_free(struct probes *pr, struct item *it)
+{
+	if (it->is_sample) {
+		for (uint32_t i = 0; i < it->nr_frames; i++)
+			dso__put(it->frames[i].dso);
+		free(it->frames);
+		free(it->strs);
+	}
+	pr->nr_waiting--;
+	free(it);
+}
+
+static void finish(struct probes *pr, struct probe *p, struct item *it)
+{
+	if (it->is_sample) {
+		const char *exe = it->strs, *path = exe + strlen(exe) + 1;
+		const char *cid = path + strlen(path) + 1, *svc = cid + strlen(cid) + 1;
+		struct sample smp = {
+		    .type = PROFILE_CPU,
+		    .pid = it->pid,
+		    .tid = it->tid,
+		    .time_ns = it->time_ns,
+		    .comm = it->comm,
+		    .exe = exe,
+		    .exe_path = path,
+		    .container_id = cid,
+		    .service = svc,
+		    .probe = p->id,
+		    .latency = it->latency,
+		    .frames = it->frames,
+		    .nr_frames = it->nr_frames,
+		};
+
+		memcpy(smp.values, it->values, sizeof(smp.values));
+		if (!store__add(pr->ctx->store, &smp))
+			pr->samples_labelled++;
+		else
+			pr->samples_dropped++;
+	} else {
+		observe(p, it->dur_ns, it->end_ns);
+	}
+	item_free(pr, it);
+}
+
+static void deliver(struct probes *pr, struct item *it, const struct wait_key *k);
+
+/* The call it waited for ended with `latency`. */
+static void advance(struct probes *pr, struct item *it, enum store_latency latency)
+{
+	struct probe *p = find(pr, it->probe);
+
+	if (!p) {
+		item_free(pr, it);
+		return;
+	}
+	if (it->stage == 0) {
+		it->latency = latency;
+		if (p->spec.inside) {
+			struct wait_key k = {it->tid, p->spec.inside, it->outer_start};
+
+			it->stage = 1;
+			deliver(pr, it, &k);
+			return;
+		}
+		finish(pr, p, it);
+		return;
+	}
+	if (p->spec.inside_latency && latency != p->spec.inside_latency) {
+		pr->narrowed_out++;
+		item_free(pr, it);
+		return;
+	}
+	finish(pr, p, it);
+}
+
+static void deliver(struct probes *pr, struct item *it, const struct wait_key *k)
+{
+	struct wait *w = wait_get(pr, k);
+
+	if (!w) {
+		if (it->is_sample)
+			pr->samples_dropped++;
+		item_free(pr, it);
+		return;
+	}
+	if (w->latency >= 0) {
+		advance(pr, it, w->latency);
+		return;
+	}
+	it->next = w->items;
+	w->items = it;
+}
+
+/* Call k ended as `latency`: what waited for it moves on; kept a while when it was sampled. */
+static void resolve(struct probes *pr, const struct wait_key *k, enum store_latency latency,
+		    bool keep)
+{
+	struct wait **pp = wait_find(pr, k), *w = *pp;
+	struct item *it;
+
+	if (!w) {
+		if (!keep)
+			return;
+		w = wait_get(pr, k);
+		if (!w)
+			return;
+		pp = wait_find(pr, k);
+	}
+	w->latency = latency;
+	w->touched_ns = now_ns();
+	it = w->items;
+	w->items = NULL;
+	if (!keep) {
+		*pp = w->next;
+		free(w);
+	}
+	while (it) {
+		struct item *next = it->next;
+
+		advance(pr, it, latency);
+		it = next;
+	}
+}
+
+static struct item *item_new(struct probes *pr)
+{
+	struct item *it;
+
+	if (pr->nr_waiting >= MAX_WAITING)
+		return NULL;
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return NULL;
+	pr->nr_waiting++;
+	it->added_ns = now_ns();
+	return it;
+}
+
+static int handle_event(void *arg, void *data, size_t size)
+{
+	struct probes *pr = arg;
+	const struct probes_event *e = data;
+	struct probe *p;
+	uint64_t dur;
+	enum store_latency latency = STORE_LATENCY_FAST;
+
+	if (size < sizeof(*e))
+		return 0;
+	dur = e->end_ns - e->start_ns;
+	pthread_mutex_lock(&pr->lock);
+	p = find(pr, e->probe);
+	if (!p)
+		goto out;
+	/* Observed first: the first call of a probe then has a p95 to be compared with. */
+	if (!p->spec.inside)
+		observe(p, dur, e->end_ns);
+	if (p->kind == PROBES_KIND_CALL)
+		latency = classify(p, dur, e->end_ns);
+	if (p->spec.inside) {
+		struct wait_key k = {e->tid, p->spec.inside, e->outer_start_ns};
+		struct item *it = item_new(pr);
+
+		if (it) {
+			it->probe = p->id;
+			it->stage = 1;
+			it->latency = latency;
+			it->dur_ns = dur;
+			it->end_ns = e->end_ns;
+			it->tid = e->tid;
+			deliver(pr, it, &k);
+		}
+	}
+	if (e->flags & (PROBES_CALL_SAMPLED | PROBES_CALL_INNER)) {
+		struct wait_key k = {e->tid, e->probe, e->start_ns};
+
+		resolve(pr, &k, latency, e->flags & PROBES_CALL_SAMPLED);
+	}
+out:
+	pthread_mutex_unlock(&pr->lock);
+	return 0;
+}
+
+/* A copy of smp that outlives the sampler's buffers. */
+static struct item *sample_item(struct probes *pr, const struct sample *smp)
+{
+	const char *s[4] = {smp->exe, smp->exe_path, smp->container_id, smp->service};
+	struct item *it = item_new(pr);
+	size_t len = 0, off = 0;
+
+	if (!it)
+		return NULL;
+	it->is_sample = 1;
+	for (int i = 0; i < 4; i++)
+		len += strlen(s[i] ? s[i] : "") + 1;
+	it->strs = malloc(len);
+	it->frames = malloc((smp->nr_frames ? smp->nr_frames : 1) * sizeof(*it->frames));
+	if (!it->strs || !it->frames) {
+		free(it->strs);
+		free(it->frames);
+		it->strs = NULL;
+		it->frames = NULL;
+		it->is_sample = 0;
+		item_free(pr, it);
+		return NULL;
+	}
+	for (int i = 0; i < 4; i++) {
+		size_t n = strlen(s[i] ? s[i] : "") + 1;
+
+		memcpy(it->strs + off, s[i] ? s[i] : "", n);
+		off += n;
+	}
+	for (uint32_t i = 0; i < smp->nr_frames; i++) {
+		it->frames[i] = smp->frames[i];
+		dso__get(it->frames[i].dso);
+	}
+	it->nr_frames = smp->nr_frames;
+	it->pid = smp->pid;
+	it->tid = smp->tid;
+	it->time_ns = smp->time_ns;
+	memcpy(it->values, smp->values, sizeof(it->values));
+	snprintf(it->comm, sizeof(it->comm), "%s", smp->comm ? smp->comm : "");
+	return it;
+}
+
+void probes__sample(struct probes *pr, const struct sample *smp, uint32_t n, const uint32_t *probe,
+		    const uint64_t *start)
+{
+	if (!pr)
+		return;
+	pthread_mutex_lock(&pr->lock);
+	for (uint32_t i = 0; i < n; i++) {
+		struct probe *p = find(pr, probe[i]);
+		struct wait_key k = {smp->tid, probe[i], start[i]};
+		uint64_t outer = 0;
+		struct item *it;
+
+		if (!p || p->kind != PROBES_KIND_CALL)
+			continue;
+		if (p->spec.inside) {
+			for (uint32_t j = i; j-- > 0;) {
+				if (probe[j] == p->spec.inside) {
+					outer = start[j];
+					break;
+				}
+			}
+			if (!outer)
+				continue;
+		}
+		it = sample_item(pr, smp);
+		if (!it) {
+			pr->samples_dropped++;
+			continue;
+		}
+		it->probe = p->id;
+		it->outer_start = outer;
+		deliver(pr, it, &k);
+	}
+	pthread_mutex_unlock(&pr->lock);
+}
+
+/* Drops what waited too long for a call's end, and ended calls no sample can still be late for. */
+static void expire(struct probes *pr, uint64_t now)
+{
+	for (size_t b = 0; b < WAIT_BUCKETS; b++) {
+		struct wait **pp = &pr->waits[b];
+
+		while (*pp) {
+			struct wait *w = *pp;
+			struct item **ip = &w->items;
+
+			while (*ip) {
+				struct item *it = *ip;
+
+				if (now - it->added_ns < WAIT_MAX_NS) {
+					ip = &it->next;
+					continue;
+				}
+				*ip = it->next;
+				if (it->is_sample)
+					pr->samples_expired++;
+				item_free(pr, it);
+			}
+			if (!w->items && (w->latency >= 0 ? now - w->touched_ns > ENDED_KEEP_NS
+							  : now - w->touched_ns > WAIT_MAX_NS)) {
+				*pp = w->next;
+				free(w);
+				continue;
+			}
+			pp = &w->next;
+		}
+	}
+}
+
+void probes__tick(struct probes *pr)
+{
+	uint64_t now = now_ns();
+
+	if (!pr || now < pr->next_tick_ns)
+		return;
+	pr->next_tick_ns = now + NSEC;
+	pthread_mutex_lock(&pr->lock);
+	for (uint32_t i = 0; i < pr->nr_probes; i++)
+		ewma_update(pr->probes[i], (int64_t)(now / NSEC));
+	expire(pr, now);
+	pthread_mutex_unlock(&pr->lock);
+}
+
+/* ---- resolving a probe in its binary ------------------------------------------------------- */
+
+struct func_query {
+	const char *name;
+	uint64_t vaddr, size;
+};
+
+static int func_query__match(const struct elf_symbol *s, void *ctx)
+{
+	struct func_query *q = ctx;
+
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
+	    !s->sym.st_value || strcmp(s->name, q->name))
+		return 0;
+	q->vaddr = s->sym.st_value;
+	q->size = s->sym.st_size;
+	return 1;
+}
+
+/* The file offset to probe function `name` at (moved to an emulated instruction). */
+static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p, char *why,
+			    size_t why_len)
+{
+	struct func_query q = {.name = name};
+	uint8_t code[CODE_BYTES];
+	enum memprobe_kind kind;
+	uint64_t off;
+	ssize_t len;
+
+	/* The first definition in section order: .dynsym comes before .symtab. */
+	elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, func_query__match, &q);
+	if (!q.vaddr) {
+		snprintf(why, why_len, "function: no function \"%s\" in %s", name, p->spec.binary);
+		return -EINVAL;
+	}
+	if (elf__vaddr_to_offset(elf, q.vaddr, &off)) {
+		snprintf(why, why_len, "function: \"%s\" is outside the loadable segments", name);
+		return -EINVAL;
+	}
+	len = pread(fd, code, q.size && q.size < sizeof(code) ? q.size : sizeof(code), (off_t)off);
+	off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
+	p->emulated = kind == MEMPROBE_EMULATED;
+	p->offsets[0] = off;
+	p->nr_sites = 1;
+	return 0;
+}
+
+static bool file_matches(const char *path, const char *file)
+{
+	size_t pl = strlen(path), fl = strlen(file);
+
+	if (!strcmp(path, file))
+		return true;
+	return pl > fl && path[pl - fl - 1] == '/' && !strcmp(path + pl - fl, file);
+}
+
+/* The addresses where `file:line` begins: the first row of each run of its rows. */
+static int resolve_location(Elf *elf, const char *loc, struct probe *p, char *why, size_t why_len)
+{
+	char file[PROBE_LOCATION_MAX];
+	unsigned int line;
+	Dwarf_Off cu = 0, next;
+	size_t hsize;
+	bool any_file = false;
+	Dwarf *dw;
+
+	if (probespec__location(loc, file, sizeof(file), &line)) {
+		snprintf(why, why_len, "location: \"%s\" is not FILE:LINE", loc);
+		return -EINVAL;
+	}
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		snprintf(why, why_len, "location: %s has no DWARF line tables", p->spec.binary);
+		return -EINVAL;
+	}
+	p->nr_sites = 0;
+	while (!dwarf_nextcu(dw, cu, &next, &hsize, NULL, NULL, NULL)) {
+		Dwarf_Die die;
+		Dwarf_Lines *lines;
+		size_t n;
+		int prev_line = -1;
+		const char *prev_src = NULL;
+
+		if (!dwarf_offdie(dw, cu + hsize, &die) || dwarf_getsrclines(&die, &lines, &n)) {
+			cu = next;
+			continue;
+		}
+		cu = next;
+		for (size_t i = 0; i < n; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+			bool stmt = false, end = false;
+			Dwarf_Addr addr;
+			uint64_t off;
+			int ln;
+
+			if (!src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &addr))
+				continue;
+			dwarf_linebeginstatement(l, &stmt);
+			dwarf_lineendsequence(l, &end);
+			if (file_matches(src, file)) {
+				any_file = true;
+				if ((unsigned int)ln == line && stmt && !end &&
+				    !(prev_line == ln && prev_src == src) &&
+				    !elf__vaddr_to_offset(elf, addr, &off)) {
+					bool dup = false;
+
+					for (size_t k = 0; k < p->nr_sites; k++)
+						dup |= p->offsets[k] == off;
+					if (!dup && p->nr_sites < MAX_SITES)
+						p->offsets[p->nr_sites++] = off;
+				}
+			}
+			prev_line = end ? -1 : ln;
+			prev_src = src;
+		}
+	}
+	dwarf_end(dw);
+	if (!p->nr_sites) {
+		if (any_file)
+			snprintf(why, why_len, "location: no code at line %u of %s", line, file);
+		else
+			snprintf(why, why_len, "location: no source file \"%s\" in the line tables",
+				 file);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Why ufile__openat refused a binary, for the answer. */
+static const char *open_error(int err)
+{
+	switch (err) {
+	case -EINVAL:
+		return "not a regular file";
+	case -EFBIG:
+		return "too large";
+	default:
+		return strerror(-err);
+	}
+}
+
+/*
+ * Opens the binary as a file others may control (ufile.h: a FIFO, a device or a directory is
+ * refused, a FIFO without blocking) and keeps it open in p->fd for attach().
+ */
+static int locate(struct probe *p, char *why, size_t why_len)
+{
+	const struct ufile_how how = { .max_size = UFILE_MAX_ELF };
+	int root, fd, err;
+	Elf *elf;
+
+	root = ufile__root(0);
+	if (root < 0) {
+		snprintf(why, why_len, "binary: cannot open /: %s", strerror(-root));
+		return -EINVAL;
+	}
+	fd = ufile__openat(root, p->spec.binary, &how, NULL);
+	close(root);
+	if (fd < 0) {
+		snprintf(why, why_len, "binary: cannot open %s: %s", p->spec.binary,
+			 open_error(fd));
+		return -EINVAL;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(why, why_len, "binary: %s is not an ELF file", p->spec.binary);
+		err = -EINVAL;
+		goto out;
+	}
+	if (p->spec.function[0])
+		err = resolve_function(elf, fd, p->spec.function, p, why, why_len);
+	else
+		err = resolve_location(elf, p->spec.location, p, why, why_len);
+out:
+	elf_end(elf);
+	if (err)
+		close(fd);
+	else
+		p->fd = fd;
+	return err;
+}
+
+/*
+ * What libbpf and the kernel resolve for the probe: /proc/self/fd/N of the descriptor the
+ * binary was checked and read through, exactly that file (a path swapped since is not followed).
+ */
+static void attach_path(int fd, char *out, size_t size)
+{
+	snprintf(out, size, "/proc/self/fd/%d", fd);
+}
+
+static struct bpf_link *attach(struct probes *pr, struct probe *p, bool ret)
+{
+	__u64 cookies[MAX_SITES];
+	char path[32];
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = p->offsets, .cookies = cookies,
+		    .cnt = p->nr_sites, .retprobe = ret);
+
+	for (size_t i = 0; i < p->nr_sites; i++)
+		cookies[i] = p->id;
+	attach_path(p->fd, path, sizeof(path));
+	return bpf_program__attach_uprobe_multi(
+	    ret ? pr->skel->progs.probe_return : pr->skel->progs.probe_entry,
+	    p->spec.pid ? (pid_t)p->spec.pid : -1, path, NULL, &opts);
+}
+
+static void probe_free(struct probe *p)
+{
+	if (!p)
+		return;
+	bpf_link__destroy(p->ret);
+	bpf_link__destroy(p->entry);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->secs);
+	free(p->recent);
+	free(p);
+}
+
+int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, char *why,
+		size_t why_len)
+{
+	struct probe *p = calloc(1, sizeof(*p)), *outer;
+	struct probes_conf conf = {0};
+	int err;
+
+	if (p) {
+		p->fd = -1;
+		p->secs = calloc(PROBES_MAX_SECONDS, sizeof(*p->secs));
+		p->recent = calloc(RECENT_CALLS, sizeof(*p->recent));
+	}
+	if (!p || !p->secs || !p->recent) {
+		probe_free(p);
+		snprintf(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
+	p->spec = *spec;
+	p->kind = spec->function[0] ? PROBES_KIND_CALL : PROBES_KIND_LINE;
+	for (size_t i = 0; i < PROBES_MAX_SECONDS; i++)
+		p->sec_of[i] = -1;
+	p->ewma_sec = (int64_t)(now_ns() / NSEC) - 1;
+	if (spec->pid && kill((pid_t)spec->pid, 0) && errno == ESRCH) {
+		snprintf(why, why_len, "pid: no process %u", spec->pid);
+		probe_free(p);
+		return -EINVAL;
+	}
+	/* The binary is read outside the lock: events keep flowing meanwhile. */
+	err = locate(p, why, why_len);
+	if (err) {
+		probe_free(p);
+		return err;
+	}
+	pthread_mutex_lock(&pr->lock);
+	if (pr->nr_probes == MAX_PROBES) {
+		snprintf(why, why_len, "at most %d probes", MAX_PROBES);
+		err = -EINVAL;
+		goto out_unlock;
+	}
+	if (spec->inside) {
+		outer = find(pr, spec->inside);
+		if (!outer || outer->kind != PROBES_KIND_CALL) {
+			snprintf(why, why_len, "inside.probe: %u is not a function probe",
+				 spec->inside);
+			err = -EINVAL;
+			goto out_unlock;
+		}
+	}
+	p->id = ++pr->next_id;
+	conf.kind = p->kind;
+	conf.inside = spec->inside;
+	if (bpf_map_update_elem(bpf_map__fd(pr->skel->maps.probe_conf), &p->id, &conf, BPF_ANY)) {
+		err = -errno;
+		snprintf(why, why_len, "cannot configure the probe: %s", strerror(-err));
+		goto out_unlock;
+	}
+	/* The return first: an entry without its return would leave calls in flight. */
+	if (p->kind == PROBES_KIND_CALL) {
+		p->ret = attach(pr, p, true);
+		if (!p->ret) {
+			err = -errno;
+			goto out_attach;
+		}
+	}
+	p->entry = attach(pr, p, false);
+	if (!p->entry) {
+		err = -errno;
+		goto out_attach;
+	}
+	/* The uprobes hold the inode: the descriptor is no longer needed. */
+	close(p->fd);
+	p->fd = -1;
+	pr->probes[pr->nr_probes++] = p;
+	*id = p->id;
+	pthread_mutex_unlock(&pr->lock);
+	pr_info("probe %u (%s): %s in %s at %zu address%s (+0x%lx%s)%s\n", p->id, spec->name,
+		spec->function[0] ? spec->function : spec->location, spec->binary, p->nr_sites,
+		p->nr_sites == 1 ? "" : "es", p->offsets[0],
+		p->kind == PROBES_KIND_CALL ? (p->emulated ? ", emulated" : ", entry") : "",
+		spec->pid ? " of one process" : "");
+	return 0;
+
+out_attach:
+	snprintf(why, why_len, "cannot attach to %s: %s", spec->binary, strerror(-err));
+	bpf_map_delete_elem(bpf_map__fd(pr->skel->maps.probe_conf), &p->id);
+	/* A pid that exited, or a binary not executable: the request's fault either way. */
+	if (err == -ESRCH || err == -ENOENT || err == -EINVAL)
+		err = -EINVAL;
+out_unlock:
+	pthread_mutex_unlock(&pr->lock);
+	probe_free(p);
+	return err;
+}
+
+int probes__remove(struct probes *pr, uint32_t id)
+{
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&pr->lock);
+	for (uint32_t i = 0; i < pr->nr_probes; i++) {
+		struct probe *p = pr->probes[i];
+
+		if (p->id != id)
+			continue;
+		/* Detaching is the only change to the target: its breakpoints go. */
+		bpf_map_delete_elem(bpf_map__fd(pr->skel->maps.probe_conf), &id);
+		pr->probes[i] = pr->probes[--pr->nr_probes];
+		probe_free(p);
+		pr_info("probe %u removed\n", id);
+		err = 0;
+		break;
+	}
+	pthread_mutex_unlock(&pr->lock);
+	return err;
+}
+
+bool probes__exists(struct probes *pr, uint32_t id)
+{
+	bool found;
+
+	pthread_mutex_lock(&pr->lock);
+	found = find(pr, id) != NULL;
+	pthread_mutex_unlock(&pr->lock);
+	return found;
+}
+
+/* ---- API answers ---------------------------------------------------------------------------- */
+
+static int json_str_or_null(struct buf *out, const char *s)
+{
+	return *s ? buf__json_str(out, s) : buf__puts(out, "null");
+}
+
+int probes__list(struct probes *pr, struct buf *out)
+{
+	int err = buf__puts(out, "{\"probes\": [");
+	uint64_t now = now_ns();
+
+	pthread_mutex_lock(&pr->lock);
+	for (uint32_t i = 0; !err && i < pr->nr_probes; i++) {
+		struct probe *p = pr->probes[i];
+
+		err = buf__printf(out, "%s{\"id\": %u, \"name\": ", i ? ", " : "", p->id) ?:
+		      buf__json_str(out, p->spec.name) ?: buf__puts(out, ", \"binary\": ") ?:
+		      buf__json_str(out, p->spec.binary) ?: buf__puts(out, ", \"function\": ") ?:
+		      json_str_or_null(out, p->spec.function) ?: buf__puts(out, ", \"location\": ") ?:
+		      json_str_or_null(out, p->spec.location) ?:
+		      buf__printf(out, ", \"pid\": %u, \"threshold_ns\": %" PRIu64
+				       ", \"calls\": %llu, \"addresses\": %zu, \"placement\": \"%s\"",
+			      p->spec.pid, p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0,
+			      p->calls, p->nr_sites,
+			      p->kind == PROBES_KIND_LINE ? "line" :
+			      p->emulated		   ? "emulated" :
+							     "entry");
+		if (!err && p->spec.inside)
+			err = buf__printf(out, ", \"inside\": {\"probe\": %u, \"latency\": \"%s\"}",
+					  p->spec.inside,
+					  p->spec.inside_latency == STORE_LATENCY_SLOW	 ? "slow"
+					  : p->spec.inside_latency == STORE_LATENCY_FAST ? "fast"
+											 : "any");
+		err = err ?: buf__puts(out, "}");
+	}
+	pthread_mutex_unlock(&pr->lock);
+	return err ?: buf__puts(out, "]}\n");
+}
+
+int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct buf *out)
+{
+	static const double qs[4] = {0.5, 0.9, 0.95, 0.99};
+	double counts[LATENCY_BUCKETS];
+	uint64_t sum, q[4], eq[4], now, *vals;
+	unsigned long long n;
+	struct probe *p;
+	bool first = true, exact;
+	size_t nr_vals;
+	int err;
+
+	pthread_mutex_lock(&pr->lock);
+	p = find(pr, id);
+	if (!p) {
+		pthread_mutex_unlock(&pr->lock);
+		return -ENOENT;
+	}
+	ewma_update(p, (int64_t)(now_ns() / NSEC));
+	/* The decayed completed seconds and the current one so far: all time, recent first. */
+	window(p, 1, counts, &sum);
+	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
+		counts[b] += p->ewma[b] * exp(-1.0 / EWMA_TAU);
+	for (int i = 0; i < 4; i++)
+		eq[i] = latency__quantile(counts, qs[i]);
+	n = window(p, seconds, counts, &sum);
+	/*
+	 * Exact when the kept calls are every call of the window (the window as window() has it:
+	 * from the start of its first second), else from the histogram's buckets.
+	 */
+	now = now_ns();
+	vals = recent_durations(p, (now / NSEC + 1 > seconds ? now / NSEC + 1 - seconds : 0) * NSEC,
+				&nr_vals, &exact);
+	exact = exact && nr_vals == n;
+	for (int i = 0; i < 4; i++)
+		q[i] = exact ? latency__rank(vals, nr_vals, qs[i]) : latency__quantile(counts, qs[i]);
+	free(vals);
+	err = buf__printf(out, "{\"id\": %u, \"name\": ", p->id) ?:
+	      buf__json_str(out, p->spec.name) ?:
+	      buf__printf(out,
+			  ", \"seconds\": %u, \"count\": %llu, \"sum_ns\": %" PRIu64
+			  ", \"p50_ns\": %" PRIu64 ", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64
+			  ", \"p99_ns\": %" PRIu64 ", \"ewma\": {\"p50_ns\": %" PRIu64
+			  ", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64
+			  "}, \"exact\": %s, \"threshold_ns\": %" PRIu64 ", \"buckets\": [",
+			  seconds, n, sum, q[0], q[1], q[2], q[3], eq[0], eq[1], eq[2], eq[3],
+			  exact ? "true" : "false",
+			  p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0);
+	for (size_t b = 0; !err && b < LATENCY_BUCKETS; b++) {
+		if (!counts[b])
+			continue;
+		err = buf__printf(out, "%s{\"le_ns\": %" PRIu64 ", \"count\": %.0f}",
+				  first ? "" : ", ", latency__le(b), counts[b]);
+		first = false;
+	}
+	pthread_mutex_unlock(&pr->lock);
+	return err ?: buf__puts(out, "]}\n");
+}
+
+/* ---- /metrics -------------------------------------------------------------------------------- */
+
+/* Powers of two from ~1 us to ~34 s: bucket bounds of the histogram (latency.h). */
+#define METRIC_MIN_POW2 10
+#define METRIC_MAX_POW2 35
+#define METRIC_BOUNDS	(METRIC_MAX_POW2 - METRIC_MIN_POW2 + 1)
+
+/* By hand, not a table (metrics__table): a histogram per probe in the list, labelled with it. */
+static void write_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct probes *pr = ctx;
+	double bounds[METRIC_BOUNDS];
+	unsigned long long cum[METRIC_BOUNDS];
+
+	for (int i = 0; i < METRIC_BOUNDS; i++)
+		bounds[i] = (double)(1ULL << (METRIC_MIN_POW2 + i)) / 1e9;
+	metrics__family(w, "autoprof_probe_latency_seconds", METRIC_HISTOGRAM,
+			"Duration of the calls of each latency probe (a line probe's hits count "
+			"as 0 s), since it was added.");
+	pthread_mutex_lock(&pr->lock);
+	for (uint32_t i = 0; i < pr->nr_probes; i++) {
+		struct probe *p = pr->probes[i];
+		unsigned long long c = 0;
+		size_t b = 0;
+		char id[16];
+
+		for (int k = 0; k < METRIC_BOUNDS; k++) {
+			uint64_t le = 1ULL << (METRIC_MIN_POW2 + k);
+
+			for (; b < LATENCY_BUCKETS && latency__le(b) <= le; b++)
+				c += p->total[b];
+			cum[k] = c;
+		}
+		snprintf(id, sizeof(id), "%u", p->id);
+		metrics__histogram(w, bounds, cum, METRIC_BOUNDS, p->calls, p->total_sum_ns / 1e9,
+				   "probe", p->spec.name, "id", id, NULL);
+	}
+	pthread_mutex_unlock(&pr->lock);
+}
+
+/* The probe collector's own health. */
+static const struct metrics_row health_rows[] = {
+	METRICS_FAMILY("autoprof_probes", METRIC_GAUGE, "Latency probes attached."),
+	METRICS_SAMPLE(struct probes_stats, probes),
+	METRICS_FAMILY("autoprof_probe_events", METRIC_COUNTER,
+		       "Probe hits in BPF, by outcome: call (timed), hit (line), outside (a "
+		       "narrowed probe outside its enclosing probe's calls), nest_full (too many "
+		       "calls in flight), unmatched (a return without its entry), ringbuf_full "
+		       "(lost)."),
+	METRICS_SAMPLE(struct probes_stats, calls, "outcome", "call"),
+	METRICS_SAMPLE(struct probes_stats, hits, "outcome", "hit"),
+	METRICS_SAMPLE(struct probes_stats, outside, "outcome", "outside"),
+	METRICS_SAMPLE(struct probes_stats, nest_full, "outcome", "nest_full"),
+	METRICS_SAMPLE(struct probes_stats, unmatched, "outcome", "unmatched"),
+	METRICS_SAMPLE(struct probes_stats, drop_ringbuf, "outcome", "ringbuf_full"),
+	METRICS_FAMILY("autoprof_probe_samples", METRIC_COUNTER,
+		       "On-CPU samples taken inside probed calls: labelled (stored with the call's "
+		       "latency class), expired (the call never ended), dropped (no memory), "
+		       "narrowed_out (the enclosing call was not of the class asked for)."),
+	METRICS_SAMPLE(struct probes_stats, samples_labelled, "outcome", "labelled"),
+	METRICS_SAMPLE(struct probes_stats, samples_expired, "outcome", "expired"),
+	METRICS_SAMPLE(struct probes_stats, samples_dropped, "outcome", "dropped"),
+	METRICS_SAMPLE(struct probes_stats, narrowed_out, "outcome", "narrowed_out"),
+};
+
+static void write_health(struct metrics_writer *w, void *ctx)
+{
+	struct probes_stats st;
+
+	probes__stats(ctx, &st);
+	METRICS_TABLE(w, health_rows, &st);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------------ */
+
+struct probes *probes__new(const struct probes_opts *opts, struct collect_ctx *ctx, int *err)
+{
+	struct probes *pr = calloc(1, sizeof(*pr));
+
+	if (!pr) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&pr->lock, NULL);
+	pr->ctx = ctx;
+	pr->skel = probes_bpf__open();
+	if (!pr->skel) {
+		*err = -errno;
+		pr_err("cannot open BPF object: %s\n", strerror(-*err));
+		goto out_free;
+	}
+	pr->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
+	*err = bpf_map__set_max_entries(pr->skel->maps.probe_events, opts->ringbuf_size);
+	if (*err)
+		goto out_free;
+	*err = probes_bpf__load(pr->skel);
+	if (*err) {
+		pr_err("cannot load BPF program: %s\n", strerror(-*err));
+		goto out_free;
+	}
+	*err = collect__add_ring(ctx, bpf_map__fd(pr->skel->maps.probe_events), handle_event, pr,
+				 NULL);
+	if (*err)
+		goto out_free;
+	*err = metrics__register(write_metrics, pr) ?: metrics__register(write_health, pr);
+	if (*err)
+		goto out_free;
+	ctx->probe_threads_fd = bpf_map__fd(pr->skel->maps.probe_threads);
+	ctx->probes = pr;
+	return pr;
+
+out_free:
+	probes__free(pr);
+	return NULL;
+}
+
+void probes__free(struct probes *pr)
+{
+	if (!pr)
+		return;
+	metrics__unregister(write_metrics, pr);
+	metrics__unregister(write_health, pr);
+	for (uint32_t i = 0; i < pr->nr_probes; i++)
+		probe_free(pr->probes[i]);
+	for (size_t b = 0; b < WAIT_BUCKETS; b++) {
+		while (pr->waits[b]) {
+			struct wait *w = pr->waits[b];
+
+			while (w->items) {
+				struct item *it = w->items;
+
+				w->items = it->next;
+				item_free(pr, it);
+			}
+			pr->waits[b] = w->next;
+			free(w);
+		}
+	}
+	probes_bpf__destroy(pr->skel);
+	pthread_mutex_destroy(&pr->lock);
+	free(pr);
+}
+
+void probes__stats(struct probes *pr, struct probes_stats *out)
+{
+	unsigned long long c[PROBES_CNT__MAX] = {0};
+
+	collect__read_counters(bpf_map__fd(pr->skel->maps.probe_counters), c, PROBES_CNT__MAX);
+	pthread_mutex_lock(&pr->lock);
+	*out = (struct probes_stats){
+	    .calls = c[PROBES_CNT_CALLS],
+	    .hits = c[PROBES_CNT_HITS],
+	    .outside = c[PROBES_CNT_OUTSIDE],
+	    .nest_full = c[PROBES_CNT_NEST_FULL],
+	    .unmatched = c[PROBES_CNT_UNMATCHED],
+	    .drop_ringbuf = c[PROBES_CNT_DROP_RINGBUF],
+	    .samples_labelled = pr->samples_labelled,
+	    .samples_expired = pr->samples_expired,
+	    .samples_dropped = pr->samples_dropped,
+	    .narrowed_out = pr->narrowed_out,
+	    .probes = pr->nr_probes,
+	};
+	pthread_mutex_unlock(&pr->lock);
+}
+
+/* ---- probes from the configuration --------------------------------------------------------- */
+
+/* Calls fn for each probe of the config's list (BINARY:FUNCTION or BINARY:FILE:LINE, commas). */
+static int each_configured(const char *list, int (*fn)(struct probe_spec *, void *, char *, size_t),
+			   void *arg, char *why, size_t why_len)
+{
+	struct probe_spec *spec = malloc(sizeof(*spec));
+	const char *s = list;
+	int err = 0;
+
+	if (!spec)
+		return -ENOMEM;
+	while (!err && *s) {
+		size_t len = strcspn(s, ",");
+
+		if (len) {
+			err = probespec__parse_short(s, len, spec, why, why_len)
+				  ?: fn(spec, arg, why, why_len);
+		}
+		s += len + (s[len] == ',');
+	}
+	free(spec);
+	return err;
+}
+
+static int check_one(struct probe_spec *spec, void *arg, char *why, size_t why_len)
+{
+	struct probe *p = calloc(1, sizeof(*p));
+	int err;
+
+	(void)arg;
+	if (!p)
+		return -ENOMEM;
+	p->spec = *spec;
+	err = locate(p, why, why_len);
+	if (!err)
+		close(p->fd);
+	free(p);
+	return err;
+}
+
+int probes__check_configured(const char *list, char *why, size_t why_len)
+{
+	return each_configured(list, check_one, NULL, why, why_len);
+}
+
+static int add_one(struct probe_spec *spec, void *arg, char *why, size_t why_len)
+{
+	uint32_t id;
+
+	return probes__add(arg, spec, &id, why, why_len);
+}
+
+int probes__add_configured(struct probes *pr, const char *list, char *why, size_t why_len)
+{
+	return each_configured(list, add_one, pr, why, why_len);
+}

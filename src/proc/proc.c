@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "proc: " fmt
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "lib/log.h"
+#include "proc/proctab.h"
+#include "unwind/unwind.h"
+#include "bpf/proc_abi.h"
+#include "bpf/proc.skel.h"
+#include "proc/proc.h"
+#include "collect/proccpu.h"
+#include "runtime/python.h"
+
+#define MAX_PENDING_EXITS 4096
+/*
+ * At exec only the executable and the loader are mapped; the loader maps the libraries a few
+ * ms later, and a trace-context variable in one of them is found only when the maps are read
+ * again. A sample would do that (its frames miss), but the first sample in a traced thread
+ * must already find the context: so a process still alive RELEARN_NS after its exec has its
+ * maps read again then. (A process gone by then, the usual short-lived one, costs nothing.)
+ */
+#define RELEARN_NS 3000000ULL
+#define MAX_RELEARN 1024
+
+/*
+ * Exits wait one drain: a sample taken while the process was exiting (in exit_mmap, say) may
+ * be drained after its exit event, and should still find the process.
+ */
+struct proc_collector {
+	struct collect_ctx *ctx;
+	struct proc_bpf *skel;
+	uint32_t pending[2][MAX_PENDING_EXITS];
+	uint32_t nr_pending[2];
+	int cur;
+	/* Execs whose maps are read again at due (a FIFO: due times only grow). */
+	struct {
+		uint32_t pid;
+		unsigned long long due;
+	} relearn[MAX_RELEARN];
+	uint32_t relearn_head, relearn_nr;
+	unsigned long long relearned;
+};
+
+static int handle_event(void *arg, void *data, size_t size)
+{
+	struct proc_collector *pc = arg;
+	const struct proc_ev *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case PROC_EV_EXEC: {
+		unsigned long long now = collect__now_ns();
+		struct proc *p;
+
+		/* Learning the maps now also finds a trace-context variable of the executable
+		 * (from its file alone): the first samples are labelled too
+		 * (collect__maps_learned). */
+		p = proctab__exec(pc->ctx->proctab, e->pid, now);
+		python__forget(pc->ctx->python, e->pid);
+		if (p)
+			python__locate(pc->ctx->python, p, e->pid);
+		/* Started while we run: its samples matter from its first, its tables first. */
+		if (p && pc->ctx->unwinder)
+			unwinder__urgent(pc->ctx->unwinder, e->pid);
+		if (p && pc->relearn_nr < MAX_RELEARN) {
+			uint32_t i = (pc->relearn_head + pc->relearn_nr++) % MAX_RELEARN;
+
+			pc->relearn[i].pid = e->pid;
+			pc->relearn[i].due = now + RELEARN_NS;
+		}
+		if (pc->ctx->proc_listener)
+			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
+		break;
+	}
+	case PROC_EV_EXIT:
+		if (pc->nr_pending[pc->cur] == MAX_PENDING_EXITS)
+			proc_collector__reap(pc);
+		pc->pending[pc->cur][pc->nr_pending[pc->cur]++] = e->pid;
+		break;
+	}
+	return 0;
+}
+
+struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
+{
+	struct proc_collector *pc = calloc(1, sizeof(*pc));
+
+	if (!pc) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pc->ctx = ctx;
+	pc->skel = proc_bpf__open();
+	if (!pc->skel) {
+		*err = -errno;
+		pr_err("cannot load BPF programs: %s\n", strerror(-*err));
+		goto out_free;
+	}
+	/* The unwinder's mapping tables, whose entry an exec drops (and replaces with the
+	 * executable's text, found by unwind_inodes). */
+	pc->skel->rodata->unwind_tables = ctx->unwinder != NULL;
+	*err = ctx->unwinder ? bpf_map__reuse_fd(pc->skel->maps.unwind_procs,
+						 unwinder__map_fd(ctx->unwinder, "unwind_procs")) ?:
+				       bpf_map__reuse_fd(pc->skel->maps.unwind_inodes,
+							 unwinder__map_fd(ctx->unwinder,
+									  "unwind_inodes")) :
+			       0;
+	if (!*err)
+		*err = proc_bpf__load(pc->skel);
+	if (*err) {
+		pr_err("cannot load BPF programs: %s\n", strerror(-*err));
+		goto out_destroy;
+	}
+	*err = proc_bpf__attach(pc->skel);
+	if (*err) {
+		pr_err("cannot attach to sched_process_exec/exit: %s\n", strerror(-*err));
+		goto out_destroy;
+	}
+	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
+	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
+	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);
+	ctx->python_threads_fd = bpf_map__fd(pc->skel->maps.python_threads);
+	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
+				  NULL);
+	if (*err)
+		goto out_destroy;
+	return pc;
+
+out_destroy:
+	proc_bpf__destroy(pc->skel);
+out_free:
+	free(pc);
+	return NULL;
+}
+
+int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, int max_ms)
+{
+	while (pc->relearn_nr) {
+		uint32_t pid = pc->relearn[pc->relearn_head].pid;
+		unsigned long long due = pc->relearn[pc->relearn_head].due;
+
+		if (due > now) {
+			unsigned long long ms = (due - now + 999999) / 1000000;
+
+			return ms < (unsigned long long)max_ms ? (int)ms : max_ms;
+		}
+		pc->relearn_head = (pc->relearn_head + 1) % MAX_RELEARN;
+		pc->relearn_nr--;
+		/* Only a process still known (not exited, not exec'd again since: its own entry
+		 * follows). */
+		if (proctab__find(pc->ctx->proctab, pid)) {
+			proctab__refresh(pc->ctx->proctab, pid, now);
+			pc->relearned++;
+		}
+	}
+	return max_ms;
+}
+
+void proc_collector__reap(struct proc_collector *pc)
+{
+	int old = !pc->cur;
+
+	/* Apply the exits of the drain before this one; this drain's wait for the next. */
+	for (uint32_t i = 0; i < pc->nr_pending[old]; i++) {
+		proctab__exit(pc->ctx->proctab, pc->pending[old][i]);
+		proccpu__exit(pc->ctx->cpu, pc->pending[old][i]);
+		python__forget(pc->ctx->python, pc->pending[old][i]);
+		if (pc->ctx->proc_listener)
+			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, pc->pending[old][i], true);
+	}
+	pc->nr_pending[old] = 0;
+	pc->cur = old;
+}
+
+void proc_collector__free(struct proc_collector *pc)
+{
+	if (!pc)
+		return;
+	proc_bpf__destroy(pc->skel);
+	free(pc);
+}
+
+void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stats *out)
+{
+	unsigned long long c[PROC_CNT__MAX] = { 0 };
+
+	collect__read_counters(bpf_map__fd(pc->skel->maps.proc_counters), c, PROC_CNT__MAX);
+	out->execs = c[PROC_CNT_EXEC];
+	out->exits = c[PROC_CNT_EXIT];
+	out->dropped = c[PROC_CNT_DROP_RINGBUF];
+	out->exec_tables = c[PROC_CNT_EXEC_TABLES];
+	out->relearned = pc->relearned;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_PROC_PROC_H
+#define AUTOPROF_PROC_PROC_H
+
+#include "collect/collect.h"
+
+/* Process life cycle (exec, exit) into the process table, for every profile type. */
+struct proc_collector;
+
+struct proc_collector_stats {
+	unsigned long long execs;
+	unsigned long long exits;
+	unsigned long long dropped; /* events lost to a full ring buffer */
+	unsigned long long exec_tables; /* executables' text published at exec (proc.bpf.c) */
+	unsigned long long relearned;	/* maps read again once the loader mapped libraries */
+};
+
+/* Loads and attaches bpf/proc.bpf.c. Returns NULL with *err set. */
+struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err);
+void proc_collector__free(struct proc_collector *pc); /* accepts NULL */
+/*
+ * Exits are applied after the samples already in flight were ingested: the ingest loop calls
+ * this after draining every ring, and an exit takes effect at the drain after the one that saw
+ * it, so a process's last samples (even those taken while it exits) still find its mappings.
+ */
+void proc_collector__reap(struct proc_collector *pc);
+/* Reads again the maps of processes exec'd RELEARN_NS ago (proc.c); returns the ms until the
+ * next is due, at most max_ms: the ingest loop's poll timeout. */
+int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, int max_ms);
+void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stats *out);
+
+#endif

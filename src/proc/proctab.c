@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define pr_fmt(fmt) "proctab: " fmt
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "symbolize/dso.h"
+#include "proc/maps.h"
+#include "proc/procctx.h"
+#include "proc/proctab.h"
+#include "symbolize/symbolizer.h"
+
+#define BUCKETS 4096
+/* A process that keeps missing (JIT, dlopen storms) re-reads its maps at most this often. */
+#define REREAD_INTERVAL_NS 1000000000ULL
+#define FAST_REREADS 8
+/* Where user code can be on x86-64: above vm.mmap_min_addr's default, below the 47-bit top. */
+#define USER_MIN 0x10000ULL
+#define USER_MAX 0x800000000000ULL
+
+struct proc {
+	struct proc *next;
+	uint32_t pid;
+	bool kthread;
+	bool gone;
+	char exe[128];
+	char *exe_path;	       /* as the process sees it */
+	char container_id[65]; /* "" outside containers */
+	char service[128];     /* OpenTelemetry service.name in effect, or "" */
+	char service_env[128]; /* from its environment, read once per image */
+	char service_ctx[128]; /* from its process context (OTEL_CTX), or "" */
+	uint64_t ctx_addr;     /* where the OTEL_CTX mapping is; 0 if none at the last maps read */
+	uint64_t ctx_published_ns; /* publication time of the context in service_ctx */
+	struct proc_map *maps;
+	uint32_t nr_maps;
+	uint64_t maps_read_ns;
+	uint32_t fast_rereads;
+	struct dso *jit; /* this process's anonymous executable memory, made on first sight */
+	bool jvm;	 /* maps HotSpot's libjvm.so: its JIT frames go through the JVM hook */
+	uint32_t maps_gen; /* bumped at every successful read of the maps */
+};
+
+struct proctab {
+	struct symbolizer *sym;
+	void (*listener)(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
+	void *listener_ctx;
+	uint32_t (*jvm_hook)(void *ctx, uint32_t pid, struct dso *jit, struct frame *frames,
+			     uint32_t n, bool *cut, uint64_t now_ns);
+	void *jvm_hook_ctx;
+	struct proc *buckets[BUCKETS];
+	struct proctab_stats stats;
+};
+
+struct proctab *proctab__new(struct symbolizer *sym)
+{
+	struct proctab *pt = calloc(1, sizeof(*pt));
+
+	if (pt)
+		pt->sym = sym;
+	return pt;
+}
+
+void proctab__set_listener(struct proctab *pt,
+			   void (*fn)(void *ctx, uint32_t pid, const struct proc_map *maps,
+				      uint32_t n),
+			   void *ctx)
+{
+	pt->listener = fn;
+	pt->listener_ctx = ctx;
+}
+
+void proctab__set_jvm_hook(struct proctab *pt,
+			   uint32_t (*fn)(void *ctx, uint32_t pid, struct dso *jit,
+					  struct frame *frames, uint32_t n, bool *cut,
+					  uint64_t now_ns),
+			   void *ctx)
+{
+	pt->jvm_hook = fn;
+	pt->jvm_hook_ctx = ctx;
+}
+
+static void tell(struct proctab *pt, const struct proc *p)
+{
+	if (pt->listener && !p->kthread)
+		pt->listener(pt->listener_ctx, p->pid, p->maps, p->nr_maps);
+}
+
+static void proc__drop_maps(struct proc *p)
+{
+	for (uint32_t i = 0; i < p->nr_maps; i++)
+		dso__put(p->maps[i].dso);
+	free(p->maps);
+	p->maps = NULL;
+	p->nr_maps = 0;
+}
+
+static void proc__free(struct proc *p)
+{
+	proc__drop_maps(p);
+	dso__put(p->jit);
+	free(p->exe_path);
+	free(p);
+}
+
+/* Unlinked already: tell the listener it is gone, and free it. */
+static void forget(struct proctab *pt, struct proc *p)
+{
+	proc__drop_maps(p);
+	tell(pt, p);
+	proc__free(p);
+	pt->stats.processes--;
+}
+
+void proctab__free(struct proctab *pt)
+{
+	if (!pt)
+		return;
+	for (int i = 0; i < BUCKETS; i++) {
+		while (pt->buckets[i]) {
+			struct proc *p = pt->buckets[i];
+
+			pt->buckets[i] = p->next;
+			proc__free(p);
+		}
+	}
+	free(pt);
+}
+
+static struct proc **find(struct proctab *pt, uint32_t pid)
+{
+	struct proc **pp = &pt->buckets[hash__u64(pid) % BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+struct maps_ctx {
+	struct proctab *pt;
+	struct proc *p;
+	uint32_t cap;
+	uint64_t ctx_addr; /* the OTEL_CTX mapping, 0 if none */
+};
+
+static int add_map(const struct map_entry *e, void *arg)
+{
+	struct maps_ctx *ctx = arg;
+	struct proc *p = ctx->p;
+	struct dso *dso;
+
+	if (!e->executable) {
+		/* The process context is read-only data: the one other line worth a look. */
+		if (!ctx->ctx_addr && e->readable && procctx__is_mapping(e->path))
+			ctx->ctx_addr = e->start;
+		return 0;
+	}
+	if (e->path[0] != '/' && !symbolizer__kernel_page(e->path)) {
+		/* Anonymous code: one JIT dso per process, whatever the number of mappings. */
+		if (!p->jit)
+			p->jit = symbolizer__jit_dso(ctx->pt->sym, p->pid);
+		dso = dso__get(p->jit);
+	} else {
+		const char *base = strrchr(e->path, '/');
+
+		if (base && !strcmp(base, "/libjvm.so"))
+			p->jvm = true;
+		dso = symbolizer__dso_for_mapping(ctx->pt->sym, p->pid, e);
+	}
+	if (!dso)
+		return 0;
+	if (p->nr_maps == ctx->cap) {
+		uint32_t cap = ctx->cap ? ctx->cap * 2 : 16;
+		struct proc_map *maps = realloc(p->maps, cap * sizeof(*maps));
+
+		if (!maps) {
+			dso__put(dso);
+			return -ENOMEM;
+		}
+		p->maps = maps;
+		ctx->cap = cap;
+	}
+	p->maps[p->nr_maps++] = (struct proc_map){ e->start, e->end, e->pgoff, dso };
+	return 0;
+}
+
+static void read_exe(struct proc *p)
+{
+	char link[64], path[4096];
+	ssize_t n;
+	char *base, *del;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;
+	path[n] = '\0';
+	del = strstr(path, " (deleted)");
+	if (del && del[10] == '\0')
+		*del = '\0';
+	/* Read again for an exec not yet reported: the same image, nothing to change. */
+	if (p->exe[0] && p->exe_path && !strcmp(p->exe_path, path))
+		return;
+	base = strrchr(path, '/');
+	snprintf(p->exe, sizeof(p->exe), "%.127s", base ? base + 1 : path);
+	free(p->exe_path);
+	p->exe_path = strdup(path);
+}
+
+/*
+ * The OpenTelemetry service name a process declares in its environment: OTEL_SERVICE_NAME, else
+ * service.name in OTEL_RESOURCE_ATTRIBUTES (the SDKs' own precedence).
+ */
+static void read_service_env(struct proc *p)
+{
+	/* Environments past this are rare; the variable is then looked for in what was read. */
+	const size_t cap = 128 * 1024;
+	const char *attrs = NULL;
+	char path[64], *env;
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	p->service_env[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/environ", p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	env = malloc(cap);
+	if (!env)
+		goto out_close;
+	/* The kernel hands the environment out a page per read. */
+	while (n < cap - 1 && (r = read(fd, env + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	env[n] = '\0';
+	for (char *v = env; v < env + n; v += strlen(v) + 1) {
+		if (!strncmp(v, "OTEL_SERVICE_NAME=", 18) && v[18]) {
+			snprintf(p->service_env, sizeof(p->service_env), "%s", v + 18);
+			goto out_free;
+		}
+		if (!strncmp(v, "OTEL_RESOURCE_ATTRIBUTES=", 25))
+			attrs = v + 25;
+	}
+	for (const char *a = attrs; a && *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : NULL) {
+		if (!strncmp(a, "service.name=", 13)) {
+			size_t len = strcspn(a + 13, ",");
+
+			snprintf(p->service_env, sizeof(p->service_env), "%.*s", (int)len, a + 13);
+			break;
+		}
+	}
+out_free:
+	free(env);
+out_close:
+	close(fd);
+}
+
+/*
+ * service.name from the process context (OTEP 4719), looked at whenever the maps are read: an
+ * SDK publishes it at its start, well after exec, and may republish it. Only processes with an
+ * OTEL_CTX mapping pay for it, and an unchanged context costs one 32-byte read.
+ */
+static void read_service_ctx(struct proctab *pt, struct proc *p, uint64_t addr)
+{
+	void *payload;
+	size_t len;
+	int err;
+
+	if (addr != p->ctx_addr) {
+		p->ctx_addr = addr;
+		p->ctx_published_ns = 0;
+		p->service_ctx[0] = '\0';
+	}
+	if (!addr)
+		return;
+	pt->stats.ctx_reads++;
+	err = procctx__read_payload(p->pid, addr, &p->ctx_published_ns, &payload, &len);
+	if (err == 1)
+		return;
+	if (!err) {
+		err = procctx__decode_service(payload, len, p->service_ctx, sizeof(p->service_ctx));
+		free(payload);
+		/* A context that names no service (or cannot be decoded) leaves the environment's. */
+		if (err)
+			p->service_ctx[0] = '\0';
+		if (err == -ENODATA)
+			err = 0;
+	}
+	if (err == -ESRCH) {
+		pt->stats.ctx_gone++;
+	} else if (err) {
+		/* Otherwise what we read last stays: -EAGAIN is retried at the next maps read. */
+		pt->stats.ctx_errors++;
+		pr_debug("pid %u: cannot read the process context at %#llx: %s\n", p->pid,
+			 (unsigned long long)addr, strerror(-err));
+	}
+}
+
+/*
+ * The process context wins over the environment: it is what the process declares about itself
+ * at run time (its SDK's configuration, code included), while the environment is what it was
+ * started with, and SDKs that publish a context built it from that environment anyway.
+ */
+static void pick_service(struct proc *p)
+{
+	snprintf(p->service, sizeof(p->service), "%s",
+		 p->service_ctx[0] ? p->service_ctx : p->service_env);
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/*
+ * The container id is the 64-hex-digit name that Docker, containerd, CRI-O and Kubernetes put
+ * in the process's cgroup path (docker-<id>.scope, cri-containerd-<id>.scope, /docker/<id>).
+ */
+static void read_container_id(struct proc *p)
+{
+	char path[64], line[1024];
+	FILE *f;
+
+	p->container_id[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		size_t run = 0;
+
+		for (char *c = line; *c; c++) {
+			run = is_hex(*c) ? run + 1 : 0;
+			if (run == 64 && !is_hex(c[1])) {
+				memcpy(p->container_id, c - 63, 64);
+				p->container_id[64] = '\0';
+			}
+		}
+	}
+	fclose(f);
+}
+
+static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
+{
+	struct proc fresh = { .pid = p->pid, .jit = p->jit };
+	struct maps_ctx ctx = { pt, &fresh, 0, 0 };
+	bool named = p->exe[0];
+	int err;
+
+	p->maps_read_ns = now_ns;
+	if (p->kthread)
+		return;
+	pt->stats.maps_reads++;
+	/* Also when named: maps read again for pcs they lacked may be those of an exec whose
+	 * event waits in another ring behind the samples, and the name then is the new image's
+	 * too (the event, when it comes, starts the process over). */
+	read_exe(p);
+	if (!named) {
+		read_container_id(p);
+		read_service_env(p);
+		pick_service(p);
+	}
+	/* Every line, not only executable ones: the process context is data. */
+	err = maps__for_each(p->pid, false, add_map, &ctx);
+	p->jit = fresh.jit;
+	if (err) {
+		/* Keep what we knew: a process that exited is still resolved by its last maps. */
+		proc__drop_maps(&fresh);
+		if (err == -ENOENT || err == -ESRCH) {
+			pt->stats.maps_gone++;
+			p->gone = true;
+		} else {
+			pt->stats.maps_errors++;
+			pr_debug("cannot read maps of pid %u: %s\n", p->pid, strerror(-err));
+		}
+		return;
+	}
+	proc__drop_maps(p);
+	p->maps = fresh.maps;
+	p->nr_maps = fresh.nr_maps;
+	p->jvm = fresh.jvm;
+	p->maps_gen++;
+	read_service_ctx(pt, p, ctx.ctx_addr);
+	pick_service(p);
+	pr_debug("pid %u (%s): %u executable mappings\n", p->pid, p->exe, p->nr_maps);
+	tell(pt, p);
+}
+
+static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid, int kthread)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->kthread = kthread;
+	if (kthread)
+		snprintf(p->exe, sizeof(p->exe), "[kernel]");
+	*slot = p;
+	pt->stats.processes++;
+	return p;
+}
+
+struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
+{
+	struct proc **slot = find(pt, pid);
+	struct proc *p = *slot;
+
+	if (p) {
+		/* A new image: new mappings, new name, new JIT. */
+		p->exe[0] = '\0';
+		free(p->exe_path);
+		p->exe_path = NULL;
+		proc__drop_maps(p);
+		dso__put(p->jit);
+		p->jit = NULL;
+		p->gone = false;
+		p->fast_rereads = 0;
+		/* The old image's context went with it. */
+		p->ctx_addr = 0;
+		p->ctx_published_ns = 0;
+		p->service_ctx[0] = '\0';
+		tell(pt, p);
+	} else {
+		p = insert(pt, slot, pid, 0);
+		if (!p)
+			return NULL;
+	}
+	learn(pt, p, now_ns);
+	return p;
+}
+
+void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns)
+{
+	struct proc *p = *find(pt, pid);
+
+	if (p)
+		learn(pt, p, now_ns);
+	else
+		proctab__get(pt, pid, 0, now_ns);
+}
+
+void proctab__exit(struct proctab *pt, uint32_t pid)
+{
+	struct proc **slot = find(pt, pid);
+	struct proc *p = *slot;
+
+	if (!p)
+		return;
+	*slot = p->next;
+	forget(pt, p);
+}
+
+void proctab__sweep(struct proctab *pt)
+{
+	for (int i = 0; i < BUCKETS; i++) {
+		struct proc **pp = &pt->buckets[i];
+
+		while (*pp) {
+			struct proc *p = *pp;
+
+			if (!p->kthread && kill((pid_t)p->pid, 0) && errno == ESRCH) {
+				*pp = p->next;
+				forget(pt, p);
+				continue;
+			}
+			pp = &p->next;
+		}
+	}
+}
+
+uint32_t proctab__scan(struct proctab *pt, uint64_t now_ns)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	uint32_t n = 0;
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		char link[64], target[16];
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		/* Kernel threads (and zombies) have no executable: nothing to learn. */
+		snprintf(link, sizeof(link), "/proc/%lu/exe", pid);
+		if (readlink(link, target, sizeof(target)) < 0)
+			continue;
+		if (proctab__get(pt, (uint32_t)pid, 0, now_ns))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns)
+{
+	struct proc **slot = find(pt, pid);
+	struct proc *p = *slot;
+
+	if (p)
+		return p;
+	p = insert(pt, slot, pid, kthread);
+	if (p)
+		learn(pt, p, now_ns);
+	return p;
+}
+
+const char *proc__exe(const struct proc *p)
+{
+	return p->exe;
+}
+
+uint32_t proc__maps_generation(const struct proc *p)
+{
+	return p->maps_gen;
+}
+
+struct proc *proctab__find(struct proctab *pt, uint32_t pid)
+{
+	return *find(pt, pid);
+}
+
+const struct proc_map *proc__maps(const struct proc *p, uint32_t *n)
+{
+	*n = p->nr_maps;
+	return p->maps;
+}
+
+const char *proc__exe_path(const struct proc *p)
+{
+	return p->exe_path ? p->exe_path : "";
+}
+
+const char *proc__container_id(const struct proc *p)
+{
+	return p->container_id;
+}
+
+const char *proc__service(const struct proc *p)
+{
+	return p->service;
+}
+
+static const struct proc_map *lookup_map(const struct proc *p, uint64_t addr)
+{
+	uint32_t lo = 0, hi = p->nr_maps;
+
+	/* /proc/PID/maps lists mappings in address order. */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct proc_map *m = &p->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs,
+			      uint32_t n, struct frame *out, uint64_t now_ns, bool *cut)
+{
+	bool jit = false;
+	struct dso *unknown = symbolizer__unknown_dso(pt->sym);
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (!lookup_map(p, addrs[i]))
+			break;
+	/* Something was mapped since we looked (dlopen, a library loaded after exec). */
+	if (i < n && !p->gone &&
+	    (now_ns - p->maps_read_ns >= REREAD_INTERVAL_NS || p->fast_rereads < FAST_REREADS)) {
+		/* Right after exec only the executable and the loader are mapped: the libraries
+		 * come milliseconds later, so the first misses re-read at once. */
+		p->fast_rereads++;
+		learn(pt, p, now_ns);
+	}
+	for (i = 0; i < n; i++) {
+		const struct proc_map *m = lookup_map(p, addrs[i]);
+
+		if (!m) {
+			pt->stats.frames_unmapped++;
+			/* A JIT makes code executable all the time (V8 does after start-up): in a
+			 * process with JIT code, a plausible user address is most likely such code,
+			 * which its perf map may name. */
+			out[i] = (struct frame){ p->jit && addrs[i] >= USER_MIN && addrs[i] < USER_MAX ?
+							 p->jit :
+							 unknown,
+						 addrs[i] };
+		} else if (dso__kind(m->dso) == DSO_ELF || dso__kind(m->dso) == DSO_VDSO) {
+			out[i] = (struct frame){ m->dso, addrs[i] - m->start + m->pgoff };
+		} else {
+			out[i] = (struct frame){ m->dso, addrs[i] };
+		}
+		jit |= out[i].dso == p->jit;
+	}
+	*cut = false;
+	if (jit && p->jvm && p->jit && pt->jvm_hook)
+		n = pt->jvm_hook(pt->jvm_hook_ctx, p->pid, p->jit, out, n, cut, now_ns);
+	return n;
+}
+
+void proctab__stats(struct proctab *pt, struct proctab_stats *out)
+{
+	*out = pt->stats;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_PROC_PROCTAB_H
+#define AUTOPROF_PROC_PROCTAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/frame.h"
+
+/*
+ * The processes autoprof has seen: their executable name and executable mappings, learned when
+ * they exec (so short-lived processes resolve) or when their first sample arrives, re-read when a
+ * sample falls outside every known mapping (dlopen), and dropped when they exit.
+ * Used by the ingest thread only; stats may be read from any thread.
+ */
+struct proctab;
+struct proc;
+struct symbolizer;
+
+/* One executable mapping of a process (read-only for everyone but the proctab). */
+struct proc_map {
+	uint64_t start, end, pgoff;
+	struct dso *dso; /* the file; the process's JIT dso for anonymous code */
+};
+
+struct proctab *proctab__new(struct symbolizer *sym);
+/*
+ * fn is told each time a process's executable mappings were (re)read (maps in address order,
+ * borrowed for the call) and, with n == 0, when the process is dropped. One listener
+ * (collect__maps_learned: the trace context, then the unwinder, which mirrors the mappings into
+ * BPF); NULL removes it.
+ */
+void proctab__set_listener(struct proctab *pt,
+			   void (*fn)(void *ctx, uint32_t pid, const struct proc_map *maps,
+				      uint32_t n),
+			   void *ctx);
+void proctab__free(struct proctab *pt); /* accepts NULL */
+
+/* The process image changed: forget what we knew and learn it now. Returns the process
+ * (borrowed, as proctab__get's), or NULL when out of memory. */
+struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns);
+void proctab__exit(struct proctab *pt, uint32_t pid);
+/* Reads the process's mappings again now (a collector knows they changed). */
+void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns);
+/* Drops processes that are gone (in case an exit event was lost). */
+void proctab__sweep(struct proctab *pt);
+
+/*
+ * The process, learned now if new. kthread: a kernel thread (no mappings to read). Borrowed,
+ * valid until the next proctab call; NULL only when out of memory.
+ */
+struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns);
+/*
+ * Learns every user process running now (those already known stay as they are), so that the
+ * listener has their mappings (unwind tables, trace contexts) before their samples come.
+ * Returns how many are known.
+ */
+uint32_t proctab__scan(struct proctab *pt, uint64_t now_ns);
+/* The process if known, never learned here (NULL otherwise). Borrowed, as proctab__get's. */
+struct proc *proctab__find(struct proctab *pt, uint32_t pid);
+/* Its executable mappings as last read, in address order (borrowed, as the process). */
+const struct proc_map *proc__maps(const struct proc *p, uint32_t *n);
+/* Executable basename ("[kernel]" for kernel threads, "" when unknown). */
+const char *proc__exe(const struct proc *p);
+/* Changes whenever the process's mappings were (re)read: what a collector derived from them
+ * (e.g. where the trace context lives) may have changed too. */
+uint32_t proc__maps_generation(const struct proc *p);
+/* Executable path as the process sees it, and container id from its cgroup; "" if unknown. */
+const char *proc__exe_path(const struct proc *p);
+const char *proc__container_id(const struct proc *p);
+/*
+ * service.name: from the process context it publishes (OTEP 4719 OTEL_CTX mapping, re-read with
+ * its maps) when that names one, else OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES in its
+ * environment; "" if none.
+ */
+const char *proc__service(const struct proc *p);
+/*
+ * Told of each stack of a JVM (libjvm.so mapped) with frames in its JIT dso: may ask for names
+ * and cut the stack where it cannot be trusted; returns the frames to keep (<= n), *cut set when
+ * it cut. One hook (src/runtime/jvm.c); NULL removes it.
+ */
+void proctab__set_jvm_hook(struct proctab *pt,
+			   uint32_t (*fn)(void *ctx, uint32_t pid, struct dso *jit,
+					  struct frame *frames, uint32_t n, bool *cut,
+					  uint64_t now_ns),
+			   void *ctx);
+/*
+ * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
+ * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a
+ * process with JIT code, frames of its JIT dso (named through its perf map). Returns the frames
+ * written, fewer than n when the JVM hook cut the stack: *cut is then set and the caller adds the
+ * [truncated] frame (out has room for n + 1).
+ */
+uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs,
+			      uint32_t n, struct frame *out, uint64_t now_ns, bool *cut);
+
+struct proctab_stats {
+	uint64_t processes;	/* tracked now */
+	uint64_t maps_reads;	/* /proc/PID/maps reads */
+	uint64_t maps_gone;	/* of which found the process already gone */
+	uint64_t maps_errors;	/* of which failed otherwise */
+	uint64_t frames_unmapped; /* user addresses in no known mapping */
+	uint64_t ctx_reads;	/* process context (OTEL_CTX) reads */
+	uint64_t ctx_gone;	/* of which found the process already gone */
+	uint64_t ctx_errors;	/* of which failed otherwise (unreadable, malformed, changing) */
+};
+void proctab__stats(struct proctab *pt, struct proctab_stats *out);
+
+#endif
