@@ -62,15 +62,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 /* Process events for the collectors that keep per-process state. */
-static void proc_event(void *ctx, uint32_t pid, bool exit)
-{
-	struct daemon *d = ctx;
-
-	memory__proc_event(d->memory, pid, exit);
-	if (exit)
-		jvm__exit(d->jvm, pid);
-}
-
 static void ingest_loop(struct daemon *d)
 {
 	struct collect_ctx *ctx = &d->ctx;
@@ -195,13 +186,22 @@ int main(int argc, char **argv)
 		if (!d.ctx.unwinder)
 			goto cleanup;
 	}
-	proctab__set_listener(d.ctx.proctab, collect__maps_learned, &d.ctx);
 	if (d.cfg.jvm_perf_map) {
 		d.jvm = jvm__new(d.ctx.sym, &err);
 		if (!d.jvm)
 			goto cleanup;
-		proctab__set_jvm_hook(d.ctx.proctab, jvm__frames, d.jvm);
 	}
+	/*
+	 * Every listener of a process's life, in the order each is told (proc/proctab.h): what
+	 * the samplers' BPF shares (trace contexts, unwind tables), CPU accounts, Python, the
+	 * JVM's JIT names, and (once it is made, below) memory targets. Before anything learns a
+	 * process: a memory target at start refreshes the maps of the processes it attaches to.
+	 */
+	err = collect__observe(&d.ctx) ?: proccpu__observe(d.ctx.cpu, d.ctx.proctab) ?:
+	      python__observe(d.ctx.python, d.ctx.proctab) ?:
+	      (d.jvm ? jvm__observe(d.jvm, d.ctx.proctab) : 0);
+	if (err)
+		goto cleanup;
 	err = selfmetrics__register(&d);
 	if (err)
 		goto cleanup;
@@ -223,8 +223,9 @@ int main(int argc, char **argv)
 			       &d.ctx, &err);
 	if (!d.memory)
 		goto cleanup;
-	d.ctx.proc_listener = proc_event;
-	d.ctx.proc_listener_ctx = &d;
+	err = memory__observe(d.memory, d.ctx.proctab);
+	if (err)
+		goto cleanup;
 	/* Before the sampler, which shares its map of the calls each thread is in. */
 	d.probes = probes__new(&(struct probes_opts){ .ringbuf_size = d.cfg.bpf_ringbuf_size },
 			       &d.ctx, &err);

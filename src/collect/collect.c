@@ -101,7 +101,7 @@ static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid,
 	return true;
 }
 
-void collect__maps_learned(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
+static void maps_cb(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
 {
 	struct collect_ctx *ctx = arg;
 	/*
@@ -117,6 +117,25 @@ void collect__maps_learned(void *arg, uint32_t pid, const struct proc_map *maps,
 	 * the table (set after it, the walks between would skip the lookup, and the builders
 	 * can hold the lock between for the tens of ms of a big table's rows). */
 	unwinder__update_flags(ctx->unwinder, pid, maps, n, published ? UNWIND_PROC_TRACECTX : 0);
+}
+
+/* Started while we run: its samples matter from its first, its tables first. */
+static void exec_cb(void *arg, uint32_t pid, struct proc *p)
+{
+	struct collect_ctx *ctx = arg;
+
+	if (p && ctx->unwinder)
+		unwinder__urgent(ctx->unwinder, pid);
+}
+
+int collect__observe(struct collect_ctx *ctx)
+{
+	return proctab__observe(ctx->proctab, &(struct proc_observer){
+						      .name = "collect",
+						      .maps = maps_cb,
+						      .exec = exec_cb,
+						      .ctx = ctx,
+					      });
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

@@ -47,9 +47,6 @@ struct collect_ctx {
 	int probe_threads_fd;
 	/* Latency probes, told of samples taken inside probed calls; NULL without them. */
 	struct probes *probes;
-	/* Told of each exec (at once) and exit (one drain late) the process collector sees. */
-	void (*proc_listener)(void *ctx, uint32_t pid, bool exit);
-	void *proc_listener_ctx;
 };
 
 struct ring;
@@ -61,13 +58,13 @@ int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, voi
 		      void *fn_ctx, struct ring **ring);
 /* Sums a per-CPU array of __u64 counters into out[0..n). Returns 0 or a negative errno. */
 int collect__read_counters(int map_fd, unsigned long long *out, unsigned int n);
-struct proc_map;
 /*
- * The proctab's listener (proctab__set_listener, ctx: the collect_ctx): each time pid's maps
- * were read, tells the samplers (ctx->tracectx_fd) where its threads publish their trace
- * context, then hands the maps to the unwinder, if any; n == 0: the process is gone.
+ * Listens to processes' lives (proc/proctab.h) for what the samplers' BPF shares: each time a
+ * process's maps were read it tells the samplers (ctx->tracectx_fd) where its threads publish
+ * their trace context, then hands the maps to the unwinder, if any (n == 0: the process is
+ * gone); a process exec'd while we run has its tables built first.
  */
-void collect__maps_learned(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
+int collect__observe(struct collect_ctx *ctx);
 struct bpf_object;
 /*
  * Before obj is loaded: points the maps every sampler shares at the ones in use (the process

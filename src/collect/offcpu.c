@@ -17,6 +17,7 @@
 #include "unwind/unwind.h"
 #include "bpf/offcpu_abi.h"
 #include "bpf/offcpu.skel.h"
+#include "collect/ingest.h"
 #include "collect/offcpu.h"
 #include "runtime/python.h"
 #include "collect/interval.h"
@@ -39,8 +40,12 @@ struct wait {
 	uint32_t pid, tid;
 	uint32_t nr_kstack;
 	char comm[OFFCPU_COMM_LEN + 1];
-	uint64_t kstack[];
+	__u64 kstack[];
 };
+
+_Static_assert(OFFCPU_MAX_KSTACK <= INGEST_MAX_KSTACK && OFFCPU_MAX_USTACK <= INGEST_MAX_USTACK &&
+		       OFFCPU_MAX_PYTHON <= INGEST_MAX_PYTHON,
+	       "an off-CPU stack fits the ingest path");
 
 struct offcpu {
 	struct collect_ctx *ctx;
@@ -55,8 +60,7 @@ struct offcpu {
 	struct wait *waits[WAIT_BUCKETS]; /* by tid */
 	unsigned long long nr_waiting, next_sweep_ns;
 	unsigned long long ingested, drop_store, drop_malformed, drop_unjoined, filter_no_user;
-	struct frame frames[OFFCPU_MAX_KSTACK + OFFCPU_MAX_USTACK + OFFCPU_MAX_PYTHON + 1];
-	struct frame native[OFFCPU_MAX_USTACK];
+	struct ingest *ingest;
 };
 
 struct part_ctx {
@@ -88,58 +92,45 @@ static int store_part(void *arg, uint64_t start_ns, uint64_t ns, bool last)
 static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_user *u)
 {
 	struct collect_ctx *ctx = oc->ctx;
-	struct dso *kernel = symbolizer__kernel_dso(ctx->sym);
-	unsigned long long now = collect__now_ns();
 	uint64_t retention_s = store__retention_ns(ctx->store) / NSEC;
 	int64_t oldest = store__now_sec() - (int64_t)retention_s;
-	uint64_t uaddrs[OFFCPU_MAX_USTACK];
-	uint32_t nk = w->nr_kstack, nu = u->nr_ustack;
-	/* handle_event() checked that a record with nr_python is a struct offcpu_user_python. */
-	const uint64_t *pairs = (const uint64_t *)((const struct offcpu_user_python *)u)->python;
-	bool cut = false;
+	struct ingest_stack st;
 	struct part_ctx pc;
 	struct sample smp;
-	struct proc *p;
-
 	/* A sleeping task's kernel stack holds return addresses only: step back into the call.
-	 * The user leaf is the instruction after the system call (or the faulting one). */
-	for (uint32_t i = 0; i < nk; i++)
-		oc->frames[i] = (struct frame){ kernel, w->kstack[i] - 1 };
-	for (uint32_t i = 0; i < nu; i++)
-		uaddrs[i] = u->ustack[i] - (i > 0 || nk > 0);
-	p = proctab__get(ctx->proctab, w->pid, 0, now);
-	if (!p) {
+	 * The user leaf is the instruction after the system call (or the faulting one).
+	 * handle_event() checked that a record with nr_python is a struct offcpu_user_python. */
+	const struct ingest_raw raw = {
+		.pid = w->pid,
+		.kstack = w->kstack,
+		.nr_kstack = w->nr_kstack,
+		.ustack = u->ustack,
+		.nr_ustack = u->nr_ustack,
+		.uleaf_exact = w->nr_kstack == 0,
+		.utruncated = !!(u->flags & OFFCPU_F_USTACK_TRUNCATED),
+		.python = u->nr_python ? ((const struct offcpu_user_python *)u)->python : NULL,
+		.nr_python = u->nr_python,
+	};
+
+	if (ingest__resolve(oc->ingest, &raw, collect__now_ns(), &st)) {
+		oc->drop_malformed++;
+		return;
+	}
+	if (!st.proc) {
 		oc->drop_store++;
 		return;
 	}
-	python__locate(ctx->python, p, w->pid);
-	if (nu && u->nr_python) {
-		/* Python frames take the place of the evaluation loop's native frames. */
-		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now, &cut);
-		nu = python__splice(ctx->python, w->pid, oc->native, nu,
-				    cut || !!(u->flags & OFFCPU_F_USTACK_TRUNCATED), pairs,
-				    u->nr_python, oc->frames + nk, OFFCPU_MAX_USTACK + OFFCPU_MAX_PYTHON);
-	} else {
-		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
-	}
-	/* Say where the walk stopped rather than let the stack pass for complete. */
-	if (nu && (cut || (u->flags & OFFCPU_F_USTACK_TRUNCATED)))
-		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
-
 	smp = (struct sample){
 		.type = PROFILE_OFFCPU,
 		.pid = w->pid,
 		.tid = w->tid,
 		.comm = w->comm,
-		.exe = proc__exe(p),
-		.exe_path = proc__exe_path(p),
-		.container_id = proc__container_id(p),
-		.service = proc__service(p),
 		.trace_id = u->flags & OFFCPU_F_TRACE_CTX ? u->trace_id : NULL,
 		.span_id = u->flags & OFFCPU_F_TRACE_CTX ? u->span_id : NULL,
-		.frames = oc->frames,
-		.nr_frames = nk + nu,
+		.frames = st.frames,
+		.nr_frames = st.nr_frames,
 	};
+	ingest__describe(&smp, st.proc);
 	pc = (struct part_ctx){ oc, &smp, 0 };
 	interval__split(w->start_ns, w->end_ns, oldest > 0 ? (uint64_t)oldest * NSEC : 0, store_part,
 		    &pc);
@@ -368,6 +359,11 @@ struct offcpu *offcpu__new(const struct offcpu_opts *opts, struct collect_ctx *c
 	}
 	oc->ctx = ctx;
 	pthread_mutex_init(&oc->lock, NULL);
+	oc->ingest = ingest__new(ctx);
+	if (!oc->ingest) {
+		*err = -ENOMEM;
+		goto out_free;
+	}
 	oc->ringbuf_size = opts->ringbuf_size;
 	oc->skel = offcpu_bpf__open();
 	if (!oc->skel) {
@@ -411,6 +407,7 @@ out_destroy:
 	offcpu__free(oc);
 	return NULL;
 out_free:
+	ingest__free(oc->ingest);
 	free(oc);
 	return NULL;
 }
@@ -437,6 +434,7 @@ void offcpu__free(struct offcpu *oc)
 		}
 	}
 	pthread_mutex_destroy(&oc->lock);
+	ingest__free(oc->ingest);
 	free(oc);
 }
 

@@ -20,10 +20,15 @@
 #include "unwind/unwind.h"
 #include "bpf/oncpu_abi.h"
 #include "bpf/oncpu.skel.h"
+#include "collect/ingest.h"
 #include "collect/oncpu.h"
 #include "probes/probes.h"
 #include "collect/proccpu.h"
 #include "runtime/python.h"
+
+_Static_assert(ONCPU_MAX_KSTACK <= INGEST_MAX_KSTACK && ONCPU_MAX_USTACK <= INGEST_MAX_USTACK &&
+		       ONCPU_MAX_PYTHON <= INGEST_MAX_PYTHON,
+	       "an on-CPU stack fits the ingest path");
 
 struct oncpu {
 	struct collect_ctx *ctx;
@@ -36,8 +41,7 @@ struct oncpu {
 	uint64_t ringbuf_size;
 	struct ring *ring;
 	unsigned long long ingested, drop_store, drop_malformed;
-	struct frame frames[ONCPU_MAX_KSTACK + ONCPU_MAX_USTACK + ONCPU_MAX_PYTHON + 1];
-	struct frame native[ONCPU_MAX_USTACK];
+	struct ingest *ingest;
 };
 
 static int handle_sample(void *arg, void *data, size_t size)
@@ -45,14 +49,11 @@ static int handle_sample(void *arg, void *data, size_t size)
 	struct oncpu *oc = arg;
 	const struct oncpu_event *e = data;
 	struct collect_ctx *ctx = oc->ctx;
-	struct dso *kernel = symbolizer__kernel_dso(ctx->sym);
-	unsigned long long now = collect__now_ns();
-	uint64_t uaddrs[ONCPU_MAX_USTACK];
+	struct ingest_stack st;
+	struct ingest_raw raw;
 	struct sample smp;
-	struct proc *p;
 	char comm[ONCPU_COMM_LEN + 1];
 	uint32_t nk, nu, np;
-	bool cut = false;
 
 	if (size < offsetof(struct oncpu_event, stack))
 		goto malformed;
@@ -63,32 +64,23 @@ static int handle_sample(void *arg, void *data, size_t size)
 	    size < offsetof(struct oncpu_event, stack) + (nk + nu + 2 * np) * sizeof(__u64))
 		goto malformed;
 
-	/* Past the leaf, stack entries are return addresses: step back into the call. */
-	for (uint32_t i = 0; i < nk; i++)
-		oc->frames[i] = (struct frame){ kernel, e->stack[i] - (i > 0) };
-	/* The user leaf is a return address too after a system call, not after an exception. */
-	for (uint32_t i = 0; i < nu; i++)
-		uaddrs[i] = e->stack[nk + i] -
-			    (i > 0 || (nk > 0 && !(e->flags & ONCPU_F_USER_PC_EXACT)));
-
-	p = proctab__get(ctx->proctab, e->pid, !!(e->flags & ONCPU_F_KTHREAD), now);
-	if (p && !(e->flags & ONCPU_F_KTHREAD))
-		python__locate(ctx->python, p, e->pid);
-	if (p && nu && np) {
-		/* Python frames take the place of the evaluation loop's native frames. */
-		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->native, now, &cut);
-		nu = python__splice(ctx->python, e->pid, oc->native, nu,
-				    cut || !!(e->flags & ONCPU_F_USTACK_TRUNCATED),
-				    (const uint64_t *)&e->stack[nk + e->nr_ustack], np,
-				    oc->frames + nk, ONCPU_MAX_USTACK + ONCPU_MAX_PYTHON);
-	} else if (p && nu) {
-		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, oc->frames + nk, now, &cut);
-	} else {
-		nu = 0;
-	}
-	/* Say where the walk stopped rather than let the stack pass for complete. */
-	if (nu && (cut || (e->flags & ONCPU_F_USTACK_TRUNCATED)))
-		oc->frames[nk + nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
+	raw = (struct ingest_raw){
+		.pid = e->pid,
+		.kthread = !!(e->flags & ONCPU_F_KTHREAD),
+		.kstack = e->stack,
+		.nr_kstack = nk,
+		.kleaf_exact = true,
+		.ustack = &e->stack[nk],
+		.nr_ustack = nu,
+		/* The user leaf is a return address too after a system call, not after an
+		 * exception. */
+		.uleaf_exact = nk == 0 || (e->flags & ONCPU_F_USER_PC_EXACT),
+		.utruncated = !!(e->flags & ONCPU_F_USTACK_TRUNCATED),
+		.python = np ? &e->stack[nk + nu] : NULL,
+		.nr_python = np,
+	};
+	if (ingest__resolve(oc->ingest, &raw, collect__now_ns(), &st))
+		goto malformed;
 
 	memcpy(comm, e->comm, ONCPU_COMM_LEN);
 	comm[ONCPU_COMM_LEN] = '\0';
@@ -98,16 +90,13 @@ static int handle_sample(void *arg, void *data, size_t size)
 		.tid = e->tid,
 		.time_ns = e->time_ns,
 		.comm = comm,
-		.exe = p ? proc__exe(p) : "",
-		.exe_path = p ? proc__exe_path(p) : "",
-		.container_id = p ? proc__container_id(p) : "",
-		.service = p ? proc__service(p) : "",
 		.trace_id = e->flags & ONCPU_F_TRACE_CTX ? e->trace_id : NULL,
 		.span_id = e->flags & ONCPU_F_TRACE_CTX ? e->span_id : NULL,
-		.frames = oc->frames,
-		.nr_frames = nk + nu,
+		.frames = st.frames,
+		.nr_frames = st.nr_frames,
 		.values = { 1, oc->period_ns },
 	};
+	ingest__describe(&smp, st.proc);
 	if (store__add(ctx->store, &smp)) {
 		oc->drop_store++;
 	} else {
@@ -182,6 +171,11 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 		return NULL;
 	}
 	oc->ctx = ctx;
+	oc->ingest = ingest__new(ctx);
+	if (!oc->ingest) {
+		*err = -ENOMEM;
+		goto out_free;
+	}
 	oc->period_ns = 1000000000ULL / opts->frequency;
 	{
 		struct timespec r, m;
@@ -234,6 +228,7 @@ out_destroy:
 	oncpu__free(oc);
 	return NULL;
 out_free:
+	ingest__free(oc->ingest);
 	free(oc);
 	return NULL;
 }
@@ -250,6 +245,7 @@ void oncpu__free(struct oncpu *oc)
 	free(oc->links);
 	free(oc->pfds);
 	oncpu_bpf__destroy(oc->skel);
+	ingest__free(oc->ingest);
 	free(oc);
 }
 

@@ -9,6 +9,7 @@
 #include "lib/hex.h"
 #include "lib/metrics.h"
 #include "collect/proccpu.h"
+#include "proc/proctab.h"
 
 #define BUCKETS 1024
 
@@ -133,4 +134,18 @@ void proccpu__metrics(struct metrics_writer *w, void *ctx)
 		}
 	}
 	pthread_mutex_unlock(&pc->lock);
+}
+
+static void exit_cb(void *ctx, uint32_t pid)
+{
+	proccpu__exit(ctx, pid);
+}
+
+int proccpu__observe(struct proccpu *pc, struct proctab *pt)
+{
+	return proctab__observe(pt, &(struct proc_observer){
+					    .name = "proccpu",
+					    .exit = exit_cb,
+					    .ctx = pc,
+				    });
 }

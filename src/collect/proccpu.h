@@ -20,6 +20,9 @@ void proccpu__free(struct proccpu *pc); /* accepts NULL */
 void proccpu__add(struct proccpu *pc, uint32_t pid, const char *exe, uint64_t cpu_ns,
 		  const uint8_t *trace_id, const uint8_t *span_id, uint64_t realtime_ns);
 void proccpu__exit(struct proccpu *pc, uint32_t pid);
+struct proctab;
+/* Listens to processes' lives (proc/proctab.h): an exited process's account is closed. */
+int proccpu__observe(struct proccpu *pc, struct proctab *pt);
 /* Writes the family (a metrics callback: ctx is the proccpu). */
 void proccpu__metrics(struct metrics_writer *w, void *ctx);
 

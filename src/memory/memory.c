@@ -35,6 +35,7 @@
 #include "bpf/memory_abi.h"
 #include "bpf/unwind_abi.h"
 #include "bpf/memory.skel.h"
+#include "collect/ingest.h"
 #include "memory/memory.h"
 #include "memory/memsites.h"
 #include "memory/preload.h"
@@ -108,6 +109,9 @@ struct live {
 	struct frame *frames; /* dso references held */
 };
 
+_Static_assert(MEMORY_MAX_USTACK <= INGEST_MAX_USTACK && MEMORY_MAX_PYTHON <= INGEST_MAX_PYTHON,
+	       "an allocation's stack fits the ingest path");
+
 struct memory {
 	struct collect_ctx *ctx;
 	struct memory_bpf *skel;
@@ -127,8 +131,7 @@ struct memory {
 	/* preload rings: records read (allocations, frees), and what the closed rings had */
 	unsigned long long preload_allocs, preload_frees, preload_unwound_truncated;
 	struct preload_ring_stats preload_gone;
-	struct frame frames[MEMORY_MAX_USTACK + MEMORY_MAX_PYTHON + 1];
-	struct frame native[MEMORY_MAX_USTACK]; /* before Python frames are spliced in */
+	struct ingest *ingest;			 /* stacks to frames, as every sampler */
 	struct memory_alloc_event pev;		 /* a preload record as an event */
 	struct thread_name tnames[THREAD_NAMES]; /* preload records' thread names */
 	struct unwind_proc uproc;      /* the mapping table its walk uses */
@@ -433,15 +436,10 @@ static int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		else
 			mproc__find_wrappers(p, cands, cs.nr);
 		err = 0;
-		/* Its mappings now include the allocator's object: the unwinder must know them. */
+		/* Its mappings now include the allocator's object: the unwinder must know them,
+		 * and a CPython process's samples carry Python frames from the first one on (the
+		 * refresh tells every observer of processes, the unwinder's and Python's). */
 		proctab__refresh(m->ctx->proctab, p->pid, now);
-		/* A CPython process's samples carry its Python frames from the first one on. */
-		if (mode == MEMSITES_ATTACH) {
-			struct proc *pr = proctab__get(m->ctx->proctab, p->pid, 0, now);
-
-			if (pr)
-				python__locate(m->ctx->python, pr, p->pid);
-		}
 		if (mode == MEMSITES_PRELOAD)
 			pr_info("pid %u (%s): preload shim %s, its ring read\n", p->pid, p->exe,
 				cands[i].path);
@@ -681,9 +679,9 @@ void memory__tick(struct memory *m)
 		preload_drain(m, p);
 }
 
-void memory__proc_event(void *arg, uint32_t pid, bool exit)
+/* Ingest thread: a process exec'd (exit false) or exited (after the drain). */
+static void proc_event(struct memory *m, uint32_t pid, bool exit)
 {
-	struct memory *m = arg;
 	struct mproc **pp;
 	char exe[256];
 
@@ -701,6 +699,27 @@ void memory__proc_event(void *arg, uint32_t pid, bool exit)
 		consider(m, pid, exe, collect__now_ns());
 	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+static void exec_cb(void *ctx, uint32_t pid, struct proc *p)
+{
+	(void)p;
+	proc_event(ctx, pid, false);
+}
+
+static void exit_cb(void *ctx, uint32_t pid)
+{
+	proc_event(ctx, pid, true);
+}
+
+int memory__observe(struct memory *m, struct proctab *pt)
+{
+	return proctab__observe(pt, &(struct proc_observer){
+					    .name = "memory",
+					    .exec = exec_cb,
+					    .exit = exit_cb,
+					    .ctx = m,
+				    });
 }
 
 int memory__add_target(struct memory *m, const struct memtarget_spec *spec, uint32_t *id)
@@ -851,14 +870,13 @@ static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e
 static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, size_t size)
 {
 	struct collect_ctx *ctx = m->ctx;
-	unsigned long long now = collect__now_ns();
-	uint64_t uaddrs[MEMORY_MAX_USTACK];
 	char comm[MEMORY_COMM_LEN + 1];
 	uint64_t objects, bytes;
+	struct ingest_stack st;
+	struct ingest_raw raw;
 	struct sample smp;
 	struct proc *p;
 	uint32_t nu = e->nr_ustack, np = e->nr_python;
-	bool cut = false, truncated = !!(e->flags & MEMORY_F_USTACK_TRUNCATED);
 	struct live *l, **pp;
 	struct mproc *p_tracked;
 	uint64_t mean = e->mean;
@@ -870,27 +888,21 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		return;
 	}
 	skip = lead_frames(m, e, &mean);
-	nu -= skip;
-	/* Every entry is a return address, the first too (the allocating call's): step back
-	 * into the call. */
-	for (uint32_t i = 0; i < nu; i++)
-		uaddrs[i] = e->stack[skip + i] - 1;
-	p = proctab__get(ctx->proctab, e->pid, 0, now);
-	if (p)
-		python__locate(ctx->python, p, e->pid);
-	if (p && nu && np) {
-		/* Python frames take the place of the evaluation loop's native frames. */
-		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->native, now, &cut);
-		nu = python__splice(ctx->python, e->pid, m->native, nu, cut || truncated,
-				    (const uint64_t *)&e->stack[e->nr_ustack], np, m->frames,
-				    MEMORY_MAX_USTACK + MEMORY_MAX_PYTHON);
-	} else if (p && nu) {
-		nu = proctab__user_frames(ctx->proctab, p, uaddrs, nu, m->frames, now, &cut);
-	} else {
-		nu = 0;
+	/* Every entry is a return address, the first too (the allocating call's). */
+	raw = (struct ingest_raw){
+		.pid = e->pid,
+		.ustack = &e->stack[skip],
+		.nr_ustack = nu - skip,
+		.utruncated = !!(e->flags & MEMORY_F_USTACK_TRUNCATED),
+		.python = np ? &e->stack[nu] : NULL,
+		.nr_python = np,
+	};
+	if (ingest__resolve(m->ingest, &raw, collect__now_ns(), &st)) {
+		m->drop_malformed++;
+		return;
 	}
-	if (nu && (cut || truncated))
-		m->frames[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
+	p = st.proc;
+	nu = st.nr_frames;
 	memcpy(comm, e->comm, MEMORY_COMM_LEN);
 	comm[MEMORY_COMM_LEN] = '\0';
 	memsample__scale(e->size, mean ? mean : m->mean, drand48(), &objects, &bytes);
@@ -900,14 +912,11 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		.tid = e->tid,
 		.time_ns = e->time_ns,
 		.comm = comm,
-		.exe = p ? proc__exe(p) : "",
-		.exe_path = p ? proc__exe_path(p) : "",
-		.container_id = p ? proc__container_id(p) : "",
-		.service = p ? proc__service(p) : "",
-		.frames = m->frames,
+		.frames = st.frames,
 		.nr_frames = nu,
 		.values = { objects, bytes, 0, 0 },
 	};
+	ingest__describe(&smp, p);
 	if (store__add(ctx->store, &smp))
 		m->drop_store++;
 	else
@@ -937,7 +946,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 			    .bytes = bytes, .nr_frames = nu, .frames = l->frames };
 	memcpy(l->comm, comm, sizeof(l->comm));
 	for (uint32_t i = 0; i < nu; i++)
-		l->frames[i] = (struct frame){ dso__get(m->frames[i].dso), m->frames[i].addr };
+		l->frames[i] = (struct frame){ dso__get(st.frames[i].dso), st.frames[i].addr };
 	l->next = m->buckets[live_hash(l->pid, l->ptr) & (m->nr_buckets - 1)];
 	m->buckets[live_hash(l->pid, l->ptr) & (m->nr_buckets - 1)] = l;
 	m->nr_live++;
@@ -1231,6 +1240,11 @@ struct memory *memory__new(const struct memory_opts *opts, struct collect_ctx *c
 	m->mean = opts->mean_interval ? opts->mean_interval : 1;
 	m->ringbuf_size = opts->ringbuf_size;
 	pthread_mutex_init(&m->lock, NULL);
+	m->ingest = ingest__new(ctx);
+	if (!m->ingest) {
+		*err = -ENOMEM;
+		goto out_free;
+	}
 	m->skel = memory_bpf__open();
 	if (!m->skel) {
 		*err = -errno;
@@ -1267,6 +1281,7 @@ out_destroy:
 	memory__free(m);
 	return NULL;
 out_free:
+	ingest__free(m->ingest);
 	free(m);
 	return NULL;
 }
@@ -1283,6 +1298,7 @@ void memory__free(struct memory *m)
 	free(m->buckets);
 	free(m->targets);
 	memory_bpf__destroy(m->skel);
+	ingest__free(m->ingest);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

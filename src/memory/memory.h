@@ -32,8 +32,10 @@ struct memory *memory__new(const struct memory_opts *opts, struct collect_ctx *c
 void memory__free(struct memory *m); /* accepts NULL */
 /* Ingest thread, every drain: attaches pending targets, applies API changes. */
 void memory__tick(struct memory *m);
-/* Ingest thread: a process exec'd (exit false) or exited (after the drain). */
-void memory__proc_event(void *m, uint32_t pid, bool exit);
+struct proctab;
+/* Listens to processes' lives (proc/proctab.h): an exec'd process may now match a target; an
+ * exec or exit ends the old image's probes and live set. */
+int memory__observe(struct memory *m, struct proctab *pt);
 
 /*
  * API: adds a target, *id its number. A pid target is of the process with that pid now, not of

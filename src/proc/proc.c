@@ -13,8 +13,6 @@
 #include "bpf/proc_abi.h"
 #include "bpf/proc.skel.h"
 #include "proc/proc.h"
-#include "collect/proccpu.h"
-#include "runtime/python.h"
 
 #define MAX_PENDING_EXITS 4096
 /*
@@ -58,24 +56,17 @@ static int handle_event(void *arg, void *data, size_t size)
 		unsigned long long now = collect__now_ns();
 		struct proc *p;
 
-		/* Learning the maps now also finds a trace-context variable of the executable
-		 * (from its file alone): the first samples are labelled too
-		 * (collect__maps_learned). */
+		/* Learning the maps now tells every observer of processes (src/main.c lists
+		 * them): the trace-context variable of the executable is found from its file
+		 * alone, so the first samples are labelled too; its unwind tables are built
+		 * first; Python and memory targets look at the new image. */
 		p = proctab__exec(pc->ctx->proctab, e->pid, now);
-		python__forget(pc->ctx->python, e->pid);
-		if (p)
-			python__locate(pc->ctx->python, p, e->pid);
-		/* Started while we run: its samples matter from its first, its tables first. */
-		if (p && pc->ctx->unwinder)
-			unwinder__urgent(pc->ctx->unwinder, e->pid);
 		if (p && pc->relearn_nr < MAX_RELEARN) {
 			uint32_t i = (pc->relearn_head + pc->relearn_nr++) % MAX_RELEARN;
 
 			pc->relearn[i].pid = e->pid;
 			pc->relearn[i].due = now + RELEARN_NS;
 		}
-		if (pc->ctx->proc_listener)
-			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, e->pid, false);
 		break;
 	}
 	case PROC_EV_EXIT:
@@ -169,10 +160,6 @@ void proc_collector__reap(struct proc_collector *pc)
 	/* Apply the exits of the drain before this one; this drain's wait for the next. */
 	for (uint32_t i = 0; i < pc->nr_pending[old]; i++) {
 		proctab__exit(pc->ctx->proctab, pc->pending[old][i]);
-		proccpu__exit(pc->ctx->cpu, pc->pending[old][i]);
-		python__forget(pc->ctx->python, pc->pending[old][i]);
-		if (pc->ctx->proc_listener)
-			pc->ctx->proc_listener(pc->ctx->proc_listener_ctx, pc->pending[old][i], true);
 	}
 	pc->nr_pending[old] = 0;
 	pc->cur = old;

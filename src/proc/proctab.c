@@ -47,15 +47,13 @@ struct proc {
 	struct dso *jit; /* this process's anonymous executable memory, made on first sight */
 	bool jvm;	 /* maps HotSpot's libjvm.so: its JIT frames go through the JVM hook */
 	uint32_t maps_gen; /* bumped at every successful read of the maps */
+	bool new_image;	   /* its maps are being read for an exec */
 };
 
 struct proctab {
 	struct symbolizer *sym;
-	void (*listener)(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
-	void *listener_ctx;
-	uint32_t (*jvm_hook)(void *ctx, uint32_t pid, struct dso *jit, struct frame *frames,
-			     uint32_t n, bool *cut, uint64_t now_ns);
-	void *jvm_hook_ctx;
+	struct proc_observer observers[PROCTAB_MAX_OBSERVERS];
+	uint32_t nr_observers;
 	struct proc *buckets[BUCKETS];
 	struct proctab_stats stats;
 };
@@ -69,29 +67,27 @@ struct proctab *proctab__new(struct symbolizer *sym)
 	return pt;
 }
 
-void proctab__set_listener(struct proctab *pt,
-			   void (*fn)(void *ctx, uint32_t pid, const struct proc_map *maps,
-				      uint32_t n),
-			   void *ctx)
+int proctab__observe(struct proctab *pt, const struct proc_observer *o)
 {
-	pt->listener = fn;
-	pt->listener_ctx = ctx;
+	if (pt->nr_observers == PROCTAB_MAX_OBSERVERS)
+		return -ENOSPC;
+	pt->observers[pt->nr_observers++] = *o;
+	return 0;
 }
 
-void proctab__set_jvm_hook(struct proctab *pt,
-			   uint32_t (*fn)(void *ctx, uint32_t pid, struct dso *jit,
-					  struct frame *frames, uint32_t n, bool *cut,
-					  uint64_t now_ns),
-			   void *ctx)
+bool proc__new_image(const struct proc *p)
 {
-	pt->jvm_hook = fn;
-	pt->jvm_hook_ctx = ctx;
+	return p->new_image;
 }
 
+/* Tells the observers that p's maps were (re)read or dropped. */
 static void tell(struct proctab *pt, const struct proc *p)
 {
-	if (pt->listener && !p->kthread)
-		pt->listener(pt->listener_ctx, p->pid, p->maps, p->nr_maps);
+	if (p->kthread)
+		return;
+	for (uint32_t i = 0; i < pt->nr_observers; i++)
+		if (pt->observers[i].maps)
+			pt->observers[i].maps(pt->observers[i].ctx, p->pid, p->maps, p->nr_maps);
 }
 
 static void proc__drop_maps(struct proc *p)
@@ -431,10 +427,15 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 		tell(pt, p);
 	} else {
 		p = insert(pt, slot, pid, 0);
-		if (!p)
-			return NULL;
 	}
-	learn(pt, p, now_ns);
+	if (p) {
+		p->new_image = true;
+		learn(pt, p, now_ns);
+		p->new_image = false;
+	}
+	for (uint32_t i = 0; i < pt->nr_observers; i++)
+		if (pt->observers[i].exec)
+			pt->observers[i].exec(pt->observers[i].ctx, pid, p);
 	return p;
 }
 
@@ -453,10 +454,13 @@ void proctab__exit(struct proctab *pt, uint32_t pid)
 	struct proc **slot = find(pt, pid);
 	struct proc *p = *slot;
 
-	if (!p)
-		return;
-	*slot = p->next;
-	forget(pt, p);
+	if (p) {
+		*slot = p->next;
+		forget(pt, p);
+	}
+	for (uint32_t i = 0; i < pt->nr_observers; i++)
+		if (pt->observers[i].exit)
+			pt->observers[i].exit(pt->observers[i].ctx, pid);
 }
 
 void proctab__sweep(struct proctab *pt)
@@ -609,8 +613,16 @@ uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t
 		jit |= out[i].dso == p->jit;
 	}
 	*cut = false;
-	if (jit && p->jvm && p->jit && pt->jvm_hook)
-		n = pt->jvm_hook(pt->jvm_hook_ctx, p->pid, p->jit, out, n, cut, now_ns);
+	if (jit && p->jvm && p->jit) {
+		for (uint32_t i = 0; i < pt->nr_observers; i++) {
+			const struct proc_observer *o = &pt->observers[i];
+
+			if (o->jit_frames) {
+				n = o->jit_frames(o->ctx, p->pid, p->jit, out, n, cut, now_ns);
+				break;
+			}
+		}
+	}
 	return n;
 }
 

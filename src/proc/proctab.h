@@ -24,16 +24,41 @@ struct proc_map {
 };
 
 struct proctab *proctab__new(struct symbolizer *sym);
+
 /*
- * fn is told each time a process's executable mappings were (re)read (maps in address order,
- * borrowed for the call) and, with n == 0, when the process is dropped. One listener
- * (collect__maps_learned: the trace context, then the unwinder, which mirrors the mappings into
- * BPF); NULL removes it.
+ * A listener of processes' lives: every module that keeps something per process registers one
+ * (src/main.c lists them all, in the order they are told). Any callback may be NULL. All are
+ * called on the thread that calls into the proctab (the ingest thread), in registration order.
  */
-void proctab__set_listener(struct proctab *pt,
-			   void (*fn)(void *ctx, uint32_t pid, const struct proc_map *maps,
-				      uint32_t n),
-			   void *ctx);
+struct proc_observer {
+	const char *name;
+	/*
+	 * pid's executable mappings were (re)read: at first sight, at exec, when a collector
+	 * refreshed them, when samples missed them. maps in address order, borrowed for the
+	 * call. n == 0: they were dropped (a new image is being read, or the process is gone).
+	 */
+	void (*maps)(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
+	/* pid exec'd: its new image's maps were read (maps came first). p is NULL when out of
+	 * memory; borrowed, as proctab__get's. */
+	void (*exec)(void *ctx, uint32_t pid, struct proc *p);
+	/* pid exited: told once its exit event was drained (proctab__exit), known or not. */
+	void (*exit)(void *ctx, uint32_t pid);
+	/*
+	 * Each stack of a JVM (libjvm.so mapped) with frames in its JIT dso: may ask for names and
+	 * cut the stack where it cannot be trusted; returns the frames to keep (<= n), *cut set
+	 * when it cut. The first observer with one answers (src/runtime/jvm.c).
+	 */
+	uint32_t (*jit_frames)(void *ctx, uint32_t pid, struct dso *jit, struct frame *frames,
+			       uint32_t n, bool *cut, uint64_t now_ns);
+	void *ctx;
+};
+
+#define PROCTAB_MAX_OBSERVERS 8
+/* Adds a copy of *o to the list. 0, or -ENOSPC past PROCTAB_MAX_OBSERVERS. */
+int proctab__observe(struct proctab *pt, const struct proc_observer *o);
+/* Whether p's maps are being read for a new image (true only inside a maps callback of an
+ * exec): what was learned of the old image is stale. */
+bool proc__new_image(const struct proc *p);
 void proctab__free(struct proctab *pt); /* accepts NULL */
 
 /* The process image changed: forget what we knew and learn it now. Returns the process
@@ -75,20 +100,10 @@ const char *proc__container_id(const struct proc *p);
  */
 const char *proc__service(const struct proc *p);
 /*
- * Told of each stack of a JVM (libjvm.so mapped) with frames in its JIT dso: may ask for names
- * and cut the stack where it cannot be trusted; returns the frames to keep (<= n), *cut set when
- * it cut. One hook (src/runtime/jvm.c); NULL removes it.
- */
-void proctab__set_jvm_hook(struct proctab *pt,
-			   uint32_t (*fn)(void *ctx, uint32_t pid, struct dso *jit,
-					  struct frame *frames, uint32_t n, bool *cut,
-					  uint64_t now_ns),
-			   void *ctx);
-/*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
  * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a
  * process with JIT code, frames of its JIT dso (named through its perf map). Returns the frames
- * written, fewer than n when the JVM hook cut the stack: *cut is then set and the caller adds the
+ * written, fewer than n when the jit_frames observer cut the stack: *cut is then set and the caller adds the
  * [truncated] frame (out has room for n + 1).
  */
 uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs,

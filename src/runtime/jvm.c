@@ -20,6 +20,7 @@
 #include "symbolize/dso.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/symbolizer.h"
+#include "proc/proctab.h"
 #include "runtime/jvm.h"
 #include "runtime/jvmattach.h"
 
@@ -190,6 +191,21 @@ void jvm__exit(struct jvm *j, uint32_t pid)
 		queue(j, jp, true);
 	}
 	pthread_mutex_unlock(&j->lock);
+}
+
+static void exit_cb(void *ctx, uint32_t pid)
+{
+	jvm__exit(ctx, pid);
+}
+
+int jvm__observe(struct jvm *j, struct proctab *pt)
+{
+	return proctab__observe(pt, &(struct proc_observer){
+					    .name = "jvm",
+					    .exit = exit_cb,
+					    .jit_frames = jvm__frames,
+					    .ctx = j,
+				    });
 }
 
 /*

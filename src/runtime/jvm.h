@@ -43,6 +43,9 @@ uint32_t jvm__frames(void *j, uint32_t pid, struct dso *jit, struct frame *frame
 		     bool *cut, uint64_t now_ns);
 /* The process exited (ingest thread): its map is handed to its JIT dso, then removed. */
 void jvm__exit(struct jvm *j, uint32_t pid);
+struct proctab;
+/* Listens to processes' lives (proc/proctab.h): names JIT frames, hears exits. */
+int jvm__observe(struct jvm *j, struct proctab *pt);
 
 struct jvm_stats {
 	uint64_t processes;	   /* JVMs seen with JIT frames, alive */

@@ -253,7 +253,7 @@ static struct pyproc **pyproc__slot(struct python *py, uint32_t pid)
 	return pp;
 }
 
-void python__forget(struct python *py, uint32_t pid)
+static void python__forget(struct python *py, uint32_t pid)
 {
 	struct pyproc **slot, *pp;
 
@@ -538,7 +538,7 @@ static bool maps_name_python(const struct proc *p)
 	return false;
 }
 
-void python__locate(struct python *py, struct proc *p, uint32_t pid)
+static void python__locate(struct python *py, struct proc *p, uint32_t pid)
 {
 	struct pyproc **slot, *pp;
 	uint32_t gen = proc__maps_generation(p);
@@ -578,6 +578,48 @@ void python__locate(struct python *py, struct proc *p, uint32_t pid)
 	default:
 		break;
 	}
+}
+
+/* --- the observer of processes' lives ----------------------------------------------------- */
+
+/* Maps read at first sight, refreshed, re-read: locate (once per version of the maps). An
+ * exec's maps are left to exec_cb, which first forgets the old image. */
+static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n)
+{
+	struct python *py = ctx;
+	struct proc *p;
+
+	(void)maps;
+	if (!n)
+		return;
+	p = proctab__find(py->ctx->proctab, pid);
+	if (p && !proc__new_image(p))
+		python__locate(py, p, pid);
+}
+
+static void exec_cb(void *ctx, uint32_t pid, struct proc *p)
+{
+	python__forget(ctx, pid);
+	if (p)
+		python__locate(ctx, p, pid);
+}
+
+static void exit_cb(void *ctx, uint32_t pid)
+{
+	python__forget(ctx, pid);
+}
+
+int python__observe(struct python *py, struct proctab *pt)
+{
+	if (!py)
+		return 0;
+	return proctab__observe(pt, &(struct proc_observer){
+					    .name = "python",
+					    .maps = maps_cb,
+					    .exec = exec_cb,
+					    .exit = exit_cb,
+					    .ctx = py,
+				    });
 }
 
 /* --- naming code objects ------------------------------------------------------------------ */

@@ -24,10 +24,13 @@ struct python;
 struct python *python__new(struct collect_ctx *ctx);
 void python__free(struct python *py); /* accepts NULL */
 
-/* Once per version of p's mappings: is it CPython, which version; tells the sampler. */
-void python__locate(struct python *py, struct proc *p, uint32_t pid);
-/* pid's image changed or ended: forget what was learned of it. */
-void python__forget(struct python *py, uint32_t pid);
+struct proctab;
+/*
+ * Listens to processes' lives (proc/proctab.h): once per version of a process's mappings it
+ * learns whether it is CPython, which version, and tells the samplers' BPF; an exec or exit
+ * forgets it. py may be NULL (Python frames off): then nothing is registered.
+ */
+int python__observe(struct python *py, struct proctab *pt);
 /* Forgets processes that are gone without their exit seen (a full ring buffer). */
 void python__sweep(struct python *py);
 

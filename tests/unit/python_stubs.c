@@ -59,3 +59,23 @@ const char *dso__path(const struct dso *dso)
 	(void)dso;
 	return "";
 }
+
+int proctab__observe(struct proctab *pt, const struct proc_observer *o)
+{
+	(void)pt;
+	(void)o;
+	return 0;
+}
+
+struct proc *proctab__find(struct proctab *pt, uint32_t pid)
+{
+	(void)pt;
+	(void)pid;
+	return NULL;
+}
+
+bool proc__new_image(const struct proc *p)
+{
+	(void)p;
+	return false;
+}

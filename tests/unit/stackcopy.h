@@ -155,7 +155,8 @@ static inline int self_init(struct self *e)
 	e->pt = e->sym ? proctab__new(e->sym) : NULL;
 	if (!cap.copy || !e->u || !e->pt)
 		return -ENOMEM;
-	proctab__set_listener(e->pt, unwinder__update, e->u);
+	if (proctab__observe(e->pt, &(struct proc_observer){ .maps = unwinder__update, .ctx = e->u }))
+		return -ENOSPC;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (!proctab__get(e->pt, (uint32_t)getpid(), 0, ts.tv_sec * 1000000000ULL + ts.tv_nsec))
 		return -ENOMEM;
@@ -165,7 +166,6 @@ static inline int self_init(struct self *e)
 
 static inline void self_fini(struct self *e)
 {
-	proctab__set_listener(e->pt, NULL, NULL);
 	proctab__free(e->pt);
 	symbolizer__free(e->sym);
 	unwinder__free(e->u);

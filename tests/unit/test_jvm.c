@@ -19,6 +19,15 @@
 #include "fake_symbolizer.h"
 #include "store/frame.h"
 #include "testlib.h"
+#include "src/proc/proctab.h"
+
+/* jvm.c alone: no process table to observe (jvm__observe is not under test). */
+int proctab__observe(struct proctab *pt, const struct proc_observer *o)
+{
+	(void)pt;
+	(void)o;
+	return 0;
+}
 
 static int preloads;
 
