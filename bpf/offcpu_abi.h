@@ -2,7 +2,7 @@
 #ifndef AUTOPROF_BPF_OFFCPU_ABI_H
 #define AUTOPROF_BPF_OFFCPU_ABI_H
 
-/* Shared between bpf/offcpu.bpf.c and src/collect/offcpu.c: __u32/__u64 only, no libc. */
+/* Shared between bpf/offcpu.bpf.c and src/sample/offcpu.c: __u32/__u64 only, no libc. */
 
 #define OFFCPU_MAX_KSTACK 127
 #define OFFCPU_MAX_USTACK 127

@@ -2,7 +2,7 @@
 #ifndef AUTOPROF_BPF_ONCPU_ABI_H
 #define AUTOPROF_BPF_ONCPU_ABI_H
 
-/* Shared between bpf/oncpu.bpf.c and src/collect/oncpu.c: __u32/__u64 only, no libc. */
+/* Shared between bpf/oncpu.bpf.c and src/sample/oncpu.c: __u32/__u64 only, no libc. */
 
 /* bpf_get_stack() walks at most kernel.perf_event_max_stack (127) frames per stack. */
 #define ONCPU_MAX_KSTACK 127

@@ -2,7 +2,7 @@
 #ifndef AUTOPROF_BPF_PROC_ABI_H
 #define AUTOPROF_BPF_PROC_ABI_H
 
-/* Shared between bpf/proc.bpf.c and src/proc/proc.c: __u32/__u64 only, no libc. */
+/* Shared between bpf/proc.bpf.c and src/sample/proc.c: __u32/__u64 only, no libc. */
 
 enum proc_event_type {
 	PROC_EV_EXEC = 1, /* a process replaced its image: its mappings must be learned now */

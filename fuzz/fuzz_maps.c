@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target for /proc/PID/maps lines (src/proc/maps.c): the kernel writes them, but
+ * libFuzzer target for /proc/PID/maps lines (src/lib/procmaps.c): the kernel writes them, but
  * a path is any file name a process chose (spaces, newlines cut it in two, " (deleted)"). Each
  * line of the input, without its newline, is parsed in a buffer of its exact size.
  *   make fuzz-maps                     (clang, ASan + UBSan; see tests/fuzz.mk)
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/proc/maps.h"
+#include "src/lib/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,7 +21,7 @@
 #include "src/runtime/python.h"
 #include "fuzz/fuzz_file.h"
 #include "symbolize/dso.h"
-#include "src/proc/maps.h"
+#include "src/lib/procmaps.h"
 #include "src/proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"

@@ -14,14 +14,15 @@
 
 #include <bpf/libbpf.h>
 
-#include "collect/offcpu.h"
+#include "sample/offcpu.h"
 #include "runtime/jvm.h"
 #include "memory/memory.h"
-#include "collect/oncpu.h"
+#include "sample/ingest.h"
+#include "sample/oncpu.h"
 #include "probes/probes.h"
 #include "runtime/python.h"
-#include "proc/proc.h"
-#include "collect/proccpu.h"
+#include "sample/proc.h"
+#include "sample/proccpu.h"
 #include "runtime/tracectx.h"
 #include "daemon.h"
 #include "http/http.h"
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
 	 * JVM's JIT names, and (once it is made, below) memory targets. Before anything learns a
 	 * process: a memory target at start refreshes the maps of the processes it attaches to.
 	 */
-	err = collect__observe(&d.ctx) ?: proccpu__observe(d.ctx.cpu, d.ctx.proctab) ?:
+	err = ingest__observe(&d.ctx) ?: proccpu__observe(d.ctx.cpu, d.ctx.proctab) ?:
 	      python__observe(d.ctx.python, d.ctx.proctab) ?:
 	      (d.jvm ? jvm__observe(d.jvm, d.ctx.proctab) : 0);
 	if (err)

@@ -4,13 +4,13 @@
 
 #include <bpf/libbpf.h>
 
-#include "collect/offcpu.h"
+#include "sample/offcpu.h"
 #include "runtime/jvm.h"
 #include "memory/memory.h"
-#include "collect/oncpu.h"
+#include "sample/oncpu.h"
 #include "bpf/memory_abi.h"
-#include "proc/proc.h"
-#include "collect/proccpu.h"
+#include "sample/proc.h"
+#include "sample/proccpu.h"
 #include "runtime/python.h"
 #include "runtime/tracectx.h"
 #include "daemon.h"

@@ -10,7 +10,7 @@
 #   dwarf     DWARF lines and inlined frames (src/symbolize/dwarf.c)
 #   gosym     a Go executable's .gopclntab (src/symbolize/gosym.c)
 #   perfmap   a JIT's perf map and the names in it (src/symbolize/perfmap.c)
-#   maps      /proc/PID/maps lines (src/proc/maps.c)
+#   maps      /proc/PID/maps lines (src/lib/procmaps.c)
 #   json      the bodies of POST /api/v1/probes and the memory-target requests
 #   config    the YAML configuration file (src/config/config.c)
 #   procctx   the OpenTelemetry process context's protobuf (src/proc/procctx.c)
@@ -39,13 +39,13 @@ FUZZ_LIBS_dwarf := -lelf -ldw
 FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_gosym := -lelf
 FUZZ_SRCS_perfmap := src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
-FUZZ_SRCS_maps := src/proc/maps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
+FUZZ_SRCS_maps := src/lib/procmaps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
 FUZZ_SRCS_json := src/probes/latency.c src/memory/memsample.c
 FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/memsample.c \
 	src/export/otlp_headers.c \
 	src/lib/log.c
 FUZZ_LIBS_config := -lyaml
-FUZZ_SRCS_procctx := src/proc/procctx.c src/proc/maps.c src/lib/ufile.c src/lib/procfs.c \
+FUZZ_SRCS_procctx := src/proc/procctx.c src/lib/procmaps.c src/lib/ufile.c src/lib/procfs.c \
 	src/lib/log.c \
 	gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c \
 	gen/opentelemetry/proto/resource/v1/resource.pb-c.c \

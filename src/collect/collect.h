@@ -56,15 +56,6 @@ struct ring;
  */
 int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, void *, size_t),
 		      void *fn_ctx, struct ring **ring);
-/* Sums a per-CPU array of __u64 counters into out[0..n). Returns 0 or a negative errno. */
-int collect__read_counters(int map_fd, unsigned long long *out, unsigned int n);
-/*
- * Listens to processes' lives (proc/proctab.h) for what the samplers' BPF shares: each time a
- * process's maps were read it tells the samplers (ctx->tracectx_fd) where its threads publish
- * their trace context, then hands the maps to the unwinder, if any (n == 0: the process is
- * gone); a process exec'd while we run has its tables built first.
- */
-int collect__observe(struct collect_ctx *ctx);
 struct bpf_object;
 /*
  * Before obj is loaded: points the maps every sampler shares at the ones in use (the process

@@ -7,7 +7,7 @@
 
 #include "lib/hash.h"
 #include "lib/strtab.h"
-#include "store/frame.h"
+#include "symbolize/frame.h"
 #include "symbolize/dso.h"
 #include "symbolize/symbolizer.h"
 #include "export/intern.h"

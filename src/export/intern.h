@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/frame.h"
+#include "symbolize/frame.h"
 #include "symbolize/symbolizer.h"
 
 struct dso;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/offcpu.h"
+#include "sample/offcpu.h"
 #include "memory/memory.h"
 #include "probes/probes.h"
 #include "daemon.h"

@@ -24,22 +24,22 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/counters.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
-#include "proc/maps.h"
+#include "lib/procmaps.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 #include "bpf/memory_abi.h"
 #include "bpf/unwind_abi.h"
 #include "bpf/memory.skel.h"
-#include "collect/ingest.h"
+#include "sample/ingest.h"
 #include "memory/memory.h"
 #include "memory/memsites.h"
 #include "memory/preload.h"
-#include "runtime/python.h"
 
 #define NSEC 1000000000ULL
 /* How long a new target process may take to map its allocator (ld.so maps libc within ms). */
@@ -1306,7 +1306,7 @@ void memory__free(struct memory *m)
 void memory__stats(struct memory *m, struct memory_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	collect__read_counters(bpf_map__fd(m->skel->maps.memory_counters), out->bpf,
+	counters__read(bpf_map__fd(m->skel->maps.memory_counters), out->bpf,
 			       MEMORY_CNT__MAX);
 	pthread_mutex_lock(&m->lock);
 	for (uint32_t i = 0; i < m->nr_targets; i++)

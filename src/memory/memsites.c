@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "symbolize/elf.h"
-#include "proc/maps.h"
+#include "lib/procmaps.h"
 #include "runtime/golabels.h"
 #include "memory/memsample.h"
 #include "memory/memsites.h"

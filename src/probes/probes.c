@@ -38,6 +38,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/counters.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/ufile.h"
@@ -1212,7 +1213,7 @@ void probes__stats(struct probes *pr, struct probes_stats *out)
 {
 	unsigned long long c[PROBES_CNT__MAX] = {0};
 
-	collect__read_counters(bpf_map__fd(pr->skel->maps.probe_counters), c, PROBES_CNT__MAX);
+	counters__read(bpf_map__fd(pr->skel->maps.probe_counters), c, PROBES_CNT__MAX);
 	pthread_mutex_lock(&pr->lock);
 	*out = (struct probes_stats){
 	    .calls = c[PROBES_CNT_CALLS],

@@ -14,7 +14,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "symbolize/dso.h"
-#include "proc/maps.h"
+#include "lib/procmaps.h"
 #include "proc/procctx.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "store/frame.h"
+#include "symbolize/frame.h"
 
 /*
  * The processes autoprof has seen: their executable name and executable mappings, learned when

@@ -16,7 +16,7 @@
 #include "lib/log.h"
 #include "lib/procfs.h"
 #include "lib/ufile.h"
-#include "store/frame.h"
+#include "symbolize/frame.h"
 #include "symbolize/dso.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/symbolizer.h"

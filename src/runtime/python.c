@@ -18,7 +18,7 @@
 #include "lib/log.h"
 #include "symbolize/dso.h"
 #include "symbolize/elf.h"
-#include "proc/maps.h"
+#include "lib/procmaps.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"

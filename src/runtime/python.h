@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/frame.h"
+#include "symbolize/frame.h"
 
 struct collect_ctx;
 struct proc;

@@ -19,7 +19,7 @@
 #include "lib/log.h"
 #include "symbolize/elf.h"
 #include "symbolize/dso.h"
-#include "proc/maps.h"
+#include "lib/procmaps.h"
 #include "proc/proctab.h"
 #include "runtime/golabels.h"
 #include "runtime/tracectx.h"

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "profiles.h"
-#include "store/frame.h"
+#include "symbolize/frame.h"
 
 /*
  * The time-sliced store: samples are summed per (stack, pid, tid, thread name) into slots of one

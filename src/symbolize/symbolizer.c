@@ -30,7 +30,7 @@
 #include "symbolize/objsym.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/kallsyms.h"
-#include "proc/maps.h"
+#include "lib/procmaps.h"
 #include "symbolize/symbolizer.h"
 
 #define INDEX_BUCKETS 4096

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "store/frame.h"
+#include "symbolize/frame.h"
 
 struct strtab;
 struct symbolizer;

@@ -15,8 +15,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "collect/collect.h"
 #include "lib/hash.h"
+#include "lib/counters.h"
 #include "lib/log.h"
 #include "symbolize/dso.h"
 #include "proc/proctab.h"
@@ -1076,5 +1076,5 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *out)
 	pthread_mutex_lock(&u->lock);
 	*out = u->stats;
 	pthread_mutex_unlock(&u->lock);
-	collect__read_counters(u->counters_fd, out->bpf, UNWIND_CNT__MAX);
+	counters__read(u->counters_fd, out->bpf, UNWIND_CNT__MAX);
 }

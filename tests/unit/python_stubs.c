@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #include "src/runtime/python.h"
-#include "store/frame.h"
+#include "src/symbolize/frame.h"
 #include "symbolize/dso.h"
-#include "src/proc/maps.h"
+#include "src/lib/procmaps.h"
 #include "src/proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"

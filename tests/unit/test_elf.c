@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/elf.c src/proc/maps.c src/lib/log.c src/lib/ufile.c */
+/* DEPS: src/symbolize/elf.c src/lib/procmaps.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Symbol tables, build IDs and offset translation of the fixtures built by tests/unit/elf.mk,
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "symbolize/elf.h"
-#include "src/proc/maps.h"
+#include "src/lib/procmaps.h"
 #include "testlib.h"
 
 static const char *fixture(const char *name)

@@ -1,9 +1,9 @@
-/* DEPS: src/collect/interval.c */
+/* DEPS: src/sample/interval.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /* Off-CPU spans cut at whole seconds: parts add up to the span, the count goes to the last. */
 #include <stdbool.h>
 
-#include "src/collect/interval.h"
+#include "src/sample/interval.h"
 #include "testlib.h"
 
 #define NSEC 1000000000ULL

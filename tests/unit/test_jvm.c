@@ -17,7 +17,7 @@
 
 #include "src/runtime/jvm.h"
 #include "fake_symbolizer.h"
-#include "store/frame.h"
+#include "src/symbolize/frame.h"
 #include "testlib.h"
 #include "src/proc/proctab.h"
 

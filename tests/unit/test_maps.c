@@ -1,4 +1,4 @@
-/* DEPS: src/proc/maps.c src/lib/log.c src/lib/ufile.c */
+/* DEPS: src/lib/procmaps.c src/lib/log.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /* /proc/PID/maps parsing: every line shape the kernel prints, and this process's own maps. */
 #include <errno.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "src/proc/maps.h"
+#include "src/lib/procmaps.h"
 #include "testlib.h"
 
 struct line_case {

@@ -13,7 +13,7 @@
 
 #include "src/runtime/python.h"
 #include "symbolize/dso.h"
-#include "src/proc/maps.h"
+#include "src/lib/procmaps.h"
 #include "src/proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"

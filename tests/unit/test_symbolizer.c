@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/symbolizer.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/dso.c src/proc/proctab.c src/proc/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/elf.c src/symbolize/kallsyms.c src/proc/maps.c src/lib/strtab.c src/lib/log.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/symbolize/symbolizer.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/dso.c src/proc/proctab.c src/proc/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/elf.c src/symbolize/kallsyms.c src/lib/procmaps.c src/lib/strtab.c src/lib/log.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The symbolizer with the process table, on real processes: this test itself (its own function,
@@ -23,7 +23,7 @@
 
 #include "lib/strtab.h"
 #include "symbolize/dso.h"
-#include "src/proc/maps.h"
+#include "src/lib/procmaps.h"
 #include "symbolize/objsym.h"
 #include "src/proc/proctab.h"
 #include "symbolize/symbolizer.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_PROC_MAPS_H
-#define AUTOPROF_PROC_MAPS_H
+#ifndef AUTOPROF_LIB_PROCMAPS_H
+#define AUTOPROF_LIB_PROCMAPS_H
 
 #include <stdbool.h>
 #include <stdint.h>

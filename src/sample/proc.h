@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_PROC_PROC_H
-#define AUTOPROF_PROC_PROC_H
+#ifndef AUTOPROF_SAMPLE_PROC_H
+#define AUTOPROF_SAMPLE_PROC_H
 
 #include "collect/collect.h"
 

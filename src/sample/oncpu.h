@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_COLLECT_ONCPU_H
-#define AUTOPROF_COLLECT_ONCPU_H
+#ifndef AUTOPROF_SAMPLE_ONCPU_H
+#define AUTOPROF_SAMPLE_ONCPU_H
 
 #include <stdint.h>
 

@@ -8,7 +8,7 @@
 #include "lib/hash.h"
 #include "lib/hex.h"
 #include "lib/metrics.h"
-#include "collect/proccpu.h"
+#include "sample/proccpu.h"
 #include "proc/proctab.h"
 
 #define BUCKETS 1024

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/counters.h"
 #include "lib/log.h"
 #include "store/store.h"
 #include "proc/proctab.h"
@@ -20,10 +21,10 @@
 #include "unwind/unwind.h"
 #include "bpf/oncpu_abi.h"
 #include "bpf/oncpu.skel.h"
-#include "collect/ingest.h"
-#include "collect/oncpu.h"
+#include "sample/ingest.h"
+#include "sample/oncpu.h"
 #include "probes/probes.h"
-#include "collect/proccpu.h"
+#include "sample/proccpu.h"
 #include "runtime/python.h"
 
 _Static_assert(ONCPU_MAX_KSTACK <= INGEST_MAX_KSTACK && ONCPU_MAX_USTACK <= INGEST_MAX_USTACK &&
@@ -254,7 +255,7 @@ void oncpu__stats(struct oncpu *oc, struct oncpu_stats *out)
 	unsigned long long c[ONCPU_CNT__MAX] = { 0 };
 	unsigned int cpus = 0;
 
-	collect__read_counters(bpf_map__fd(oc->skel->maps.counters), c, ONCPU_CNT__MAX);
+	counters__read(bpf_map__fd(oc->skel->maps.counters), c, ONCPU_CNT__MAX);
 	for (int cpu = 0; cpu < oc->nr_cpus; cpu++)
 		cpus += oc->links[cpu] != NULL;
 	*out = (struct oncpu_stats){

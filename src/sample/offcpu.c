@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/counters.h"
 #include "lib/log.h"
 #include "store/store.h"
 #include "proc/proctab.h"
@@ -17,10 +18,10 @@
 #include "unwind/unwind.h"
 #include "bpf/offcpu_abi.h"
 #include "bpf/offcpu.skel.h"
-#include "collect/ingest.h"
-#include "collect/offcpu.h"
+#include "sample/ingest.h"
+#include "sample/offcpu.h"
 #include "runtime/python.h"
-#include "collect/interval.h"
+#include "sample/interval.h"
 
 #define NSEC 1000000000ULL
 #define WAIT_BUCKETS 4096 /* a power of two */
@@ -442,7 +443,7 @@ void offcpu__stats(struct offcpu *oc, struct offcpu_stats *out)
 {
 	unsigned long long c[OFFCPU_CNT__MAX] = { 0 };
 
-	collect__read_counters(bpf_map__fd(oc->skel->maps.counters), c, OFFCPU_CNT__MAX);
+	counters__read(bpf_map__fd(oc->skel->maps.counters), c, OFFCPU_CNT__MAX);
 	*out = (struct offcpu_stats){
 		.spans = c[OFFCPU_CNT_SPANS],
 		.user_stacks = c[OFFCPU_CNT_USER],

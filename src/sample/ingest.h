@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_COLLECT_INGEST_H
-#define AUTOPROF_COLLECT_INGEST_H
+#ifndef AUTOPROF_SAMPLE_INGEST_H
+#define AUTOPROF_SAMPLE_INGEST_H
 
 /*
  * The one path from a raw stack, as a BPF program sent it, to the frames a sample is stored
@@ -22,7 +22,7 @@
 
 #include <linux/types.h>
 
-#include "store/frame.h"
+#include "symbolize/frame.h"
 
 struct collect_ctx;
 struct proc;
@@ -68,6 +68,14 @@ void ingest__free(struct ingest *ing); /* accepts NULL */
  */
 int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t now_ns,
 		    struct ingest_stack *out);
+
+/*
+ * Listens to processes' lives (proc/proctab.h) for what the samplers' BPF shares: each time a
+ * process's maps were read it tells the samplers (ctx->tracectx_fd) where its threads publish
+ * their trace context, then hands the maps to the unwinder, if any (n == 0: the process is
+ * gone); a process exec'd while we run has its tables built first.
+ */
+int ingest__observe(struct collect_ctx *ctx);
 
 /* Fills the process fields of s (exe, exe_path, container_id, service); "" without p. */
 void ingest__describe(struct sample *s, struct proc *p);

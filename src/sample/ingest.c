@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The one path from a raw stack to a sample's frames: see ingest.h. */
+/* The one path from a raw stack to a sample's frames, and what samplers must know first. */
+
+#define pr_fmt(fmt) "ingest: " fmt
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <bpf/bpf.h>
+
+#include "bpf/unwind_abi.h"
 #include "collect/collect.h"
-#include "collect/ingest.h"
+#include "lib/log.h"
+#include "sample/ingest.h"
 #include "proc/proctab.h"
 #include "runtime/python.h"
+#include "runtime/tracectx.h"
 #include "store/store.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/unwind.h"
 
 struct ingest {
 	struct collect_ctx *ctx;
@@ -97,4 +106,74 @@ void ingest__describe(struct sample *s, struct proc *p)
 	s->exe_path = p ? proc__exe_path(p) : "";
 	s->container_id = p ? proc__container_id(p) : "";
 	s->service = p ? proc__service(p) : "";
+}
+
+/* --- what the samplers' BPF must know of each process --------------------------------- */
+
+/*
+ * Where the process's threads publish their trace context (OTEP 4947, Go pprof labels, Elastic
+ * APM), for the BPF programs to read at every sample. Looked up whenever the mappings were
+ * read: at exec (a variable in the executable is found from its file alone), and again at each
+ * re-read (a library defining it is mapped after exec, by the dynamic loader or dlopen).
+ */
+static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid,
+				  const struct proc_map *maps, uint32_t n)
+{
+	struct proc *p = ctx->proctab ? proctab__find(ctx->proctab, pid) : NULL;
+	struct tracectx_loc loc;
+	int err;
+
+	if (ctx->tracectx_fd < 0)
+		return false;
+	/* The maps just read and what is kept of their files: no file is read again. */
+	err = ctx->tracectx_cache
+		      ? tracectx__locate_maps(ctx->tracectx_cache, (int)pid,
+					      p ? proc__exe_path(p) : "", maps, n, &loc)
+		      : tracectx__locate((int)pid, &loc);
+	if (err)
+		return false;
+	if (bpf_map_update_elem(ctx->tracectx_fd, &pid, &loc, BPF_ANY)) {
+		pr_debug("cannot record the trace context of pid %u: %s\n", pid, strerror(errno));
+		return false;
+	}
+	pr_debug("pid %u publishes its trace context (kind %u) at fs%+lld\n", pid, loc.kind,
+		 (long long)loc.tp_offset);
+	return true;
+}
+
+static void maps_cb(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
+{
+	struct collect_ctx *ctx = arg;
+	/*
+	 * Before the unwinder: handing it the maps may wait tens of ms for its builder's lock (for
+	 * every process at start, on a busy machine), and a new process, which has no mapping
+	 * table yet, has its samples read the context as soon as it is in tracectx_offsets.
+	 */
+	bool published = n && publish_trace_context(ctx, pid, maps, n);
+
+	if (!ctx->unwinder)
+		return;
+	/* Samplers skip the trace-context lookup for processes without this flag: it comes with
+	 * the table (set after it, the walks between would skip the lookup, and the builders
+	 * can hold the lock between for the tens of ms of a big table's rows). */
+	unwinder__update_flags(ctx->unwinder, pid, maps, n, published ? UNWIND_PROC_TRACECTX : 0);
+}
+
+/* Started while we run: its samples matter from its first, its tables first. */
+static void exec_cb(void *arg, uint32_t pid, struct proc *p)
+{
+	struct collect_ctx *ctx = arg;
+
+	if (p && ctx->unwinder)
+		unwinder__urgent(ctx->unwinder, pid);
+}
+
+int ingest__observe(struct collect_ctx *ctx)
+{
+	return proctab__observe(ctx->proctab, &(struct proc_observer){
+						      .name = "ingest",
+						      .maps = maps_cb,
+						      .exec = exec_cb,
+						      .ctx = ctx,
+					      });
 }

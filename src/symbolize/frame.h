@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_FRAME_H
-#define AUTOPROF_FRAME_H
+#ifndef AUTOPROF_SYMBOLIZE_FRAME_H
+#define AUTOPROF_SYMBOLIZE_FRAME_H
 
 #include <stdint.h>
 

@@ -11,7 +11,7 @@
 
 #include "lib/log.h"
 #include "lib/ufile.h"
-#include "proc/maps.h"
+#include "lib/procmaps.h"
 
 #define DELETED_SUFFIX " (deleted)"
 

@@ -7,12 +7,13 @@
 
 #include <bpf/libbpf.h>
 
+#include "lib/counters.h"
 #include "lib/log.h"
 #include "proc/proctab.h"
 #include "unwind/unwind.h"
 #include "bpf/proc_abi.h"
 #include "bpf/proc.skel.h"
-#include "proc/proc.h"
+#include "sample/proc.h"
 
 #define MAX_PENDING_EXITS 4096
 /*
@@ -177,7 +178,7 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 {
 	unsigned long long c[PROC_CNT__MAX] = { 0 };
 
-	collect__read_counters(bpf_map__fd(pc->skel->maps.proc_counters), c, PROC_CNT__MAX);
+	counters__read(bpf_map__fd(pc->skel->maps.proc_counters), c, PROC_CNT__MAX);
 	out->execs = c[PROC_CNT_EXEC];
 	out->exits = c[PROC_CNT_EXIT];
 	out->dropped = c[PROC_CNT_DROP_RINGBUF];

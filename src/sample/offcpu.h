@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_COLLECT_OFFCPU_H
-#define AUTOPROF_COLLECT_OFFCPU_H
+#ifndef AUTOPROF_SAMPLE_OFFCPU_H
+#define AUTOPROF_SAMPLE_OFFCPU_H
 
 #include <stdbool.h>
 #include <stdint.h>

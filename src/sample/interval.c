@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "collect/interval.h"
+#include "sample/interval.h"
 
 #define NSEC 1000000000ULL
 

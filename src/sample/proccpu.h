@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_PROCCPU_H
-#define AUTOPROF_PROCCPU_H
+#ifndef AUTOPROF_SAMPLE_PROCCPU_H
+#define AUTOPROF_SAMPLE_PROCCPU_H
 
 #include <stdint.h>
 
