@@ -242,30 +242,6 @@ static int parse_probe_filter(struct daemon *d, const struct profile_desc *desc,
 	return 0;
 }
 
-/* The slow and the fast calls' samples of one probe as two pairs of sample types. */
-static int encode_diff(const struct store_result *res, struct symbolizer *sym, struct buf *out)
-{
-	struct store_result both = *res;
-	int err;
-
-	both.type = PROFILE_LATENCY;
-	both.rows = calloc(res->nr_rows + 1, sizeof(*both.rows));
-	if (!both.rows)
-		return -ENOMEM;
-	for (size_t i = 0; i < res->nr_rows; i++) {
-		const struct store_row *r = &res->rows[i];
-		size_t at = r->latency == STORE_LATENCY_SLOW ? 0 : 2;
-
-		both.rows[i] = *r;
-		memset(both.rows[i].values, 0, sizeof(both.rows[i].values));
-		both.rows[i].values[at] = r->values[0];
-		both.rows[i].values[at + 1] = r->values[1];
-	}
-	err = pprof__encode(&both, sym, out);
-	free(both.rows);
-	return err;
-}
-
 static void handle_profile(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -280,8 +256,10 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	const char *probe = http__query(req, "probe");
 	const char *latency = http__query(req, "latency");
 	uint8_t trace_bytes[16], span_bytes[8];
+	const struct query_sources src = { .store = d->ctx.store, .memory = d->memory };
 	struct store_filter filter = { 0 };
-	struct store_result *res = NULL;
+	const struct store_result *res;
+	struct query_result *qr;
 	uint32_t pids[MAX_PIDS];
 	long long n = DEFAULT_SECONDS;
 	bool folded = false, diff = false;
@@ -348,14 +326,15 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	if (parse_probe_filter(d, desc, probe, latency, diff, &filter, resp))
 		return;
 
-	err = store__query(d->ctx.store, desc->type, (uint64_t)n * NSEC, &filter, &res);
+	/* format=diff is the probe's slow and fast calls side by side (query.h). */
+	err = query__profile(&src, diff ? PROFILE_LATENCY : desc->type,
+			     &(struct query_window){ .window_ns = (uint64_t)n * NSEC }, &filter, &qr);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;
 	}
-	if (diff)
-		err = encode_diff(res, d->ctx.sym, &resp->body);
-	else if (folded) {
+	res = query_result__rows(qr);
+	if (folded) {
 		err = folded__encode(res, d->ctx.sym, &resp->body);
 		resp->content_type = "text/plain; charset=utf-8";
 	} else {
@@ -365,7 +344,7 @@ static void handle_profile(const struct http_request *req, struct http_response 
 		resp->content_type = "application/octet-stream";
 		resp->content_disposition = "attachment; filename=\"profile\"";
 	}
-	store_result__free(res);
+	query_result__free(qr);
 	if (err) {
 		buf__reset(&resp->body);
 		http__error(resp, 500, "encoding failed: %s", strerror(-err));

@@ -11,6 +11,7 @@
 #include "daemon.h"
 #include "lib/log.h"
 #include "profiles.h"
+#include "query/query.h"
 #include "store/store.h"
 #include "http/webui.h"
 
@@ -101,9 +102,8 @@ void webui__profiles(const struct http_request *req, struct http_response *resp,
 		      buf__json_str(b, desc->help) ?: buf__puts(b, ",\"value_type\":") ?:
 		      buf__json_str(b, v->type) ?: buf__puts(b, ",\"unit\":") ?:
 		      buf__json_str(b, v->unit) ?:
-		      /* heap is the live set now: it takes no window. */
 		      buf__printf(b, ",\"windowed\":%s,\"available\":%s}",
-				  desc->type == PROFILE_HEAP ? "false" : "true",
+				  query__windowed(desc->type) ? "true" : "false",
 				  profile_available(d, desc->type) ? "true" : "false");
 	}
 	err = err ?: buf__puts(b, "]}\n");
@@ -213,14 +213,10 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	} else if (n > retention_s) {
 		n = retention_s;
 	}
-	/*
-	 * The live heap is kept by the memory collector; its processes are those that allocated
-	 * over the retention, counted by what they allocated.
-	 */
-	if (desc->type == PROFILE_HEAP) {
-		desc = profile__desc(PROFILE_ALLOCS);
+	/* A type without a window (the live heap) lists its processes over the retention. */
+	if (!query__windowed(desc->type))
 		n = retention_s;
-	}
+	desc = profile__desc(query__process_type(desc->type));
 	err = store__query(d->ctx.store, desc->type, n * NSEC, &filter, &res);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));

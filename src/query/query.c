@@ -52,6 +52,40 @@ static int heap(const struct query_sources *src, const struct query_window *w,
 	return 0;
 }
 
+/*
+ * One probe's slow and fast calls side by side: each row of the window's CPU samples inside
+ * the probe's calls (either class) with its values moved to the pair of its class, (slow
+ * samples, slow ns) or (fast samples, fast ns): a pprof of PROFILE_LATENCY's four sample types.
+ */
+static int latency_split(const struct query_sources *src, const struct query_window *w,
+			 const struct store_filter *filter, struct query_result *qr)
+{
+	struct store_filter both = filter ? *filter : (struct store_filter){ 0 };
+	const struct store_result *res;
+	int err;
+
+	both.latency = STORE_LATENCY_ANY;
+	err = stored(src, PROFILE_CPU, w, &both, &qr->stored);
+	if (err)
+		return err;
+	res = qr->stored;
+	qr->view = *res;
+	qr->view.type = PROFILE_LATENCY;
+	qr->view.rows = calloc(res->nr_rows + 1, sizeof(*qr->view.rows));
+	if (!qr->view.rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < res->nr_rows; i++) {
+		const struct store_row *r = &res->rows[i];
+		size_t at = r->latency == STORE_LATENCY_SLOW ? 0 : 2;
+
+		qr->view.rows[i] = *r;
+		memset(qr->view.rows[i].values, 0, sizeof(qr->view.rows[i].values));
+		qr->view.rows[i].values[at] = r->values[0];
+		qr->view.rows[i].values[at + 1] = r->values[1];
+	}
+	return 0;
+}
+
 int query__profile(const struct query_sources *src, enum profile_type type,
 		   const struct query_window *w, const struct store_filter *filter,
 		   struct query_result **out)
@@ -64,6 +98,8 @@ int query__profile(const struct query_sources *src, enum profile_type type,
 		return -ENOMEM;
 	if (type == PROFILE_HEAP) {
 		err = heap(src, w, filter, qr);
+	} else if (type == PROFILE_LATENCY) {
+		err = latency_split(src, w, filter, qr);
 	} else {
 		err = stored(src, type, w, filter, &qr->stored);
 		if (!err)
@@ -86,7 +122,8 @@ void query_result__free(struct query_result *qr)
 {
 	if (!qr)
 		return;
-	/* The heap's view owns only its row array; the rows are the stored and live ones. */
+	/* A derived view (heap, latency) owns only its row array; the rows are the stored and
+	 * live ones. */
 	if (qr->stored && qr->view.rows != qr->stored->rows)
 		free(qr->view.rows);
 	memory_rows__free(qr->live, qr->nr_live);

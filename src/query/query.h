@@ -3,11 +3,13 @@
 #define AUTOPROF_QUERY_QUERY_H
 
 /*
- * What a profile type means, answered alike for the HTTP routes and the OTLP push: cpu, offcpu
- * and allocs are the store's rows of a window; heap is memory's live sampled allocations now
- * (inuse_*) beside the allocations of the window (alloc_*). Asking the store for heap rows finds
- * none: it never holds them.
+ * What a profile type means, answered alike for the HTTP routes, the web view and the OTLP
+ * push: cpu, offcpu and allocs are the store's rows of a window; heap is memory's live sampled
+ * allocations now (inuse_*) beside the allocations of the window (alloc_*) (asking the store
+ * for heap rows finds none: it never holds them); latency is one probe's slow and fast calls
+ * side by side (a filter naming the probe). The encoders only encode what comes back.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "profiles.h"
@@ -30,7 +32,9 @@ struct query_window {
 struct query_result;
 
 /*
- * Answers profile type over window for the processes filter keeps (NULL: all). Returns 0 and a
+ * Answers profile type over window for the processes filter keeps (NULL: all). PROFILE_LATENCY:
+ * the CPU samples inside the calls of filter's probe, as (slow samples, slow ns, fast samples,
+ * fast ns), whatever filter's latency says. Returns 0 and a
  * result the caller frees with query_result__free(), -EINVAL for a bad window, or -ENOMEM.
  */
 int query__profile(const struct query_sources *src, enum profile_type type,
@@ -39,5 +43,17 @@ int query__profile(const struct query_sources *src, enum profile_type type,
 /* The rows, for the encoders; owned by the result. */
 const struct store_result *query_result__rows(const struct query_result *qr);
 void query_result__free(struct query_result *qr); /* accepts NULL */
+
+/* Whether type's answer depends on a window (heap is the live set now: it does not). */
+static inline bool query__windowed(enum profile_type type)
+{
+	return type != PROFILE_HEAP;
+}
+
+/* The type whose stored rows list the processes of type (heap: those that allocated). */
+static inline enum profile_type query__process_type(enum profile_type type)
+{
+	return type == PROFILE_HEAP ? PROFILE_ALLOCS : type;
+}
 
 #endif
