@@ -40,7 +40,7 @@ SRCS := $(shell find src -name '*.c')
 ASM_SRCS := $(shell find src -name '*.S')
 OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(ASM_SRCS)) \
 	$(GEN_SRCS:.c=.o)
-LIB_OBJS := $(filter-out $(BUILD)/obj/src/main.o,$(OBJS))
+LIB_OBJS := $(filter-out $(BUILD)/obj/src/daemon/main.o,$(OBJS))
 
 # Generated sources are intermediate to make: keep them, they are slow to redo.
 .SECONDARY: $(GEN_SRCS) $(GEN_SRCS:.c=.h) $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))

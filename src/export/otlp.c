@@ -17,7 +17,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
-#include "profiles.h"
+#include "store/profiles.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
 #include "symbolize/symbolizer.h"

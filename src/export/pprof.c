@@ -14,7 +14,7 @@
 #include "lib/hex.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
-#include "profiles.h"
+#include "store/profiles.h"
 #include "store/store.h"
 #include "symbolize/symbolizer.h"
 #include "export/intern.h"

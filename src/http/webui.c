@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "daemon/daemon.h"
 #include "lib/log.h"
-#include "profiles.h"
+#include "store/profiles.h"
 #include "query/query.h"
 #include "store/store.h"
 #include "http/webui.h"

@@ -27,7 +27,7 @@ struct proctab *proctab__new(struct symbolizer *sym);
 
 /*
  * A listener of processes' lives: every module that keeps something per process registers one
- * (src/main.c lists them all, in the order they are told). Any callback may be NULL. All are
+ * (src/daemon/main.c lists them all, in the order they are told). Any callback may be NULL. All are
  * called on the thread that calls into the proctab (the ingest thread), in registration order.
  */
 struct proc_observer {

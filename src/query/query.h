@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "profiles.h"
+#include "store/profiles.h"
 #include "store/store.h"
 
 struct memory;

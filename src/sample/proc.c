@@ -57,7 +57,7 @@ static int handle_event(void *arg, void *data, size_t size)
 		unsigned long long now = collect__now_ns();
 		struct proc *p;
 
-		/* Learning the maps now tells every observer of processes (src/main.c lists
+		/* Learning the maps now tells every observer of processes (src/daemon/main.c lists
 		 * them): the trace-context variable of the executable is found from its file
 		 * alone, so the first samples are labelled too; its unwind tables are built
 		 * first; Python and memory targets look at the new image. */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiles.h"
+#include "store/profiles.h"
 #include "symbolize/frame.h"
 
 /*

@@ -15,7 +15,7 @@
 #include <sys/prctl.h>
 
 #include "lib/log.h"
-#include "privs.h"
+#include "daemon/privs.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

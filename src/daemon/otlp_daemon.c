@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "daemon/daemon.h"
 #include "export/otlp.h"
 #include "export/otlp_headers.h"
 #include "export/otlp_push.h"

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "profiles.h"
+#include "store/profiles.h"
 
 static const struct profile_desc profile_table[PROFILE__MAX] = {
 	[PROFILE_CPU] = {

@@ -13,7 +13,7 @@
 #include "sample/proccpu.h"
 #include "runtime/python.h"
 #include "runtime/tracectx.h"
-#include "daemon.h"
+#include "daemon/daemon.h"
 #include "lib/metrics.h"
 #include "lib/ufile.h"
 #include "store/store.h"

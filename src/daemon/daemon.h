@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_DAEMON_H
-#define AUTOPROF_DAEMON_H
+#ifndef AUTOPROF_DAEMON_DAEMON_H
+#define AUTOPROF_DAEMON_DAEMON_H
 
 #include "collect/collect.h"
 #include "config/config.h"
@@ -49,9 +49,9 @@ struct daemon {
 
 /* src/http/routes.c: starts the HTTP server with autoprof's one route table. */
 int routes__start(struct daemon *d);
-/* src/selfmetrics.c: registers autoprof's own metrics. */
+/* src/daemon/selfmetrics.c: registers autoprof's own metrics. */
 int selfmetrics__register(struct daemon *d);
-/* src/otlp_daemon.c: starts the OTLP push when otlp.endpoint is set (a no-op otherwise). */
+/* src/daemon/otlp_daemon.c: starts the OTLP push when otlp.endpoint is set (a no-op otherwise). */
 int otlp_daemon__start(struct daemon *d);
 void otlp_daemon__stop(struct daemon *d);
 int otlp_daemon__register_metrics(struct daemon *d);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_PROFILES_H
-#define AUTOPROF_PROFILES_H
+#ifndef AUTOPROF_STORE_PROFILES_H
+#define AUTOPROF_STORE_PROFILES_H
 
 /*
  * Every profile type is one row of the table in profiles.c: its name, its pprof endpoint and its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_PRIVS_H
-#define AUTOPROF_PRIVS_H
+#ifndef AUTOPROF_DAEMON_PRIVS_H
+#define AUTOPROF_DAEMON_PRIVS_H
 
 #include <stdbool.h>
 
