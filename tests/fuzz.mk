@@ -28,7 +28,7 @@ FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyfra
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
 	src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
-FUZZ_SRCS_preload := src/memory/preload.c src/unwind/walk_copy.c src/lib/log.c
+FUZZ_SRCS_preload := src/memory/preload.c src/unwind/walk_copy.c src/lib/log.c src/lib/procmem.c
 FUZZ_LIBS_preload := -lbpf
 FUZZ_SRCS_elf := src/symbolize/elf.c src/symbolize/objsym.c src/symbolize/dwarf.c \
 	src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c \
@@ -46,12 +46,12 @@ FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/memsamp
 	src/lib/log.c
 FUZZ_LIBS_config := -lyaml
 FUZZ_SRCS_procctx := src/proc/procctx.c src/lib/procmaps.c src/lib/ufile.c src/lib/procfs.c \
-	src/lib/log.c \
+	src/lib/log.c src/lib/procmem.c \
 	gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c \
 	gen/opentelemetry/proto/resource/v1/resource.pb-c.c \
 	gen/opentelemetry/proto/common/v1/common.pb-c.c
 FUZZ_LIBS_procctx := -lprotobuf-c
-FUZZ_SRCS_pyframes := src/runtime/python.c src/symbolize/elf.c src/lib/log.c \
+FUZZ_SRCS_pyframes := src/runtime/python.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c \
 	tests/unit/python_stubs.c
 FUZZ_LIBS_pyframes := -lelf -lbpf
 FUZZ_SRCS_jvm := src/runtime/jvmattach.c src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c \

@@ -27,6 +27,7 @@
 #include "lib/counters.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "lib/procmem.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
 #include "lib/procmaps.h"
@@ -323,7 +324,6 @@ static struct bpf_link *attach_sites(struct bpf_program *prog, const struct mpro
 static void mproc__set_go(struct mproc *p, struct memsites *ms, const struct map_entry *text)
 {
 	uint64_t bias = text->start - text->pgoff + (uint64_t)ms->go_text_delta;
-	char path[64];
 
 	for (size_t i = 0; i < ms->nr_go_rt; i++) {
 		ms->go_rt[i].lo += bias;
@@ -334,8 +334,7 @@ static void mproc__set_go(struct mproc *p, struct memsites *ms, const struct map
 	ms->go_rt = NULL;
 	ms->nr_go_rt = 0;
 	p->go_rate_addr = ms->go_rate_vaddr ? ms->go_rate_vaddr + bias : 0;
-	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
-	p->mem_fd = p->go_rate_addr ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	p->mem_fd = p->go_rate_addr ? procmem__open(p->pid) : -1;
 }
 
 /* The wrappers of malloc (memsites__wrappers) in every file p maps. */
@@ -852,8 +851,7 @@ static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e
 		if (n == e->nr_ustack)
 			n = 0;
 		if (p->mem_fd < 0 ||
-		    pread(p->mem_fd, &rate, sizeof(rate), (off_t)p->go_rate_addr) != sizeof(rate) ||
-		    rate <= 0)
+		    procmem__read(p->mem_fd, p->go_rate_addr, &rate, sizeof(rate)) || rate <= 0)
 			rate = GO_DEFAULT_RATE;
 		*mean = (uint64_t)rate;
 	} else if (p && p->nr_wrap) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/procmem.h"
 #include "memory/preload.h"
 
 /*
@@ -33,16 +34,12 @@ struct preload_ring {
 	struct preload_ring_stats st;
 };
 
-/* A process gone (its memory with it) reads as 0 bytes or EIO. */
+/* A process gone (its memory with it) reads as 0 bytes or EIO: both are -ESRCH here. */
 static int mem_io(struct preload_ring *r, void *p, size_t n, uint64_t addr, bool write)
 {
-	ssize_t k = write ? pwrite(r->fd, p, n, (off_t)addr) : pread(r->fd, p, n, (off_t)addr);
+	int err = write ? procmem__write(r->fd, addr, p, n) : procmem__read(r->fd, addr, p, n);
 
-	if (k == (ssize_t)n)
-		return 0;
-	if (k < 0 && errno != EIO && errno != ESRCH)
-		return -errno;
-	return -ESRCH;
+	return err == -EIO ? -ESRCH : err;
 }
 
 static int write_u64(struct preload_ring *r, uint64_t addr, uint64_t v)
@@ -88,7 +85,6 @@ struct preload_ring *preload_ring__open(uint32_t pid, uint64_t record_addr, int 
 {
 	struct preload_ring *r = calloc(1, sizeof(*r));
 	struct autoprof_preload rec;
-	char path[64];
 
 	if (!r) {
 		*err = -ENOMEM;
@@ -96,10 +92,10 @@ struct preload_ring *preload_ring__open(uint32_t pid, uint64_t record_addr, int 
 	}
 	r->pid = pid;
 	r->rec_addr = record_addr;
-	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
-	r->fd = open(path, O_RDWR | O_CLOEXEC);
+	/* Writable: the record's consumer field tells the shim who reads its ring. */
+	r->fd = procmem__open_rw(pid);
 	if (r->fd < 0) {
-		*err = errno == ENOENT ? -ESRCH : -errno;
+		*err = r->fd == -ENOENT ? -ESRCH : r->fd;
 		goto out_free;
 	}
 	*err = mem_io(r, &rec, sizeof(rec), record_addr, false);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/procmem.h"
 #include "proc/procctx.h"
 
 #define PROCCTX_SIGNATURE "OTEL_CTX"
@@ -31,14 +31,12 @@ bool procctx__is_mapping(const char *path)
 	       !strcmp(path, "[anon:OTEL_CTX]");
 }
 
+/* Callers tell a process gone (-ESRCH) from anything else unreadable (-EIO, short reads too). */
 static int read_exact(int fd, void *buf, size_t len, uint64_t addr)
 {
-	ssize_t n = pread(fd, buf, len, (off_t)addr);
+	int err = procmem__read(fd, addr, buf, len);
 
-	if (n < 0)
-		return errno == ESRCH ? -ESRCH : -EIO;
-	/* Short: the range ends in an unmapped page. */
-	return (size_t)n == len ? 0 : -EIO;
+	return !err || err == -ESRCH ? err : -EIO;
 }
 
 static int read_header(int fd, uint64_t addr, struct procctx_header *h)
@@ -59,16 +57,14 @@ int procctx__read_payload(uint32_t pid, uint64_t addr, uint64_t *published_ns, v
 			  size_t *len)
 {
 	struct procctx_header h, again;
-	char path[64];
 	void *buf = NULL;
 	int fd, err = -EAGAIN;
 
 	*payload = NULL;
 	*len = 0;
-	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = procmem__open(pid);
 	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EIO;
+		return fd == -ENOENT || fd == -ESRCH ? -ESRCH : -EIO;
 	for (int i = 0; i < COPY_TRIES; i++) {
 		err = read_header(fd, addr, &h);
 		if (err)

@@ -2,7 +2,6 @@
 #define pr_fmt(fmt) "python: " fmt
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <signal.h>
@@ -16,6 +15,7 @@
 
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/procmem.h"
 #include "symbolize/dso.h"
 #include "symbolize/elf.h"
 #include "lib/procmaps.h"
@@ -626,20 +626,14 @@ int python__observe(struct python *py, struct proctab *pt)
 
 static int mem_read(struct pyproc *pp, uint64_t addr, void *buf, size_t n)
 {
-	ssize_t r;
-
 	if (pp->mem_fd < 0) {
-		char path[64];
+		int fd = procmem__open(pp->pid);
 
-		snprintf(path, sizeof(path), "/proc/%u/mem", pp->pid);
-		pp->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (pp->mem_fd < 0)
-			return -errno;
+		if (fd < 0)
+			return fd;
+		pp->mem_fd = fd;
 	}
-	r = pread(pp->mem_fd, buf, n, (off_t)addr);
-	if (r < 0)
-		return -errno;
-	return (size_t)r == n ? 0 : -EIO;
+	return procmem__read(pp->mem_fd, addr, buf, n);
 }
 
 static uint64_t word(const uint8_t *b, uint16_t off)

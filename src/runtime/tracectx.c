@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -17,6 +16,7 @@
 
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/procmem.h"
 #include "symbolize/elf.h"
 #include "symbolize/dso.h"
 #include "lib/procmaps.h"
@@ -175,29 +175,6 @@ static int tls_sym__find_got(Elf *elf, const struct tls_sym *ts, uint64_t *got, 
 		}
 	}
 	return found_ie ? 0 : -ENOENT;
-}
-
-static int locate__read_word(int pid, uint64_t addr, int64_t *word)
-{
-	char path[64];
-	ssize_t n;
-	int fd, err;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		return err;
-	}
-	n = pread(fd, word, sizeof(*word), (off_t)addr);
-	if (n < 0) {
-		err = -errno;
-		goto close_fd;
-	}
-	err = n == sizeof(*word) ? 0 : -EIO;
-close_fd:
-	close(fd);
-	return err;
 }
 
 static bool tls__has_segment(Elf *elf)
@@ -378,7 +355,7 @@ static int locate__from_got(struct locate_ctx *lc, const struct file_facts *f,
 	err = file_facts__load_base(f, fv->start, fv->pgoff, &base);
 	if (err)
 		return err;
-	err = locate__read_word(lc->pid, base + v->got, &word);
+	err = procmem__read_once((uint32_t)lc->pid, base + v->got, &word, sizeof(word));
 	if (err)
 		return err;
 	/*

@@ -1,4 +1,4 @@
-/* DEPS: preload/autoprof_preload.c src/memory/preload.c src/lib/log.c */
+/* DEPS: preload/autoprof_preload.c src/memory/preload.c src/lib/log.c src/lib/procmem.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The preload shim linked into this test: its malloc family interposes every allocation of this

@@ -1,4 +1,4 @@
-/* DEPS: src/proc/procctx.c src/lib/procmaps.c src/lib/log.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/lib/ufile.c */
+/* DEPS: src/proc/procctx.c src/lib/procmaps.c src/lib/log.c src/lib/procmem.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The OTEP 4719 process context: payloads built with protobuf-c decode to their service.name,

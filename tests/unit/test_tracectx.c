@@ -1,4 +1,4 @@
-/* DEPS: src/runtime/tracectx.c src/runtime/golabels.c src/lib/procmaps.c src/symbolize/elf.c src/lib/log.c src/lib/ufile.c */
+/* DEPS: src/runtime/tracectx.c src/runtime/golabels.c src/lib/procmaps.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracectx__locate against live processes: the targets of tests/integration/tracectx.mk print
