@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -36,14 +35,6 @@ int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, voi
 		*ring = ring_buffer__ring(ctx->rb, ctx->nr_rings);
 	ctx->nr_rings++;
 	return 0;
-}
-
-unsigned long long collect__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

@@ -63,7 +63,5 @@ struct bpf_object;
  * Returns 0 or a negative errno.
  */
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj);
-/* CLOCK_MONOTONIC in nanoseconds (the clock of bpf_ktime_get_ns). */
-unsigned long long collect__now_ns(void);
 
 #endif

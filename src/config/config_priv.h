@@ -11,13 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/timeconst.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define NSEC_PER_MSEC 1000000ULL
-#define NSEC_PER_SEC  1000000000ULL
-#define KiB	      1024ULL
-#define MiB	      (1024ULL * KiB)
-#define GiB	      (1024ULL * MiB)
+#define KiB 1024ULL
+#define MiB (1024ULL * KiB)
+#define GiB (1024ULL * MiB)
 
 struct key;
 

@@ -29,6 +29,7 @@
 #include "http/webconfig.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "lib/timeconst.h"
 #include "daemon/privs.h"
 #include "store/store.h"
 #include "proc/proctab.h"
@@ -40,7 +41,6 @@
 #define UNWIND_MAX_PROCESSES 32768
 /* Files whose trace-context facts are kept: a host's executables and libraries (~200 bytes each). */
 #define TRACECTX_CACHE_FILES 4096
-#define NSEC 1000000000ULL
 
 static volatile sig_atomic_t stopping;
 
@@ -74,7 +74,7 @@ static void ingest_loop(struct daemon *d)
 
 		/* Samples do not wake us (their ring is drained on this timer); exec events do. */
 		err = ring_buffer__poll(ctx->rb,
-					proc_collector__relearn(d->procs, collect__now_ns(), POLL_MS));
+					proc_collector__relearn(d->procs, now_ns(), POLL_MS));
 		if (err < 0 && err != -EINTR) {
 			pr_err("polling ring buffers: %s\n", strerror(-err));
 			break;
@@ -98,10 +98,10 @@ static void ingest_loop(struct daemon *d)
 		memory__tick(d->memory);
 		probes__tick(d->probes);
 
-		now = collect__now_ns();
+		now = now_ns();
 		if (now >= next_expire) {
 			store__expire(ctx->store);
-			next_expire = now + NSEC;
+			next_expire = now + NSEC_PER_SEC;
 		}
 		if (now >= next_sweep) {
 			proctab__sweep(ctx->proctab);
@@ -109,7 +109,7 @@ static void ingest_loop(struct daemon *d)
 			symbolizer__trim(ctx->sym);
 			if (ctx->unwinder)
 				unwinder__maintain(ctx->unwinder);
-			next_sweep = now + 10 * NSEC;
+			next_sweep = now + 10 * NSEC_PER_SEC;
 		}
 	}
 }
@@ -269,7 +269,7 @@ int main(int argc, char **argv)
 
 	/* Every process running now, before the first drain: their mappings (and so their
 	 * tables, built meanwhile, and trace contexts) are known before their samples come. */
-	pr_info("%u processes found at start\n", proctab__scan(d.ctx.proctab, collect__now_ns()));
+	pr_info("%u processes found at start\n", proctab__scan(d.ctx.proctab, now_ns()));
 	if (d.ctx.unwinder)
 		d.scan_mark = unwinder__queue_mark(d.ctx.unwinder);
 	ingest_loop(&d);

@@ -17,16 +17,16 @@
 #include "export/otlp_push.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "lib/timeconst.h"
 #include "query/query.h"
 #include "store/store.h"
 
-#define NSEC 1000000000ULL
 /*
  * Samples reach the store up to a drain interval (100 ms) after they were taken, and later
  * while the ingest thread is busy: a second is pushed only once it ended this long ago, or its
  * late samples would miss the push that sent it (and never go out).
  */
-#define SETTLE_NS (500 * 1000000ULL)
+#define SETTLE_NS (500 * NSEC_PER_MSEC)
 
 static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 {
@@ -36,9 +36,9 @@ static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 	const struct store_result *results[PROFILE__MAX];
 	struct query_result *qrs[PROFILE__MAX];
 	struct query_window w;
-	int64_t last = (int64_t)((collect__now_ns() - SETTLE_NS) / NSEC) - 1;
-	int64_t oldest = last - (int64_t)(d->cfg.profile_retention_ns / NSEC) + 1;
-	int64_t first = o->next_sec ? o->next_sec : last - (int64_t)(window_ns / NSEC) + 1;
+	int64_t last = (int64_t)((now_ns() - SETTLE_NS) / NSEC_PER_SEC) - 1;
+	int64_t oldest = last - (int64_t)(d->cfg.profile_retention_ns / NSEC_PER_SEC) + 1;
+	int64_t first = o->next_sec ? o->next_sec : last - (int64_t)(window_ns / NSEC_PER_SEC) + 1;
 	struct otlp_host host = { .host_name = o->host_name, .scope_version = AUTOPROF_VERSION };
 	size_t n = 0;
 	int err = 0;
@@ -202,7 +202,7 @@ int otlp_daemon__start(struct daemon *d)
 		return err;
 	}
 	pr_info("pushing profiles to %s every %llu s\n", d->cfg.otlp_endpoint,
-		(unsigned long long)(d->cfg.otlp_interval_ns / NSEC));
+		(unsigned long long)(d->cfg.otlp_interval_ns / NSEC_PER_SEC));
 	return 0;
 }
 

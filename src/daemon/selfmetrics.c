@@ -15,14 +15,13 @@
 #include "runtime/tracectx.h"
 #include "daemon/daemon.h"
 #include "lib/metrics.h"
+#include "lib/timeconst.h"
 #include "lib/ufile.h"
 #include "store/store.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 #include "bpf/unwind_abi.h"
-
-#define NSEC 1e9
 
 /*
  * Each callback reads its subsystem's stats into a struct and writes the families from a static
@@ -115,7 +114,7 @@ static void oncpu_metrics(struct metrics_writer *w, void *ctx)
 static const struct metrics_row offcpu_rows[] = {
 	METRICS_FAMILY("autoprof_offcpu_min_block_seconds", METRIC_GAUGE,
 		       "Shortest off-CPU span recorded (offcpu.min-block)"),
-	METRICS_SAMPLE_DIV(struct offcpu_stats, settings.min_block_ns, NSEC),
+	METRICS_SAMPLE_DIV(struct offcpu_stats, settings.min_block_ns, NSEC_PER_SEC),
 	METRICS_FAMILY("autoprof_offcpu_sample_probability", METRIC_GAUGE,
 		       "Fraction of off-CPU spans recorded (offcpu.sample-probability)"),
 	METRICS_SAMPLE_DIV(struct offcpu_stats, settings.sample_ppm, 1e6),
@@ -196,7 +195,7 @@ static const struct metrics_row store_rows[] = {
 	METRICS_SAMPLE(struct store_view, memory_limit),
 	METRICS_FAMILY("autoprof_store_retention_seconds", METRIC_GAUGE,
 		       "How far back profiles reach (profile.retention)"),
-	METRICS_SAMPLE_DIV(struct store_view, retention_ns, NSEC),
+	METRICS_SAMPLE_DIV(struct store_view, retention_ns, NSEC_PER_SEC),
 	METRICS_FAMILY("autoprof_store_slots_evicted", METRIC_COUNTER,
 		       "Time slots dropped before their retention to stay under the memory limit"),
 	METRICS_SAMPLE(struct store_view, s.slots_evicted_memory),
@@ -426,7 +425,7 @@ static const struct metrics_row unwind_rows[] = {
 	METRICS_SAMPLE(struct unwinder_stats, urgent_builds),
 	METRICS_FAMILY("autoprof_unwind_table_build_seconds", METRIC_COUNTER,
 		       "Time spent building unwind tables"),
-	METRICS_SAMPLE_DIV(struct unwinder_stats, build_ns, NSEC),
+	METRICS_SAMPLE_DIV(struct unwinder_stats, build_ns, NSEC_PER_SEC),
 	METRICS_FAMILY("autoprof_unwind_table_evictions", METRIC_COUNTER,
 		       "Unwind tables dropped to stay within unwind.memory-limit"),
 	METRICS_SAMPLE(struct unwinder_stats, evictions),

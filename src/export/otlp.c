@@ -17,6 +17,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
+#include "lib/timeconst.h"
 #include "store/profiles.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
@@ -741,7 +742,7 @@ static void otlp__profile_ids(uint8_t *ids, size_t n)
 	if (got < 0 || (size_t)got != len) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		for (i = 0; i < len; i += sizeof(uint64_t)) {
-			uint64_t x = hash__u64((uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec +
+			uint64_t x = hash__u64((uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec +
 					       __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 
 			memcpy(&ids[i], &x, sizeof(x));

@@ -16,9 +16,7 @@
 
 #include "export/otlp_push.h"
 #include "lib/log.h"
-
-#define NSEC_PER_SEC 1000000000ull
-#define NSEC_PER_MSEC 1000000ull
+#include "lib/timeconst.h"
 
 #define EXPORT_PATH "/v1development/profiles"
 #define BACKOFF_MIN_NS (1 * NSEC_PER_SEC)
@@ -87,20 +85,12 @@ static void curl_init_once(void)
 	curl_init_ret = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* Told to stop, or draining past the shutdown deadline. */
 static bool pusher__stopping(struct otlp_pusher *p)
 {
 	uint64_t by = atomic_load_explicit(&p->drain_by, memory_order_relaxed);
 
-	return atomic_load_explicit(&p->stop, memory_order_relaxed) || (by && mono_ns() >= by);
+	return atomic_load_explicit(&p->stop, memory_order_relaxed) || (by && now_ns() >= by);
 }
 
 static bool pusher__draining(struct otlp_pusher *p)
@@ -441,7 +431,7 @@ static void pusher__back_off(struct otlp_pusher *p)
 		if (delay > BACKOFF_MAX_NS)
 			delay = BACKOFF_MAX_NS;
 	}
-	p->retry_at = mono_ns() + delay;
+	p->retry_at = now_ns() + delay;
 }
 
 static void pusher__recovered(struct otlp_pusher *p)
@@ -493,7 +483,8 @@ static enum send_result pusher__send(struct otlp_pusher *p, struct batch *b)
 	p->retry_after_ns = 0;
 	p->curl_err[0] = '\0';
 	if (pusher__draining(p)) {
-		uint64_t by = atomic_load_explicit(&p->drain_by, memory_order_relaxed), now = mono_ns();
+		uint64_t by = atomic_load_explicit(&p->drain_by, memory_order_relaxed);
+		uint64_t now = now_ns();
 		uint64_t left = by > now ? by - now : 0;
 
 		/* The last requests end by the deadline, connecting included. */
@@ -589,7 +580,7 @@ static void ns_to_timespec(uint64_t ns, struct timespec *ts)
 static void *pusher__run(void *arg)
 {
 	struct otlp_pusher *p = arg;
-	uint64_t last_collect = mono_ns();
+	uint64_t last_collect = now_ns();
 	uint64_t next_collect = last_collect + p->interval_ns;
 
 	for (;;) {
@@ -602,7 +593,7 @@ static void *pusher__run(void *arg)
 
 			if (p->head && p->retry_at < deadline)
 				deadline = p->retry_at;
-			if (mono_ns() >= deadline)
+			if (now_ns() >= deadline)
 				break;
 			ns_to_timespec(deadline, &ts);
 			pthread_cond_timedwait(&p->wake, &p->lock, &ts);
@@ -611,11 +602,11 @@ static void *pusher__run(void *arg)
 		if (pusher__stopping(p))
 			break;
 		if (pusher__draining(p)) {
-			pusher__drain(p, mono_ns() - last_collect);
+			pusher__drain(p, now_ns() - last_collect);
 			break;
 		}
 
-		now = mono_ns();
+		now = now_ns();
 		if (now >= next_collect) {
 			/* The real window, which exceeds the interval when a send ran long. */
 			pusher__collect(p, now - last_collect);
@@ -625,7 +616,7 @@ static void *pusher__run(void *arg)
 			if (next_collect <= now)
 				next_collect = now + p->interval_ns;
 		}
-		if (mono_ns() >= p->retry_at)
+		if (now_ns() >= p->retry_at)
 			pusher__flush(p);
 	}
 	return NULL;
@@ -811,7 +802,7 @@ struct otlp_pusher *otlp_pusher__new(const struct otlp_push_opts *opts, otlp_col
 	p->gzip = opts->gzip;
 	p->collect = collect;
 	p->ctx = ctx;
-	p->rng = mono_ns() ^ (uint64_t)(uintptr_t)p;
+	p->rng = now_ns() ^ (uint64_t)(uintptr_t)p;
 	if (!p->rng)
 		p->rng = 1;
 
@@ -851,7 +842,7 @@ void otlp_pusher__free(struct otlp_pusher *p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	if (p->shutdown_ns)
-		atomic_store_explicit(&p->drain_by, mono_ns() + p->shutdown_ns,
+		atomic_store_explicit(&p->drain_by, now_ns() + p->shutdown_ns,
 				      memory_order_relaxed);
 	else
 		atomic_store_explicit(&p->stop, true, memory_order_relaxed);

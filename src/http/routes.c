@@ -20,10 +20,10 @@
 #include "query/query.h"
 #include "store/store.h"
 #include "lib/hex.h"
+#include "lib/timeconst.h"
 #include "http/http.h"
 #include "http/webui.h"
 
-#define NSEC 1000000000ULL
 #define DEFAULT_SECONDS 30
 #define MAX_PIDS 256
 
@@ -246,7 +246,7 @@ static void handle_profile(const struct http_request *req, struct http_response 
 {
 	struct daemon *d = ctx;
 	const struct profile_desc *desc = profile__by_path(http__path(req));
-	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC;
+	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
 	const char *seconds = http__query(req, "seconds");
 	const char *pid = http__query(req, "pid");
 	const char *comm = http__query(req, "comm");
@@ -328,7 +328,8 @@ static void handle_profile(const struct http_request *req, struct http_response 
 
 	/* format=diff is the probe's slow and fast calls side by side (query.h). */
 	err = query__profile(&src, diff ? PROFILE_LATENCY : desc->type,
-			     &(struct query_window){ .window_ns = (uint64_t)n * NSEC }, &filter, &qr);
+			     &(struct query_window){ .window_ns = (uint64_t)n * NSEC_PER_SEC },
+			     &filter, &qr);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;

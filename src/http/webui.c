@@ -10,12 +10,12 @@
 
 #include "daemon/daemon.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "store/profiles.h"
 #include "query/query.h"
 #include "store/store.h"
 #include "http/webui.h"
 
-#define NSEC 1000000000ULL
 #define DEFAULT_SECONDS 30
 
 /* webui_page.S: the page's bytes, empty when it was not built. */
@@ -89,7 +89,7 @@ void webui__profiles(const struct http_request *req, struct http_response *resp,
 	struct buf *b = &resp->body;
 	/* The retention bounds every window the page may ask for. */
 	int err = buf__printf(b, "{\"retention_s\":%" PRIu64 ",\"profiles\":[",
-			      (uint64_t)(store__retention_ns(d->ctx.store) / NSEC));
+			      (uint64_t)(store__retention_ns(d->ctx.store) / NSEC_PER_SEC));
 
 	(void)req;
 	for (unsigned int i = 0; !err && i < PROFILE__MAX; i++) {
@@ -176,7 +176,7 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	struct daemon *d = ctx;
 	const char *type = http__query(req, "type");
 	const char *seconds = http__query(req, "seconds");
-	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC;
+	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
 	const struct profile_desc *desc = NULL;
 	struct store_result *res = NULL;
 	struct store_filter filter = { 0 };
@@ -217,7 +217,7 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	if (!query__windowed(desc->type))
 		n = retention_s;
 	desc = profile__desc(query__process_type(desc->type));
-	err = store__query(d->ctx.store, desc->type, n * NSEC, &filter, &res);
+	err = store__query(d->ctx.store, desc->type, n * NSEC_PER_SEC, &filter, &res);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "lib/log.h"
+#include "lib/timeconst.h"
 
 static enum log_level cur_level = LOG_INFO;
 
@@ -54,7 +55,8 @@ void log__printf(enum log_level level, const char *fmt, ...)
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(stderr, "%s.%03ldZ %-5s ", ts, now.tv_nsec / 1000000, level_names[level]);
+	fprintf(stderr, "%s.%03ldZ %-5s ", ts, now.tv_nsec / (long)NSEC_PER_MSEC,
+		level_names[level]);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

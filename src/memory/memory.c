@@ -31,6 +31,7 @@
 #include "store/store.h"
 #include "symbolize/dso.h"
 #include "lib/procmaps.h"
+#include "lib/timeconst.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
@@ -42,15 +43,14 @@
 #include "memory/memsites.h"
 #include "memory/preload.h"
 
-#define NSEC 1000000000ULL
 /* How long a new target process may take to map its allocator (ld.so maps libc within ms). */
-#define ATTACH_WAIT_NS (10 * NSEC)
+#define ATTACH_WAIT_NS (10 * NSEC_PER_SEC)
 #define MAX_CANDIDATES 64
 #define LIVE_BUCKETS_MIN 1024
 #define GO_DEFAULT_RATE (512 * 1024)
 /* Thread names of preload samples, cached (direct-mapped by tid) and read again after a while. */
 #define THREAD_NAMES 256
-#define THREAD_NAME_TTL_NS (10 * NSEC)
+#define THREAD_NAME_TTL_NS (10 * NSEC_PER_SEC)
 
 struct thread_name {
 	uint32_t pid, tid;
@@ -643,7 +643,7 @@ static void rescan(struct memory *m, uint64_t now)
 
 void memory__tick(struct memory *m)
 {
-	uint64_t now = collect__now_ns();
+	uint64_t now = now_ns();
 
 	if (!m)
 		return;
@@ -695,7 +695,7 @@ static void proc_event(struct memory *m, uint32_t pid, bool exit)
 		mproc__remove(m, pp);
 	if (!exit && m->nr_targets) {
 		read_exe(pid, exe, sizeof(exe));
-		consider(m, pid, exe, collect__now_ns());
+		consider(m, pid, exe, now_ns());
 	}
 	pthread_mutex_unlock(&m->lock);
 }
@@ -895,7 +895,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		.python = np ? &e->stack[nu] : NULL,
 		.nr_python = np,
 	};
-	if (ingest__resolve(m->ingest, &raw, collect__now_ns(), &st)) {
+	if (ingest__resolve(m->ingest, &raw, now_ns(), &st)) {
 		m->drop_malformed++;
 		return;
 	}
@@ -994,7 +994,7 @@ static uint32_t preload_walk(struct drain *d, const struct autoprof_preload_rec 
 static void thread_comm(struct memory *m, const struct mproc *p, uint32_t tid, char *comm)
 {
 	struct thread_name *t = &m->tnames[(tid * 2654435761u) >> 24 & (THREAD_NAMES - 1)];
-	uint64_t now = collect__now_ns();
+	uint64_t now = now_ns();
 	char path[64];
 	ssize_t n = -1;
 	int fd;

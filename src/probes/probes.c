@@ -41,6 +41,7 @@
 #include "lib/counters.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "lib/timeconst.h"
 #include "lib/ufile.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
@@ -50,7 +51,6 @@
 #include "memory/memsample.h"
 #include "probes/probes.h"
 
-#define NSEC		 1000000000ULL
 #define MAX_PROBES	 256
 #define MAX_SITES	 16   /* addresses of one source line */
 #define CODE_BYTES	 64   /* prologue bytes read for placement */
@@ -58,9 +58,9 @@
 #define EWMA_TAU	 60.0 /* seconds: the moving average's time constant */
 #define RECENT_CALLS	 8192 /* exact durations of the last calls: quantiles, the threshold */
 #define WAIT_BUCKETS	 4096
-#define MAX_WAITING	 65536	     /* samples and records waiting for a call's end */
-#define WAIT_MAX_NS	 (60 * NSEC) /* a call that has not ended by then: its samples go */
-#define ENDED_KEEP_NS	 (5 * NSEC)  /* an ended call, for samples drained after its end */
+#define MAX_WAITING	 65536		     /* samples and records waiting for a call's end */
+#define WAIT_MAX_NS	 (60 * NSEC_PER_SEC) /* a call that has not ended by then: its samples go */
+#define ENDED_KEEP_NS	 (5 * NSEC_PER_SEC)  /* an ended call, for samples drained after its end */
 
 struct probe {
 	uint32_t id;
@@ -137,16 +137,11 @@ struct probes {
 	unsigned long long samples_labelled, samples_expired, samples_dropped, narrowed_out;
 };
 
-static uint64_t now_ns(void)
-{
-	return collect__now_ns();
-}
-
 /* ---- histograms --------------------------------------------------------------------------- */
 
 static void observe(struct probe *p, uint64_t dur, uint64_t end_ns)
 {
-	int64_t sec = (int64_t)(end_ns / NSEC);
+	int64_t sec = (int64_t)(end_ns / NSEC_PER_SEC);
 	size_t slot = (size_t)(sec % PROBES_MAX_SECONDS), b = latency__bucket(dur);
 
 	if (p->sec_of[slot] != sec && sec > p->sec_of[slot]) {
@@ -195,7 +190,7 @@ static uint64_t *recent_durations(const struct probe *p, uint64_t from_ns, size_
 static unsigned long long window(const struct probe *p, unsigned int seconds, double *counts,
 				 uint64_t *sum)
 {
-	int64_t now = (int64_t)(now_ns() / NSEC);
+	int64_t now = (int64_t)(now_ns() / NSEC_PER_SEC);
 	unsigned long long n = 0;
 
 	memset(counts, 0, LATENCY_BUCKETS * sizeof(*counts));
@@ -245,14 +240,15 @@ static void ewma_update(struct probe *p, int64_t now_sec)
  */
 static uint64_t threshold(struct probe *p, uint64_t now)
 {
-	uint64_t window_ns = (uint64_t)THRESHOLD_WINDOW * NSEC, *vals;
+	uint64_t window_ns = (uint64_t)THRESHOLD_WINDOW * NSEC_PER_SEC, *vals;
 	bool all;
 	size_t n;
 
 	if (p->spec.threshold_ns)
 		return p->spec.threshold_ns;
 	/* Once a second, and whenever the calls doubled: the first calls' p95 says little. */
-	if (p->threshold_ns && now - p->threshold_at < NSEC && p->calls < 2 * p->threshold_calls)
+	if (p->threshold_ns && now - p->threshold_at < NSEC_PER_SEC &&
+	    p->calls < 2 * p->threshold_calls)
 		return p->threshold_ns;
 	vals = recent_durations(p, now > window_ns ? now - window_ns : 0, &n, &all);
 	if (vals)
@@ -613,10 +609,10 @@ void probes__tick(struct probes *pr)
 
 	if (!pr || now < pr->next_tick_ns)
 		return;
-	pr->next_tick_ns = now + NSEC;
+	pr->next_tick_ns = now + NSEC_PER_SEC;
 	pthread_mutex_lock(&pr->lock);
 	for (uint32_t i = 0; i < pr->nr_probes; i++)
-		ewma_update(pr->probes[i], (int64_t)(now / NSEC));
+		ewma_update(pr->probes[i], (int64_t)(now / NSEC_PER_SEC));
 	expire(pr, now);
 	pthread_mutex_unlock(&pr->lock);
 }
@@ -863,7 +859,7 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 	p->kind = spec->function[0] ? PROBES_KIND_CALL : PROBES_KIND_LINE;
 	for (size_t i = 0; i < PROBES_MAX_SECONDS; i++)
 		p->sec_of[i] = -1;
-	p->ewma_sec = (int64_t)(now_ns() / NSEC) - 1;
+	p->ewma_sec = (int64_t)(now_ns() / NSEC_PER_SEC) - 1;
 	if (spec->pid && kill((pid_t)spec->pid, 0) && errno == ESRCH) {
 		snprintf(why, why_len, "pid: no process %u", spec->pid);
 		probe_free(p);
@@ -1012,7 +1008,7 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 {
 	static const double qs[4] = {0.5, 0.9, 0.95, 0.99};
 	double counts[LATENCY_BUCKETS];
-	uint64_t sum, q[4], eq[4], now, *vals;
+	uint64_t sum, q[4], eq[4], now, end_sec, *vals;
 	unsigned long long n;
 	struct probe *p;
 	bool first = true, exact;
@@ -1025,7 +1021,7 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 		pthread_mutex_unlock(&pr->lock);
 		return -ENOENT;
 	}
-	ewma_update(p, (int64_t)(now_ns() / NSEC));
+	ewma_update(p, (int64_t)(now_ns() / NSEC_PER_SEC));
 	/* The decayed completed seconds and the current one so far: all time, recent first. */
 	window(p, 1, counts, &sum);
 	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
@@ -1038,7 +1034,8 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 	 * from the start of its first second), else from the histogram's buckets.
 	 */
 	now = now_ns();
-	vals = recent_durations(p, (now / NSEC + 1 > seconds ? now / NSEC + 1 - seconds : 0) * NSEC,
+	end_sec = now / NSEC_PER_SEC + 1;
+	vals = recent_durations(p, (end_sec > seconds ? end_sec - seconds : 0) * NSEC_PER_SEC,
 				&nr_vals, &exact);
 	exact = exact && nr_vals == n;
 	for (int i = 0; i < 4; i++)

@@ -15,13 +15,14 @@
 #include "lib/log.h"
 #include "symbolize/dso.h"
 #include "lib/procmaps.h"
+#include "lib/timeconst.h"
 #include "proc/procctx.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
 
 #define BUCKETS 4096
 /* A process that keeps missing (JIT, dlopen storms) re-reads its maps at most this often. */
-#define REREAD_INTERVAL_NS 1000000000ULL
+#define REREAD_INTERVAL_NS NSEC_PER_SEC
 #define FAST_REREADS 8
 /* Where user code can be on x86-64: above vm.mmap_min_addr's default, below the 47-bit top. */
 #define USER_MIN 0x10000ULL

@@ -15,6 +15,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "lib/timeconst.h"
 #include "lib/ufile.h"
 #include "symbolize/frame.h"
 #include "symbolize/dso.h"
@@ -25,11 +26,10 @@
 #include "runtime/jvmattach.h"
 
 #define BUCKETS 256
-#define NSEC	1000000000ULL
 /* The first request at once, then at most one per interval, doubling up to the cap: code a
  * warming JVM compiled since the last map is named soon; a steady JVM costs nothing. */
-#define MIN_INTERVAL_NS (1 * NSEC)
-#define MAX_INTERVAL_NS (10 * NSEC)
+#define MIN_INTERVAL_NS (1 * NSEC_PER_SEC)
+#define MAX_INTERVAL_NS (10 * NSEC_PER_SEC)
 /* Compiler.perfmap of a big code cache takes a while; a stuck JVM must not hold the thread. */
 #define ATTACH_TIMEOUT_MS 10000
 #define JITS_MAX	  4
@@ -80,14 +80,6 @@ struct jvm {
 	struct jvm_proc *buckets[BUCKETS];
 	struct jvm_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
 
 static struct jvm_proc **find(struct jvm *j, uint32_t pid)
 {

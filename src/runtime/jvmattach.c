@@ -17,10 +17,10 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "runtime/jvmattach.h"
 
 /* The request format HotSpot's attach listener reads: "1" NUL, the operation, three args. */
@@ -79,10 +79,7 @@ struct report {
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return (long long)(now_ns() / NSEC_PER_MSEC);
 }
 
 static int left_ms(long long deadline, int cap)

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include "lib/timeconst.h"
 #include "sample/interval.h"
-
-#define NSEC 1000000000ULL
 
 int interval__split(uint64_t start_ns, uint64_t end_ns, uint64_t floor_ns, interval_part_fn fn,
 		void *arg)
@@ -14,7 +13,7 @@ int interval__split(uint64_t start_ns, uint64_t end_ns, uint64_t floor_ns, inter
 		t = floor_ns;
 	while (t < end_ns) {
 		/* The end of t's second, or of the span if it ends first. */
-		uint64_t edge = (t / NSEC + 1) * NSEC;
+		uint64_t edge = (t / NSEC_PER_SEC + 1) * NSEC_PER_SEC;
 		bool last = edge >= end_ns;
 		int err;
 

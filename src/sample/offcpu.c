@@ -12,6 +12,7 @@
 
 #include "lib/counters.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "store/store.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
@@ -23,7 +24,6 @@
 #include "runtime/python.h"
 #include "sample/interval.h"
 
-#define NSEC 1000000000ULL
 #define WAIT_BUCKETS 4096 /* a power of two */
 /* Spans held for their user stack; beyond it new spans are dropped (counted as unjoined). */
 #define MAX_WAITING 65536
@@ -32,7 +32,7 @@
  * to user space, or the task work or its event was lost. The user part follows the span within
  * one drain unless the thread stays in the kernel (several waits in one system call).
  */
-#define WAIT_TIMEOUT_NS (10 * NSEC)
+#define WAIT_TIMEOUT_NS (10 * NSEC_PER_SEC)
 
 /* A span waiting for the user stack of its thread (bpf/offcpu_abi.h: why two events). */
 struct wait {
@@ -93,7 +93,7 @@ static int store_part(void *arg, uint64_t start_ns, uint64_t ns, bool last)
 static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_user *u)
 {
 	struct collect_ctx *ctx = oc->ctx;
-	uint64_t retention_s = store__retention_ns(ctx->store) / NSEC;
+	uint64_t retention_s = store__retention_ns(ctx->store) / NSEC_PER_SEC;
 	int64_t oldest = store__now_sec() - (int64_t)retention_s;
 	struct ingest_stack st;
 	struct part_ctx pc;
@@ -113,7 +113,7 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 		.nr_python = u->nr_python,
 	};
 
-	if (ingest__resolve(oc->ingest, &raw, collect__now_ns(), &st)) {
+	if (ingest__resolve(oc->ingest, &raw, now_ns(), &st)) {
 		oc->drop_malformed++;
 		return;
 	}
@@ -133,8 +133,8 @@ static void record(struct offcpu *oc, const struct wait *w, const struct offcpu_
 	};
 	ingest__describe(&smp, st.proc);
 	pc = (struct part_ctx){ oc, &smp, 0 };
-	interval__split(w->start_ns, w->end_ns, oldest > 0 ? (uint64_t)oldest * NSEC : 0, store_part,
-		    &pc);
+	interval__split(w->start_ns, w->end_ns, oldest > 0 ? (uint64_t)oldest * NSEC_PER_SEC : 0,
+			store_part, &pc);
 	oc->ingested += pc.stored;
 }
 
@@ -191,7 +191,7 @@ static void sweep(struct offcpu *oc, unsigned long long now)
 {
 	if (now < oc->next_sweep_ns || !oc->nr_waiting)
 		return;
-	oc->next_sweep_ns = now + NSEC;
+	oc->next_sweep_ns = now + NSEC_PER_SEC;
 	for (unsigned int b = 0; b < WAIT_BUCKETS; b++) {
 		struct wait **pp = &oc->waits[b], *w;
 

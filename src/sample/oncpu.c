@@ -15,6 +15,7 @@
 
 #include "lib/counters.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "store/store.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
@@ -80,7 +81,7 @@ static int handle_sample(void *arg, void *data, size_t size)
 		.python = np ? &e->stack[nk + nu] : NULL,
 		.nr_python = np,
 	};
-	if (ingest__resolve(oc->ingest, &raw, collect__now_ns(), &st))
+	if (ingest__resolve(oc->ingest, &raw, now_ns(), &st))
 		goto malformed;
 
 	memcpy(comm, e->comm, ONCPU_COMM_LEN);
@@ -177,13 +178,13 @@ struct oncpu *oncpu__new(const struct oncpu_opts *opts, struct collect_ctx *ctx,
 		*err = -ENOMEM;
 		goto out_free;
 	}
-	oc->period_ns = 1000000000ULL / opts->frequency;
+	oc->period_ns = NSEC_PER_SEC / opts->frequency;
 	{
 		struct timespec r, m;
 
 		clock_gettime(CLOCK_REALTIME, &r);
 		clock_gettime(CLOCK_MONOTONIC, &m);
-		oc->mono_to_real_ns = (r.tv_sec - m.tv_sec) * 1000000000ULL + r.tv_nsec - m.tv_nsec;
+		oc->mono_to_real_ns = (r.tv_sec - m.tv_sec) * NSEC_PER_SEC + r.tv_nsec - m.tv_nsec;
 	}
 	oc->ringbuf_size = opts->ringbuf_size;
 	oc->skel = oncpu_bpf__open();

@@ -9,6 +9,7 @@
 
 #include "lib/counters.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "proc/proctab.h"
 #include "unwind/unwind.h"
 #include "bpf/proc_abi.h"
@@ -54,7 +55,7 @@ static int handle_event(void *arg, void *data, size_t size)
 		return 0;
 	switch (e->type) {
 	case PROC_EV_EXEC: {
-		unsigned long long now = collect__now_ns();
+		unsigned long long now = now_ns();
 		struct proc *p;
 
 		/* Learning the maps now tells every observer of processes (src/daemon/main.c lists
@@ -138,7 +139,7 @@ int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, i
 		unsigned long long due = pc->relearn[pc->relearn_head].due;
 
 		if (due > now) {
-			unsigned long long ms = (due - now + 999999) / 1000000;
+			unsigned long long ms = (due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
 
 			return ms < (unsigned long long)max_ms ? (int)ms : max_ms;
 		}

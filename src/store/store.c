@@ -15,10 +15,9 @@
 
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "symbolize/dso.h"
 #include "store/store.h"
-
-#define NSEC 1000000000ULL
 
 struct stack {
 	struct stack *next;
@@ -90,20 +89,12 @@ struct result_priv {
 	struct labels **labels;
 };
 
-static uint64_t now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 static uint64_t now_real(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 struct store *store__new(const struct store_opts *opts)
@@ -115,7 +106,7 @@ struct store *store__new(const struct store_opts *opts)
 	pthread_mutex_init(&st->lock, NULL);
 	st->opts = *opts;
 	/* One more than the retention holds the second now being filled. */
-	st->nr_slots = (uint32_t)((opts->retention_ns + NSEC - 1) / NSEC) + 1;
+	st->nr_slots = (uint32_t)((opts->retention_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC) + 1;
 	st->slots = calloc(st->nr_slots, sizeof(*st->slots));
 	if (!st->slots) {
 		free(st);
@@ -383,7 +374,7 @@ static bool evict_oldest(struct store *st, const struct slot *keep)
 
 static int add_locked(struct store *st, const struct sample *smp)
 {
-	int64_t sec = (int64_t)(smp->time_ns / NSEC);
+	int64_t sec = (int64_t)(smp->time_ns / NSEC_PER_SEC);
 	struct slot *sl = &st->slots[sec % st->nr_slots];
 	struct stack *stack;
 	struct labels *labels;
@@ -391,7 +382,8 @@ static int add_locked(struct store *st, const struct sample *smp)
 	uint32_t j;
 
 	/* Late beyond its slot, or older than the retention: no query could see it. */
-	if (sl->sec > sec || sec < (int64_t)(now_mono() / NSEC) - (int64_t)(st->nr_slots - 1)) {
+	if (sl->sec > sec ||
+	    sec < (int64_t)(now_ns() / NSEC_PER_SEC) - (int64_t)(st->nr_slots - 1)) {
 		st->samples_too_old++;
 		return -ERANGE;
 	}
@@ -449,7 +441,7 @@ int store__add(struct store *st, const struct sample *smp)
 
 void store__expire(struct store *st)
 {
-	int64_t oldest = (int64_t)(now_mono() / NSEC) - (int64_t)(st->nr_slots - 1);
+	int64_t oldest = (int64_t)(now_ns() / NSEC_PER_SEC) - (int64_t)(st->nr_slots - 1);
 
 	pthread_mutex_lock(&st->lock);
 	for (uint32_t i = 0; i < st->nr_slots; i++)
@@ -584,14 +576,14 @@ static void release_locked(struct result_priv *res)
 
 int64_t store__now_sec(void)
 {
-	return (int64_t)(now_mono() / NSEC);
+	return (int64_t)(now_ns() / NSEC_PER_SEC);
 }
 
 int store__query_secs(struct store *st, enum profile_type type, int64_t first, int64_t last,
 		      const struct store_filter *filter, struct store_result **out)
 {
-	uint64_t mono = now_mono(), real = now_real();
-	uint64_t end = (uint64_t)(last + 1) * NSEC;
+	uint64_t mono = now_ns(), real = now_real();
+	uint64_t end = (uint64_t)(last + 1) * NSEC_PER_SEC;
 	struct result_priv *res;
 	int err;
 
@@ -605,8 +597,8 @@ int store__query_secs(struct store *st, enum profile_type type, int64_t first, i
 	/* Whole slots; the current one ends now, not at the end of its second. */
 	if (end > mono)
 		end = mono;
-	res->pub.duration_ns = end - (uint64_t)first * NSEC;
-	res->pub.start_ns = real - (mono - (uint64_t)first * NSEC);
+	res->pub.duration_ns = end - (uint64_t)first * NSEC_PER_SEC;
+	res->pub.start_ns = real - (mono - (uint64_t)first * NSEC_PER_SEC);
 	pthread_mutex_lock(&st->lock);
 	res->pub.period = (unsigned int)type < PROFILE__MAX ? st->period[type] : 0;
 	err = query_locked(st, type, first, last, filter, res);
@@ -626,7 +618,7 @@ int store__query(struct store *st, enum profile_type type, uint64_t window_ns,
 		 const struct store_filter *filter, struct store_result **out)
 {
 	int64_t last = store__now_sec();
-	int64_t n = (int64_t)((window_ns + NSEC - 1) / NSEC);
+	int64_t n = (int64_t)((window_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC);
 
 	/* The current, partly filled slot and the n - 1 before it. */
 	return store__query_secs(st, type, last - (n > 0 ? n : 1) + 1, last, filter, out);

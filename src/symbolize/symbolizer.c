@@ -22,6 +22,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "lib/timeconst.h"
 #include "lib/ufile.h"
 #include "lib/strtab.h"
 #include "symbolize/dso_priv.h"
@@ -242,7 +243,7 @@ static void file_stamp(int fd, int64_t *ctime_ns, int64_t *size)
 		*ctime_ns = *size = -1;
 		return;
 	}
-	*ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	*ctime_ns = (int64_t)st.st_ctim.tv_sec * (int64_t)NSEC_PER_SEC + st.st_ctim.tv_nsec;
 	*size = st.st_size;
 }
 

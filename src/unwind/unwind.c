@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -18,6 +17,7 @@
 #include "lib/hash.h"
 #include "lib/counters.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "symbolize/dso.h"
 #include "proc/proctab.h"
 #include "bpf/unwind_abi.h"
@@ -120,14 +120,6 @@ struct unwinder {
 };
 
 static void *builder_main(void *arg);
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int pool_init(struct pool *p, uint32_t capacity)
 {
