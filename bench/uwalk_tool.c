@@ -13,6 +13,7 @@
 #include <execinfo.h>
 #include <stdio.h>
 
+#include "lib/timeconst.h"
 #include "tests/unit/stackcopy.h"
 
 #define ROUNDS 5
@@ -23,14 +24,6 @@
 static uint32_t walks = 100000;
 static double backtrace_ns;
 static int backtrace_frames;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* At the leaf, in place of capture(): the live stack, walked by backtrace(). */
 WITH_FP static void time_backtrace(void)

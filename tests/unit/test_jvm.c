@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/timeconst.h"
 #include "src/runtime/jvm.h"
 #include "fake_symbolizer.h"
 #include "src/symbolize/frame.h"
@@ -37,14 +38,6 @@ int symbolizer__jit_preload(struct symbolizer *sym, struct dso *dso, int dirfd, 
 	(void)sym, (void)dso, (void)dirfd, (void)name;
 	preloads++;
 	return 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static pid_t stand_in(void)

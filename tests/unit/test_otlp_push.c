@@ -15,6 +15,7 @@
 #include "export/otlp_push.h"
 #include "http/http.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "testlib.h"
 
 #define MAX_REQS 256
@@ -43,14 +44,6 @@ struct collector {
 	atomic_bool hanging;	/* ... says it is in there ... */
 	atomic_bool release;	/* ... and leaves early when told */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ms(unsigned int ms)
 {

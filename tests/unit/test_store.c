@@ -11,25 +11,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/timeconst.h"
 #include "store/store.h"
 #include "fake_symbolizer.h"
 #include "testlib.h"
 
-#define NSEC	    1000000000ULL
 #define OTHER_TYPE ((enum profile_type)1) /* a second type: only its rows answer its queries */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
 
 static struct store *new_store(uint64_t retention_s, uint64_t memory_limit)
 {
 	struct store_opts opts = {
-		.retention_ns = retention_s * NSEC,
+		.retention_ns = retention_s * NSEC_PER_SEC,
 		.memory_limit = memory_limit,
 	};
 
@@ -89,7 +81,7 @@ static int query(struct store *st, enum profile_type type, uint64_t window_s,
 		 const struct store_filter *filter, struct store_result **res)
 {
 	*res = NULL;
-	return store__query(st, type, window_s * NSEC, filter, res);
+	return store__query(st, type, window_s * NSEC_PER_SEC, filter, res);
 }
 
 static size_t query_rows(struct store *st, uint64_t window_s, const struct store_filter *filter)
@@ -152,7 +144,8 @@ TEST(identical_samples_sum_into_one_row)
 	CHECK_EQ(add(st, PROFILE_CPU, now, 10, 11, "worker", "app", d.a, 3, 1, 100), 0);
 	CHECK_EQ(add(st, PROFILE_CPU, now, 10, 11, "worker", "app", d.a, 3, 2, 250), 0);
 	/* Another second: another slot, merged again by the query. */
-	CHECK_EQ(add(st, PROFILE_CPU, now - NSEC, 10, 11, "worker", "app", d.a, 3, 3, 1), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - NSEC_PER_SEC, 10, 11, "worker", "app", d.a, 3, 3, 1),
+		 0);
 	store__stats(st, &stats);
 	CHECK_EQ(stats.samples_added, 3);
 	CHECK_EQ(stats.slots, 2);
@@ -259,14 +252,14 @@ TEST(window_selects_whole_recent_slots)
 
 	CHECK(st);
 	CHECK_EQ(dsos__init(&d), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 5 * NSEC, 1, 1, "old", "app", d.a, 3, 7, 0), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 5 * NSEC_PER_SEC, 1, 1, "old", "app", d.a, 3, 7, 0), 0);
 	CHECK_EQ(add(st, PROFILE_CPU, now, 1, 1, "new", "app", d.a, 3, 1, 0), 0);
 
 	CHECK_EQ(query(st, PROFILE_CPU, 2, NULL, &res), 0);
 	CHECK_EQ(res->nr_rows, 1);
 	CHECK_STR(res->rows[0].comm, "new");
 	/* The window is the current slot and the one before it. */
-	CHECK(res->duration_ns > 1 * NSEC && res->duration_ns <= 2 * NSEC);
+	CHECK(res->duration_ns > 1 * NSEC_PER_SEC && res->duration_ns <= 2 * NSEC_PER_SEC);
 	store_result__free(res);
 
 	CHECK_EQ(query(st, PROFILE_CPU, 10, NULL, &res), 0);
@@ -274,7 +267,7 @@ TEST(window_selects_whole_recent_slots)
 	CHECK(find_row(res, 1, 1, "old", "app", d.a, 3));
 	CHECK_EQ(find_row(res, 1, 1, "old", "app", d.a, 3)->values[0], 7);
 	CHECK(find_row(res, 1, 1, "new", "app", d.a, 3));
-	CHECK(res->duration_ns > 9 * NSEC && res->duration_ns <= 10 * NSEC);
+	CHECK(res->duration_ns > 9 * NSEC_PER_SEC && res->duration_ns <= 10 * NSEC_PER_SEC);
 	store_result__free(res);
 
 	dsos__put(&d);
@@ -290,23 +283,25 @@ TEST(retention_bounds_queries_and_expire_drops_old_slots)
 	uint64_t now = now_ns(), oldest;
 
 	CHECK(st);
-	CHECK_EQ(store__retention_ns(st), 10 * NSEC);
+	CHECK_EQ(store__retention_ns(st), 10 * NSEC_PER_SEC);
 	CHECK_EQ(dsos__init(&d), 0);
 	/* Start early in a second so that the adds below stay within it. */
-	while (now_ns() % NSEC > NSEC / 2)
+	while (now_ns() % NSEC_PER_SEC > NSEC_PER_SEC / 2)
 		usleep(10000);
 	now = now_ns();
 	/* Older than the retention: refused at once, counted as too old. */
-	CHECK_EQ(add(st, PROFILE_CPU, now - 15 * NSEC, 1, 1, "ancient", "app", d.b, 3, 1, 0),
+	CHECK_EQ(add(st, PROFILE_CPU, now - 15 * NSEC_PER_SEC, 1, 1, "ancient", "app", d.b, 3, 1,
+		     0),
 		 -ERANGE);
 	store__stats(st, &before);
 	CHECK_EQ(before.samples_too_old, 1);
 	CHECK_EQ(before.rows, 0);
 
 	/* The oldest second the retention still holds, and a recent one. */
-	oldest = (now / NSEC - 10) * NSEC + NSEC / 2;
+	oldest = (now / NSEC_PER_SEC - 10) * NSEC_PER_SEC + NSEC_PER_SEC / 2;
 	CHECK_EQ(add(st, PROFILE_CPU, oldest, 1, 1, "old", "app", d.b, 3, 1, 0), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 3 * NSEC, 1, 1, "recent", "app", d.a, 3, 1, 0), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 3 * NSEC_PER_SEC, 1, 1, "recent", "app", d.a, 3, 1, 0),
+		 0);
 	CHECK_EQ(query(st, PROFILE_CPU, 5, NULL, &res), 0);
 	CHECK_EQ(res->nr_rows, 1);
 	CHECK_STR(res->rows[0].comm, "recent");
@@ -317,7 +312,7 @@ TEST(retention_bounds_queries_and_expire_drops_old_slots)
 	CHECK_EQ(before.rows, 2);
 	CHECK_EQ(before.stacks, 2);
 	/* Once the clock enters the next second, the oldest slot falls out of the retention. */
-	while (now_ns() / NSEC == now / NSEC)
+	while (now_ns() / NSEC_PER_SEC == now / NSEC_PER_SEC)
 		usleep(10000);
 	store__expire(st);
 	store__stats(st, &after);
@@ -349,7 +344,8 @@ TEST(sample_for_a_recycled_slot_is_too_old)
 	CHECK(st);
 	CHECK_EQ(dsos__init(&d), 0);
 	CHECK_EQ(add(st, PROFILE_CPU, now, 1, 1, "a", "app", d.a, 3, 1, 0), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 11 * NSEC, 1, 1, "a", "app", d.a, 3, 1, 0), -ERANGE);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 11 * NSEC_PER_SEC, 1, 1, "a", "app", d.a, 3, 1, 0),
+		 -ERANGE);
 	store__stats(st, &stats);
 	CHECK_EQ(stats.samples_too_old, 1);
 	CHECK_EQ(stats.samples_added, 1);
@@ -456,7 +452,7 @@ static void wait_past_second(uint64_t t)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 
-	while (now_ns() / NSEC <= t / NSEC)
+	while (now_ns() / NSEC_PER_SEC <= t / NSEC_PER_SEC)
 		nanosleep(&ts, NULL);
 }
 
@@ -533,13 +529,15 @@ TEST(references_are_released_and_results_outlive_expiry)
 	CHECK(s0.bytes > 0);
 	CHECK_EQ(dsos__init(&d), 0);
 	/* Far enough from the next second for the first store__expire to keep the samples. */
-	if (now_ns() % NSEC > NSEC / 2)
+	if (now_ns() % NSEC_PER_SEC > NSEC_PER_SEC / 2)
 		wait_past_second(now_ns());
 	now = now_ns();
-	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC, 1, 2, "a", "app", d.a, 3, 1, 0), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC, 1, 2, "a", "app", d.b, 3, 2, 0), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC, 1, 3, "b", "other", d.rev, 3, 3, 0), 0);
-	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC, 1, 3, "b", "other", d.rev, 3, 3, 0), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC_PER_SEC, 1, 2, "a", "app", d.a, 3, 1, 0), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC_PER_SEC, 1, 2, "a", "app", d.b, 3, 2, 0), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC_PER_SEC, 1, 3, "b", "other", d.rev, 3, 3, 0),
+		 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 2 * NSEC_PER_SEC, 1, 3, "b", "other", d.rev, 3, 3, 0),
+		 0);
 	/* The store holds its own references: ours can go. */
 	dsos__put(&d);
 	CHECK_EQ(fake_dso__live(), live0 + 2);
@@ -624,8 +622,8 @@ TEST(memory_limit_evicts_oldest_slots)
 		for (int i = 0; i < PER_SECOND; i++) {
 			for (int k = 0; k < 4; k++)
 				f[k] = (struct frame){ dso, (uint64_t)sec << 32 | i << 8 | k };
-			CHECK_EQ(add(st, PROFILE_CPU, now - (uint64_t)sec * NSEC, 7, 7, "big", "big",
-				     f, 4, 1, (uint64_t)i),
+			CHECK_EQ(add(st, PROFILE_CPU, now - (uint64_t)sec * NSEC_PER_SEC, 7, 7,
+				     "big", "big", f, 4, 1, (uint64_t)i),
 				 0);
 			store__stats(st, &s);
 			if (s.bytes > max_bytes)
@@ -685,7 +683,7 @@ TEST(samples_dropped_when_current_slot_alone_is_over)
 	CHECK(st);
 	CHECK(dso);
 	f[0] = (struct frame){ dso, 1 };
-	CHECK_EQ(add(st, PROFILE_CPU, now - 3 * NSEC, 7, 7, "old", "big", f, 1, 1, 0), 0);
+	CHECK_EQ(add(st, PROFILE_CPU, now - 3 * NSEC_PER_SEC, 7, 7, "old", "big", f, 1, 1, 0), 0);
 	for (int i = 0; i < 1000; i++) {
 		int err;
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/strtab.h"
+#include "lib/timeconst.h"
 #include "symbolize/dso.h"
 #include "src/lib/procmaps.h"
 #include "symbolize/objsym.h"
@@ -40,14 +41,6 @@ __attribute__((noinline, used)) static int symtest_target_function(int x)
 {
 	target_sink += x;
 	return target_sink * 3;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static const char *fixture(const char *name)

@@ -13,11 +13,10 @@
 #include "http/http.h"
 #include "http/webui.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "store/store.h"
 #include "fake_symbolizer.h"
 #include "testlib.h"
-
-#define NSEC 1000000000ULL
 
 /* Stands in for webui_page.S: the page as the build would link it. */
 const char webui_page_start[] = "<!DOCTYPE html><title>autoprof</title><div id=\"flame\"></div>"
@@ -86,14 +85,6 @@ static int get(struct reply *r, const char *args, const char *fmt, ...)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
-
 static int add(enum profile_type type, uint32_t pid, uint32_t tid, const char *comm,
 	       const char *exe, uint64_t addr, uint64_t samples)
 {
@@ -115,7 +106,7 @@ static int add(enum profile_type type, uint32_t pid, uint32_t tid, const char *c
 
 TEST(start)
 {
-	struct store_opts opts = { .retention_ns = 60 * NSEC, .memory_limit = 16 << 20 };
+	struct store_opts opts = { .retention_ns = 60 * NSEC_PER_SEC, .memory_limit = 16 << 20 };
 	int err = 0;
 
 	d.ctx.store = store__new(&opts);
