@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "memory_abi.h"
 
 /* Mean sampling interval in bytes; 1 samples every allocation. */
@@ -97,10 +98,7 @@ struct {
 
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = bpf_map_lookup_elem(&memory_counters, &idx);
-
-	if (c)
-		(*c)++;
+	counters__add(&memory_counters, idx, 1);
 }
 
 static __always_inline __s64 next_interval(void)

@@ -12,10 +12,10 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "offcpu_abi.h"
 #include "proc_abi.h"
 
-#define PF_KTHREAD 0x00200000
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
 #define EBUSY 16
@@ -153,15 +153,12 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct b
 
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
-
-	if (c)
-		(*c)++;
+	counters__add(&counters, idx, 1);
 }
 
 static __always_inline __u64 wake_flags(__u32 pid)
 {
-	return known_pids__young(pid) || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	return known_pids__young(pid) || ringbuf__filled(&events, &wakeup_bytes) ?
 		       BPF_RB_FORCE_WAKEUP :
 		       BPF_RB_NO_WAKEUP;
 }

@@ -9,10 +9,9 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "oncpu_abi.h"
 #include "proc_abi.h"
-
-#define PF_KTHREAD 0x00200000
 
 /* Wake user space only when this much is waiting; otherwise it drains on its own timer. */
 const volatile __u64 wakeup_bytes = 256 * 1024;
@@ -47,17 +46,9 @@ struct {
 	__type(value, struct oncpu_event);
 } scratch SEC(".maps");
 
-static __always_inline __u64 *counter(__u32 idx)
-{
-	return bpf_map_lookup_elem(&counters, &idx);
-}
-
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = counter(idx);
-
-	if (c)
-		(*c)++;
+	counters__add(&counters, idx, 1);
 }
 
 /*
@@ -277,10 +268,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	/* How full the ring is (a cache miss: user space writes the consumer position) is looked
 	 * at every RING_CHECK_EVERY samples of a CPU; a few samples more before a wakeup is
 	 * nothing in a quarter of the ring. */
-	sent = counter(ONCPU_CNT_SAMPLES);
+	sent = counters__slot(&counters, ONCPU_CNT_SAMPLES);
 	flags = (!mapped && known_pids__young(e->pid)) ||
 				(sent && !(*sent % RING_CHECK_EVERY) &&
-				 bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) ?
+				 ringbuf__filled(&events, &wakeup_bytes)) ?
 			BPF_RB_FORCE_WAKEUP :
 			BPF_RB_NO_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {

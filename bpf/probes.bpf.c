@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "probes.bpf.h"
 
 /* Wake user space only when this much is waiting; otherwise it drains on its own timer. */
@@ -39,17 +40,13 @@ struct {
 
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = bpf_map_lookup_elem(&probe_counters, &idx);
-
-	if (c)
-		(*c)++;
+	counters__add(&probe_counters, idx, 1);
 }
 
 static __always_inline void send(struct probes_event *ev)
 {
-	__u64 flags = bpf_ringbuf_query(&probe_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
-			  ? BPF_RB_FORCE_WAKEUP
-			  : BPF_RB_NO_WAKEUP;
+	__u64 flags =
+	    ringbuf__filled(&probe_events, &wakeup_bytes) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 
 	if (bpf_ringbuf_output(&probe_events, ev, sizeof(*ev), flags))
 		count(PROBES_CNT_DROP_RINGBUF);

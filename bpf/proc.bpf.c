@@ -8,6 +8,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#include "helpers.bpf.h"
 #include "proc_abi.h"
 
 struct {
@@ -39,10 +40,7 @@ struct {
 
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = bpf_map_lookup_elem(&proc_counters, &idx);
-
-	if (c)
-		(*c)++;
+	counters__add(&proc_counters, idx, 1);
 }
 
 static __always_inline int emit(__u32 type, struct task_struct *p)

@@ -17,6 +17,7 @@
  */
 #include <bpf/bpf_core_read.h>
 
+#include "helpers.bpf.h"
 #include "unwind_abi.h"
 #include "unwind_vma.bpf.h"
 
@@ -141,10 +142,7 @@ static __always_inline void unwind__uretprobes(struct unwind_walk_env *e)
 
 static __always_inline void unwind__count(__u32 idx, __u64 n)
 {
-	__u64 *c = bpf_map_lookup_elem(&unwind_counters, &idx);
-
-	if (c)
-		*c += n;
+	counters__add(&unwind_counters, idx, n);
 }
 
 static __always_inline __u32 *unwind__hint(void)
