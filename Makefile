@@ -151,7 +151,7 @@ endef
 $(foreach t,$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)),$(eval $(call unit_rule,$(t))))
 
 # Fragments that add test fixtures (tests/unit/*.mk) and targets (tests/targets/SUITE/*.mk), ...
--include $(wildcard tests/*.mk tests/unit/*.mk tests/targets/*/*.mk)
+-include $(wildcard tests/*.mk tests/unit/*.mk tests/targets/*/*.mk bench/*.mk)
 
 unit: $(UNIT_BINS) $(TEST_FIXTURES)
 	@BUILD=$(BUILD) bash tests/run.sh unit
