@@ -150,8 +150,9 @@ $(BUILD)/tests/unit/$(1): $(BUILD)/obj/tests/unit/$(1).o $(call dep_objs,tests/u
 endef
 $(foreach t,$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)),$(eval $(call unit_rule,$(t))))
 
-# Fragments that add test fixtures and targets (tests/targets/targets.mk, ...).
--include $(wildcard tests/*.mk tests/*/*.mk)
+# Fragments beside what they build: unit test fixtures (tests/unit/*.mk), integration test
+# targets (tests/targets/SUITE/*.mk), benchmark drivers (bench/*.mk), fuzz targets (fuzz/*.mk).
+-include $(wildcard tests/unit/*.mk tests/targets/*/*.mk bench/*.mk fuzz/*.mk)
 
 unit: $(UNIT_BINS) $(TEST_FIXTURES)
 	@BUILD=$(BUILD) bash tests/run.sh unit
@@ -171,7 +172,7 @@ bench: deps all $(TEST_TARGETS)
 	@for b in bench/*.sh; do bash $$b || exit 1; done
 
 format:
-	clang-format -i $(SRCS) $(wildcard bpf/*.c bpf/*.h tests/unit/*.c tests/targets/*.c)
+	clang-format -i $(SRCS) $(wildcard bpf/*.c bpf/*.h tests/unit/*.c) $(TARGET_SRCS)
 
 clean:
 	rm -rf $(BUILD)

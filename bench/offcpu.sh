@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Off-CPU profiling cost: a context-switch-heavy workload (tests/targets/pingpong: two threads
-# bouncing a byte over pipes, four switches per round trip) runs for DURATION seconds (default
-# 10) alone, under autoprof with off-CPU on, under autoprof with off-CPU off (its on-CPU
+# Off-CPU profiling cost: a context-switch-heavy workload (tests/targets/offcpu/pingpong: two
+# threads bouncing a byte over pipes, four switches per round trip) runs for DURATION seconds
+# (default 10) alone, under autoprof with off-CPU on, under autoprof with off-CPU off (its on-CPU
 # sampler alone), and under libbpf-tools offcputime, ROUNDS times in turn (default 3); the
 # median round trips per second of each gives the workload's slowdown. Both profilers watch the
 # whole machine with the same 50 us minimum block time. Also reports autoprof's BPF time per

@@ -3,7 +3,7 @@
  * A C++ program for bench/symbolize.sh: KCOUNT instantiations of a pipeline over the standard
  * containers and algorithms (sort, stable_sort, map, set, unordered_map, std::function, lambdas,
  * ostringstream, shared_ptr), so that its -O2 -g build holds thousands of template functions
- * with deep inline chains and long demangled names. Built by tests/bench.mk.
+ * with deep inline chains and long demangled names. Built by bench/bench.mk.
  */
 #ifndef KCOUNT
 #define KCOUNT 40

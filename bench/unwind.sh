@@ -67,7 +67,7 @@ done
 [ "$(id -u)" = 0 ] || { echo "run as root (BPF, perf -p)" >&2; exit 1; }
 make --no-print-directory -s BUILD="$BUILD" "$AP"
 have_tool=0
-if [ -f tests/unwind_tool.mk ] && make --no-print-directory -s BUILD="$BUILD" "$TOOL" 2>/dev/null; then
+if [ -f bench/unwind_tool.mk ] && make --no-print-directory -s BUILD="$BUILD" "$TOOL" 2>/dev/null; then
 	have_tool=1
 fi
 if [ ! -x "$WL" ] || [ bench/unwind_workload.cc -nt "$WL" ]; then
@@ -190,7 +190,7 @@ while read -r lib; do libs+=("$(readlink -f "$lib")"); done < <(ldd "$WL" | awk 
 if [ "$have_tool" = 1 ]; then
 	"$TOOL" "${libs[@]}" >"$tmp/tables"
 else
-	echo "skipped: $TOOL cannot be built (tests/unwind_tool.mk)" >"$tmp/tables"
+	echo "skipped: $TOOL cannot be built (bench/unwind_tool.mk)" >"$tmp/tables"
 fi
 
 python3 - "$tmp" "$DURATION" "$THREADS" "$QUIET" "$(nproc)" <<'PY'

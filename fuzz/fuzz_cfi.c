@@ -4,7 +4,7 @@
  * as .eh_frame and again as .debug_frame, then turned into rows through one big segment, with
  * synthesized PLT rows mixed in so the priority and gap logic runs too. Every table must come out
  * strictly sorted.
- *   make fuzz-cfi              (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-cfi              (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_cfi   replays fuzz/corpus/cfi/ as an ordinary test
  */
 #include <stdbool.h>

@@ -4,7 +4,7 @@
  * is the file, served from a memfd and named by --config.file=/proc/self/fd/N as a user would
  * name it. A file that loads must print (config__print_yaml) as a file that loads again to the
  * same settings.
- *   make fuzz-config                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-config                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_config    replays fuzz/corpus/config/ as an ordinary test
  * Seeds: config/autoprof.yaml, the flat form, anchors and aliases, wrong kinds.
  */

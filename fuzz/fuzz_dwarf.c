@@ -3,7 +3,7 @@
  * libFuzzer target for DWARF lines and inlined frames (src/symbolize/dwarf.c, through libdw):
  * the input is an ELF file with .debug_info, served from a memfd. Lookups go to the addresses
  * of the file's own symbols, their next bytes, and a few fixed ones.
- *   make fuzz-dwarf                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-dwarf                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_dwarf    replays fuzz/corpus/dwarf/ as an ordinary test
  * Seeds: tests/fixtures/inlines.c built as a program (DWARF 5), as an object (DWARF 4 and split
  * DWARF), and a C++ object.

@@ -5,7 +5,7 @@
  * the file besides (src/symbolize/objsym.c: DWARF, .gopclntab, MiniDebugInfo, demangling). The
  * input is the file, served from a memfd. Lookups go to the addresses of the file's own symbols
  * (as the harness reads them through elf__for_each_symbol) and a few others.
- *   make fuzz-elf                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-elf                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_elf    replays fuzz/corpus/elf/ as an ordinary test
  * Seeds: small binaries (a C program, a shared library, an object file, a stripped one).
  */

@@ -6,7 +6,7 @@
  * table, runtime.tlsg. The input is the file, served from a memfd; golabels__probe is given no
  * fd (-1), so its cache by file identity stays out of the way. The input is also read as a
  * .go.buildinfo section's contents and as a version string.
- *   make fuzz-golabels                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-golabels                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_golabels    replays fuzz/corpus/golabels/ as an ordinary test
  * Seeds: tests/fixtures/gohello's .go.buildinfo and build ID note alone (objcopy -j), with the
  * version inline (Go 1.19, 1.24) and behind a pointer (as Go 1.16 wrote it).

@@ -6,7 +6,7 @@
  * not on ELF headers (fuzz_elf reaches gosym.c through whole files). Lookups go to each
  * function's entry and the byte after it, as the input's functab claims them (read here with
  * bounds checks; gosym.c must not trust them), and to a few fixed addresses.
- *   make fuzz-gosym                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-gosym                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_gosym    replays fuzz/corpus/gosym/ as an ordinary test
  * Seeds (fuzz/gen_gosym_corpus.py): small tables of each layout read (1.16, 1.18, 1.20; 8- and
  * 4-byte pointers), and crash-* inputs that once failed.

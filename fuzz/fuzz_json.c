@@ -5,7 +5,7 @@
  * src/memory/memsample.c), with the config forms of both (probes.attach entries,
  * memory.targets entries) and the durations and locations inside them. The input is the body,
  * NUL-terminated as the HTTP server hands it over, in a buffer of its exact size.
- *   make fuzz-json                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-json                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_json    replays fuzz/corpus/json/ as an ordinary test
  * Seeds: valid and invalid bodies of each kind.
  */

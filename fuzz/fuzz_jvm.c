@@ -7,7 +7,7 @@
  * Compiler.perfmap), split as users see them (jit_name__split: "RETURN pkg.Class.m(ARGS)").
  * The input is the reply, cut as recv into jvmattach.c's 4 KiB buffer cuts it; each of its
  * lines is also one name. fuzz_perfmap covers the perf map's parser itself.
- *   make fuzz-jvm                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-jvm                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_jvm    replays fuzz/corpus/jvm/ as an ordinary test
  * Seeds: replies to printflag and jcmd (success, failure, malformed) and HotSpot names.
  */

@@ -3,7 +3,7 @@
  * libFuzzer target for /proc/PID/maps lines (src/lib/procmaps.c): the kernel writes them, but
  * a path is any file name a process chose (spaces, newlines cut it in two, " (deleted)"). Each
  * line of the input, without its newline, is parsed in a buffer of its exact size.
- *   make fuzz-maps                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-maps                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_maps    replays fuzz/corpus/maps/ as an ordinary test
  * Seeds: a real maps file and odd lines.
  */

@@ -4,7 +4,7 @@
  * its bytes are the process's to choose. The input is the file, served from a memfd through its
  * /proc/self/fd path; lookups go to each line's start, its next byte and its end as the line
  * claims them, and every name found is split as the JIT runtimes' names are (jit_name__split).
- *   make fuzz-perfmap                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-perfmap                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_perfmap    replays fuzz/corpus/perfmap/ as an ordinary test
  * Seeds: lines as V8 (node --perf-basic-prof), HotSpot (jcmd Compiler.perfmap) and others write
  * them, overlapping entries, malformed lines.

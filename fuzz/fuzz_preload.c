@@ -3,7 +3,7 @@
  * libFuzzer target for what autoprof reads out of a preload process (bytes the process
  * controls): the ring parser and drain (src/memory/preload.c) and the walk of each
  * allocation's stack copy (src/unwind/walk_copy.c, bpf/unwind_step.h).
- *   make fuzz-preload                   (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-preload                   (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_preload  replays fuzz/corpus/preload/ as an ordinary test
  *
  * An input (fuzz/fuzz_preload.h) is a struct fuzz_hdr, the ring's bytes from position hdr.pos

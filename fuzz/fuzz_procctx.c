@@ -8,7 +8,7 @@
  *    buffer of this process holding the input (so its reader is the real one). A payload address
  *    below the input's size is taken as an offset into the input and made absolute here; others
  *    are left as they are (reads of whatever this process has there, or of nothing).
- *   make fuzz-procctx                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-procctx                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_procctx    replays fuzz/corpus/procctx/ as an ordinary test
  * Seeds (fuzz/gen_procctx_corpus.py): payloads with service.name and other attributes, and
  * mappings that hold them.

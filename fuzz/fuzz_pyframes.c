@@ -8,7 +8,7 @@
  *   [0]      the version: 3.10 + [0] % 4
  *   [8, 16)  the code object's address, [16, 24) the instruction's (little-endian)
  * &PyCode_Type is CODE_TYPE: a code object has it at +8.
- *   make fuzz-pyframes                     (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-pyframes                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_pyframes    replays fuzz/corpus/pyframes/ as an ordinary test
  * Seeds (fuzz/gen_pyframes_corpus.py): a code object of each version with ASCII, UCS-2 and
  * UCS-4 names and a line table.

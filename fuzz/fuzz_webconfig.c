@@ -4,7 +4,7 @@
  * YAML text of a --web.config.file. Parsed, its accessors read back; a parse that fails must say
  * why, one that succeeds must hold headers with names and a TLS section with its files named.
  * bcrypt is not run: webconfig__authenticate is crypt_r's to get right.
- *   make fuzz-webconfig        (clang, ASan + UBSan; see tests/fuzz.mk)
+ *   make fuzz-webconfig        (clang, ASan + UBSan; see fuzz/fuzz.mk)
  *   build/tests/unit/test_fuzz_webconfig   replays fuzz/corpus/webconfig/ as an ordinary test
  */
 #include <stddef.h>

@@ -107,7 +107,7 @@ bench_one() {
 		}'
 }
 
-# HotSpot: Hot (tests/integration/javatargets) with frame pointers, ROUNDS rounds of spinHot and
+# HotSpot: Hot (tests/targets/java) with frame pointers, ROUNDS rounds of spinHot and
 # spinCold (default 1500, about 10 s on an idle CPU here); throughput in rounds per second, start-up and JIT
 # warm-up included in neither (Hot times its rounds itself).
 bench_java() {

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Go code unwound from its own .gopclntab stack deltas: gospin (tests/integration/gotargets)
+"""Go code unwound from its own .gopclntab stack deltas: gospin (tests/targets/gounwind)
 has main.main -> main.goHot -> main.spin, where spin is a leaf Go compiles without a frame
-(tests/integration/gounwind.mk checks with go tool objdump), a frame-pointer walk from which
-skips goHot. A goroutine runs goWorker -> goHot -> spin too. Built by each Go toolchain present
-(Debian's 1.19, backports' 1.22 and 1.23), plain and stripped (-s -w), all profiled at once by
-one daemon; each served stack is read back with go tool pprof -traces. gocgo (cgo, built
+(tests/targets/gounwind/gounwind.mk checks with go tool objdump), a frame-pointer walk from
+which skips goHot. A goroutine runs goWorker -> goHot -> spin too. Built by each Go toolchain
+present (Debian's 1.19, backports' 1.22 and 1.23), plain and stripped (-s -w), all profiled at
+once by one daemon; each served stack is read back with go tool pprof -traces. gocgo (cgo, built
 the same ways) crosses between Go and C both ways: Go calling C (the C on the system stack,
 walked by .eh_frame, then back to the goroutine's stack through runtime.asmcgocall) and C
 calling Go back (crosscall2, runtime.cgocallback)."""

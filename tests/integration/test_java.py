@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Java (HotSpot) frames by name, end to end. Two JVMs run Hot (tests/integration/javatargets,
+"""Java (HotSpot) frames by name, end to end. Two JVMs run Hot (tests/targets/java,
 built by java.mk): Hot.main calls spinHot and spinCold, whose CPU time is 3:1. autoprof asks
 each JVM for its perf map through the attach API (no JDK tool involved) when their samples hit
 JIT code it cannot name, and removes the map when the JVM exits.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Node.js frames by name: node writes its perf map itself (--perf-basic-prof) and autoprof
 reads it, splitting V8's "JS:*hotFn /path/hot.js:5:15" into the function (hotFn) and its file
-and line. tests/integration/jstargets/hot.js runs hotFn and coldFn at 3:1.
+and line. tests/targets/node/hot.js runs hotFn and coldFn at 3:1.
 
 - --perf-basic-prof: hotFn and coldFn by name with their file and line, about 3:1.
 - With --interpreted-frames-native-stack too, the interpreted callers have their own code
@@ -17,9 +17,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import TMP, Daemon, Skip, check, exit_status, pprof_tool, traces  # noqa: E402
+from aplib import ROOT, TMP, Daemon, Skip, check, exit_status, pprof_tool, traces  # noqa: E402
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jstargets", "hot.js")
+SCRIPT = os.path.join(ROOT, "tests", "targets", "node", "hot.js")
 RUN_S = 10
 STATE = {}
 

@@ -227,7 +227,7 @@ def test_heap_inuse():
 
 def test_process_context_resource():
     """service.name published in the OTEP 4719 process context is the resource's, over the
-    environment's (tests/targets/procctx.c)."""
+    environment's (tests/targets/common/procctx.c)."""
     rx = Receiver()
     d = Daemon("--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--otlp.interval=1s")
     try:

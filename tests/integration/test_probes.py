@@ -17,7 +17,7 @@ from aplib import (AUTOPROF, BUILD, Daemon, ROOT, Skip, TMP, check, exit_status,
                    pprof_tool)
 
 TARGET = os.path.join(BUILD, "probetargets", "probe_target")
-SOURCE = os.path.join(ROOT, "tests", "integration", "probetargets", "probe_target.c")
+SOURCE = os.path.join(ROOT, "tests", "targets", "probes", "probe_target.c")
 FAST_US, SLOW_US = 200, 4000
 # Calls above this are slow: a power of two, so that it is a bucket bound of the histogram. A fast
 # call is rightly slow when the machine stalled it past this, and on a VM the stall draws samples

@@ -2,17 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """CPython frames by name, for every interpreter of 3.10 to 3.13 this machine has (Debian's
 python3.11, whose libpython is inside its stripped executable, and pyenv's shared-libpython
-builds; versions that are not installed are skipped): tests/integration/pytargets/py_loop.py
+builds; versions that are not installed are skipped): tests/targets/python/py_loop.py
 runs py_hot and py_cold 3:1 under py_dispatch, and a sort whose key is py_key. The served
 profile must show py_hot and py_cold under py_dispatch under <module> in that ratio, in their
 file at the lines of their loops, above the interpreter's own native frames (Py_RunMain), with
 no evaluation-loop frame left where Python frames ran, and py_key above the sort's native
-frames above py_dispatch. Two busy threads (pytargets/py_threads.py, behind 40 idle ones)
+frames above py_dispatch. Two busy threads (python/py_threads.py, behind 40 idle ones)
 carry their own Python frames only. An interpreter of an unknown version (3.9) is counted in
 /metrics and keeps its native frames, with no Python names. The OTLP push carries py_hot as a
-location typed cpython, with its file and line. Off-CPU (pytargets/py_naps.py under each
+location typed cpython, with its file and line. Off-CPU (python/py_naps.py under each
 interpreter): a thread sleeping in py_nap under py_nap_loop has most of its off-CPU time under
-that Python chain, named in its file at the lines of the calls. Memory (pytargets/py_mem.py
+that Python chain, named in its file at the lines of the calls. Memory (python/py_mem.py
 under each interpreter, a memory target by pid through the API): the bytes py_leak keeps are
 live under py_leak < py_mem_loop < <module> at the line of its call, within 20 % of what the
 script kept, and py_churn, which allocated more, holds none."""
@@ -33,7 +33,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from aplib import ROOT, Daemon, Skip, check, exit_status, free_port, pprof_tool, traces  # noqa: E402
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytargets", "py_loop.py")
+SCRIPT = os.path.join(ROOT, "tests", "targets", "python", "py_loop.py")
 THREADS = os.path.join(os.path.dirname(SCRIPT), "py_threads.py")
 NAPS = os.path.join(os.path.dirname(SCRIPT), "py_naps.py")
 MEM = os.path.join(os.path.dirname(SCRIPT), "py_mem.py")

@@ -4,7 +4,7 @@
 inlines, C++, Rust, Go, debug links, MiniDebugInfo, perf maps, libc's debug file, stripped
 libraries) spin in known functions; each test asserts the exact names and lines a user sees in
 `go tool pprof -traces` of the profile the daemon serves. The targets are built by
-tests/integration/symbolize.mk into $(BUILD)/symtargets/."""
+tests/targets/symbolize/symbolize.mk into $(BUILD)/symtargets/."""
 
 import math
 import os
@@ -20,7 +20,7 @@ from aplib import (BUILD, ROOT, Daemon, Skip, check, exit_status, pprof_tool,  #
                    traces)
 
 SYM = os.path.join(BUILD, "symtargets")
-SRC = os.path.join(ROOT, "tests", "integration", "symtargets")
+SRC = os.path.join(ROOT, "tests", "targets", "symbolize")
 SEP = "-----------+-------------------------------------------------------"
 # Share of a target's samples that must show the expected frames: the rest may be the start-up,
 # clock_gettime between rounds, or an interrupt taken in a prologue.

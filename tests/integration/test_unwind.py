@@ -5,7 +5,7 @@ pointers (C, C++ with exceptions, Rust, glibc's syscall wrappers, a GCC leaf), t
 frame, into a dlopen()ed library and deeper than a sample holds. Each served stack is compared
 with the chain gdb reads from the same binary (`bt` at a breakpoint in the hot leaf), not with
 names written down here: the test checks the profiler against an independent unwinder. The
-targets are built by tests/integration/unwind.mk into $(BUILD)/uwtargets/.
+targets are built by tests/targets/unwind/unwind.mk into $(BUILD)/uwtargets/.
 
 All targets run at once against one daemon; each is queried for a window that starts after it
 warmed up (uw_dlopen has loaded its library by then). A daemon in --unwind.mode=fp then shows

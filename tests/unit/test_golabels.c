@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Go pprof labels: the Go version from .go.buildinfo, the per-release offset table, and the
- * probe of real binaries built by tests/integration/tracectx.mk with the Go on this machine:
+ * probe of real binaries built by tests/targets/tracectx/tracectx.mk with the Go on this machine:
  * the table must agree with what the binary's own DWARF says.
  */
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 /* DEPS: src/runtime/tracectx.c src/runtime/golabels.c src/lib/procmaps.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * tracectx__locate against live processes: the targets of tests/integration/tracectx.mk print
- * the offset of otel_thread_ctx_v1 from the thread pointer as they compute it themselves, which
- * must be what the locator finds from outside. Go targets print no offset: Go keeps g at
+ * tracectx__locate against live processes: the targets of tests/targets/tracectx/tracectx.mk
+ * print the offset of otel_thread_ctx_v1 from the thread pointer as they compute it themselves,
+ * which must be what the locator finds from outside. Go targets print no offset: Go keeps g at
  * fs-8 in both of the ways it links on amd64, which the locator must find.
  */
 #include <errno.h>

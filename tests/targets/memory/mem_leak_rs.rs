@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //! Memory profiling target in Rust, on the default global allocator (`__rust_alloc` passes each
 //! allocation on to `__rdl_alloc`, which calls malloc): leak_64k keeps a 64 KiB Vec every 10 ms,
-//! churn makes and drops 200 of 256 bytes. Like tests/targets/mem_leak.c: prints its pid, with
-//! "wait" waits for a line on stdin, after SECONDS prints "leaked N" (the bytes kept), then lives
-//! LINGER more seconds.
+//! churn makes and drops 200 of 256 bytes. Like tests/targets/common/mem_leak.c: prints its pid,
+//! with "wait" waits for a line on stdin, after SECONDS prints "leaked N" (the bytes kept), then
+//! lives LINGER more seconds.
 //!   mem_leak_rs SECONDS [LINGER [wait]]
 use std::hint::black_box;
 use std::io::{BufRead, Write};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-// Memory profiling target in Go, the counterpart of tests/targets/mem_leak.c: leak64k keeps
+// Memory profiling target in Go, the counterpart of tests/targets/common/mem_leak.c: leak64k keeps
 // 2 x 64 KiB every 10 ms, churn allocates and drops 200 256-byte slices every 10 ms. Samples at
 // runtime.MemProfileRate = 64 KiB (set first thing in main, as a program would), so that the
 // runtime's own sampling gives enough samples for a few percent. Prints its pid and waits for

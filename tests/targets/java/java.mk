@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The JIT workload of tests/integration/test_java.py and bench/runtimes.sh, compiled with javac
 # into $(BUILD)/javatargets/. Without a JDK nothing is built and the Java tests skip.
-JAVA_SRC := tests/integration/javatargets
+JAVA_SRC := tests/targets/java
 JAVA_DIR := $(BUILD)/javatargets
 JAVAC := $(shell command -v javac 2>/dev/null)
 TEST_TARGETS += $(JAVA_DIR)/java.stamp

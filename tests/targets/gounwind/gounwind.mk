@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Targets for tests/integration/test_gounwind.py, built into $(BUILD)/gotargets/ from
-# tests/integration/gotargets/gospin by each Go toolchain installed of GU_GO_VERSIONS (Debian's
+# tests/targets/gounwind/gospin by each Go toolchain installed of GU_GO_VERSIONS (Debian's
 # go is 1.19; 1.22 and 1.23 come from bookworm-backports): gospin-V and gospin-V-stripped
-# (-s -w: no .symtab nor DWARF), and from tests/integration/gotargets/gocgo gocgo-V and
+# (-s -w: no .symtab nor DWARF), and from tests/targets/gounwind/gocgo gocgo-V and
 # gocgo-V-stripped (cgo both ways, linked by the system linker). A toolchain not installed
 # builds nothing (its tests skip). The build fails if main.spin gets a frame: a frameless leaf
 # is what the test is about.
-GU_SRC := tests/integration/gotargets/gospin/main.go
-GU_CGO := tests/integration/gotargets/gocgo
+GU_SRC := tests/targets/gounwind/gospin/main.go
+GU_CGO := tests/targets/gounwind/gocgo
 GU_DIR := $(BUILD)/gotargets
 GU_GO_VERSIONS := 1.19 1.22 1.23
 GU_GO_DIR = $(abspath $(BUILD))/gugo
@@ -16,7 +16,8 @@ GU_GO_ENV = HOME=$(GU_GO_DIR)/home GOCACHE=$(GU_GO_DIR)/cache-$* GOPATH=$(GU_GO_
 GU_TARGETS := $(foreach v,$(GU_GO_VERSIONS),$(GU_DIR)/gospin-$(v).stamp)
 TEST_TARGETS += $(GU_TARGETS)
 
-$(GU_DIR)/gospin-%.stamp: $(GU_SRC) $(GU_CGO)/main.go $(GU_CGO)/c.c tests/integration/gounwind.mk
+$(GU_DIR)/gospin-%.stamp: $(GU_SRC) $(GU_CGO)/main.go $(GU_CGO)/c.c \
+		tests/targets/gounwind/gounwind.mk
 	@mkdir -p $(@D) $(GU_GO_DIR)/home
 	@rm -f $(GU_DIR)/gospin-$* $(GU_DIR)/gospin-$*-stripped $(GU_DIR)/gocgo-$* \
 		$(GU_DIR)/gocgo-$*-stripped

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Targets for tests/integration/test_symbolize.py, built from tests/integration/symtargets/ into
+# Targets for tests/integration/test_symbolize.py, built from tests/targets/symbolize/ into
 # $(BUILD)/symtargets/: each spins in functions with known names, built the way the symbolizer
 # must cope with (inlines, C++, Rust, Go, debug links, MiniDebugInfo, stripped libraries).
-SYM_SRC := tests/integration/symtargets
+SYM_SRC := tests/targets/symbolize
 SYM_DIR := $(BUILD)/symtargets
 # Frame pointers in leaves too (clang; GCC 12 ignores -mno-omit-leaf-frame-pointer), no sibling
 # calls so that every caller keeps its frame. Inlining stays on: sym_inline is about it.

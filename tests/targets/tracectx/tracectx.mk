@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Trace context targets (OTEP 4947, docs: /work/shared/specs/trace-context.md) for
-# tests/unit/test_tracectx.c and the integration tests, built from tests/integration/tctargets/
-# into $(BUILD)/tctargets/:
+# tests/unit/test_tracectx.c and the integration tests, built from tests/targets/tracectx/ into
+# $(BUILD)/tctargets/:
 #   tctx_exe     otel_thread_ctx_v1 in the executable (local-exec), exported in .dynsym
 #   tctx_lib     otel_thread_ctx_v1 in libtctx.so, a TLSDESC library linked at start
 #   tctx_lib_ie  the same in libtctx_ie.so, built initial-exec (a TPOFF64 GOT entry)
@@ -11,10 +11,10 @@
 #   tctx_go      Go pprof labels trace_id/span_id (Go's own linker: g at fs-8)
 #   tctx_go_cgo  the same linked by the system linker (runtime.tlsg in the executable's PT_TLS)
 #   tctx_go_stripped  the same with no .symtab nor DWARF (-s -w): offsets by Go version
-TC_SRC := tests/integration/tctargets
+TC_SRC := tests/targets/tracectx
 TC_DIR := $(BUILD)/tctargets
-# Frame pointers in leaves too and no sibling calls, like tests/targets/, so that the samplers
-# see traced_spin and untraced_spin under their callers.
+# Frame pointers in leaves too and no sibling calls, like tests/targets/common/, so that the
+# samplers see traced_spin and untraced_spin under their callers.
 TC_CFLAGS := -O2 -g -D_GNU_SOURCE -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror
 TC_TARGETS := $(addprefix $(TC_DIR)/,tctx_exe tctx_lib libtctx.so tctx_lib_ie libtctx_ie.so \

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Targets for tests/integration/test_unwind.py, built from tests/integration/uwtargets/ into
+# Targets for tests/integration/test_unwind.py, built from tests/targets/unwind/ into
 # $(BUILD)/uwtargets/: call chains that only table unwinding (.eh_frame) can walk, because the
 # code keeps no frame pointers (-fomit-frame-pointer, Rust without them, glibc, a GCC leaf) or
 # crosses a signal frame, a dlopen()ed library, or more frames than a sample holds.
-UW_SRC := tests/integration/uwtargets
+UW_SRC := tests/targets/unwind
 UW_DIR := $(BUILD)/uwtargets
 # No sibling calls, so that every caller keeps its frame (the sources add empty asm after calls
 # too); -fomit-frame-pointer is what GCC does at -O2 anyway, spelled out because it is the point.
