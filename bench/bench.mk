@@ -3,7 +3,7 @@
 # bench/symbolize_tool: addr2line-style front end to autoprof's symbolizer (objsym).
 BENCH_SYMBOLIZE_SRCS := src/symbolize/objsym.c src/symbolize/elf.c src/symbolize/dwarf.c \
 	src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c \
-	src/lib/log.c src/lib/strtab.c bench/symbolize_tool.c
+	src/lib/log.c src/lib/strtab.c src/lib/ufile.c src/lib/procfs.c bench/symbolize_tool.c
 BENCH_SYMBOLIZE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SYMBOLIZE_SRCS))
 
 $(BUILD)/bench/symbolize_tool: $(BENCH_SYMBOLIZE_OBJS)

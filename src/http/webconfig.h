@@ -6,9 +6,8 @@
 #include <stddef.h>
 
 /*
- * The web configuration file of --web.config.file, in the Prometheus exporter-toolkit format
- * (docs: /work/shared/specs/web-config.md): tls_server_config, http_server_config.headers and
- * basic_auth_users. Parsed once at start; read-only afterwards, so HTTP threads share it.
+ * The web configuration file of --web.config.file, in the Prometheus exporter-toolkit format:
+ * tls_server_config, http_server_config.headers and basic_auth_users. Parsed once at start; read-only afterwards, so HTTP threads share it.
  */
 struct webconfig;
 

@@ -8,7 +8,7 @@
 void elastic_publish(void *rec);
 long elastic_tpoff(void);
 
-/* Packed, host endian (/work/shared/specs/trace-context.md). */
+/* Packed, host endian (the OpenTelemetry thread-context proposal). */
 struct elastic_rec {
 	uint16_t layout_minor_version;
 	uint8_t valid;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Trace context targets (OTEP 4947, docs: /work/shared/specs/trace-context.md) for
+# Trace context targets (OTEP 4947, the OpenTelemetry thread-context proposal) for
 # tests/unit/test_tracectx.c and the integration tests, built from tests/targets/tracectx/ into
 # $(BUILD)/tctargets/:
 #   tctx_exe     otel_thread_ctx_v1 in the executable (local-exec), exported in .dynsym
