@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for the JSON request bodies autoprof parses by hand: POST /api/v1/probes
- * (probespec__parse, src/probes/latency.c) and the memory-target requests (memtarget__parse,
+ * (probespec__parse, src/probes/probespec.c) and the memory-target requests (memtarget__parse,
  * src/memory/memsample.c), with the config forms of both (probes.attach entries,
  * memory.targets entries) and the durations and locations inside them. The input is the body,
  * NUL-terminated as the HTTP server hands it over, in a buffer of its exact size.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/probes/latency.h"
+#include "src/probes/probespec.h"
 #include "src/memory/memsample.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

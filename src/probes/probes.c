@@ -43,6 +43,7 @@
 #include "lib/metrics.h"
 #include "lib/timeconst.h"
 #include "lib/ufile.h"
+#include "probes/histogram.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
 #include "symbolize/elf.h"
@@ -1065,7 +1066,7 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 
 /* ---- /metrics -------------------------------------------------------------------------------- */
 
-/* Powers of two from ~1 us to ~34 s: bucket bounds of the histogram (latency.h). */
+/* Powers of two from ~1 us to ~34 s: bucket bounds of the histogram (histogram.h). */
 #define METRIC_MIN_POW2 10
 #define METRIC_MAX_POW2 35
 #define METRIC_BOUNDS	(METRIC_MAX_POW2 - METRIC_MIN_POW2 + 1)

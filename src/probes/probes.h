@@ -8,7 +8,7 @@
 
 #include "lib/buf.h"
 #include "collect/collect.h"
-#include "probes/latency.h"
+#include "probes/probespec.h"
 
 /*
  * Function latency probes: uprobes on a function (entry and return) or on a source line of a

@@ -1,10 +1,11 @@
-/* DEPS: src/probes/latency.c */
+/* DEPS: src/probes/histogram.c src/probes/probespec.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /* Latency probes' pure logic: histogram buckets and quantiles, probe requests. */
 #include <errno.h>
 #include <string.h>
 
-#include "src/probes/latency.h"
+#include "src/probes/histogram.h"
+#include "src/probes/probespec.h"
 #include "testlib.h"
 
 TEST(buckets_cover_every_value_once)
