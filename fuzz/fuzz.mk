@@ -40,8 +40,8 @@ FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_gosym := -lelf
 FUZZ_SRCS_perfmap := src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
 FUZZ_SRCS_maps := src/lib/procmaps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
-FUZZ_SRCS_json := src/probes/probespec.c src/memory/memsample.c
-FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/memsample.c \
+FUZZ_SRCS_json := src/probes/probespec.c src/memory/target.c
+FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/target.c \
 	src/export/otlp_headers.c \
 	src/lib/log.c
 FUZZ_LIBS_config := -lyaml

@@ -2,7 +2,7 @@
 /*
  * Memory profiling: the user side of bpf/memory.bpf.c. Attach mode: finds the object of each
  * target process that defines its allocator, places uprobes on cheap instructions of malloc,
- * calloc, realloc, free and the rest of the family (memsample.c), attaches them for that
+ * calloc, realloc, free and the rest of the family (lib/x86insn.c), attaches them for that
  * process only (uprobe_multi links with a pid). Preload mode: a target that maps the preload
  * shim (preload/autoprof_preload.c, found by its autoprof_preload_v1 symbol) samples in
  * process; only the shim's two markers are probed. Either way, ingests sampled allocations
@@ -40,6 +40,7 @@
 #include "bpf/memory.skel.h"
 #include "sample/ingest.h"
 #include "memory/memory.h"
+#include "memory/memsample.h"
 #include "memory/memsites.h"
 #include "memory/preload.h"
 

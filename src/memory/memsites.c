@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/x86insn.h"
 #include "symbolize/elf.h"
 #include "lib/procmaps.h"
 #include "runtime/golabels.h"
-#include "memory/memsample.h"
 #include "memory/memsites.h"
 
 /* Bytes of a function's start decoded to place its probe. */
@@ -106,14 +106,14 @@ static void lookup_syms(Elf *elf, const char *const *names, size_t n, uint64_t *
 static int probe_offset(struct memsites *ms, Elf *elf, int fd, uint64_t vaddr, uint64_t *off)
 {
 	uint8_t code[CODE_BYTES];
-	enum memprobe_kind kind;
+	enum x86insn_probe kind;
 	ssize_t len;
 
 	if (!vaddr || elf__vaddr_to_offset(elf, vaddr, off))
 		return -ENOENT;
 	len = pread(fd, code, sizeof(code), (off_t)*off);
-	*off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
-	if (kind == MEMPROBE_EMULATED)
+	*off += x86insn__probe_offset(code, len > 0 ? (size_t)len : 0, &kind);
+	if (kind == X86INSN_EMULATED)
 		ms->emulated++;
 	else
 		ms->entry++;

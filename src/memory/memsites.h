@@ -7,7 +7,7 @@
  * marker, and where its record is), Go's sampled path (runtime.mProf_Malloc, freeSpecial, with
  * the runtime's functions and MemProfileRate), or the allocator functions the file defines
  * (.dynsym, and .symtab for a static executable). Each probe sits on the function's first
- * instruction the kernel emulates (memprobe__place). Reads the ELF file only: no BPF, no
+ * instruction the kernel emulates (x86insn__probe_offset). Reads the ELF file only: no BPF, no
  * process.
  */
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * Function latency probes (the user side of bpf/probes.bpf.c).
  *
  * A probe is resolved in the binary (symbol -> file offset, moved to the first instruction the
- * kernel emulates as memprobe__place does for allocators; or a source line -> its addresses
+ * kernel emulates as x86insn__probe_offset does for allocators; or a source line -> its addresses
  * through the DWARF line tables) and attached as uprobe_multi links whose cookie is the probe's
  * id. Call durations arrive through a ring buffer and go into one histogram per second (for
  * windows of the last N seconds), an all-time histogram (/metrics) and an exponentially decayed
@@ -43,13 +43,13 @@
 #include "lib/metrics.h"
 #include "lib/timeconst.h"
 #include "lib/ufile.h"
+#include "lib/x86insn.h"
 #include "probes/histogram.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
 #include "symbolize/elf.h"
 #include "bpf/probes_abi.h"
 #include "bpf/probes.skel.h"
-#include "memory/memsample.h"
 #include "probes/probes.h"
 
 #define MAX_PROBES	 256
@@ -643,7 +643,7 @@ static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p,
 {
 	struct func_query q = {.name = name};
 	uint8_t code[CODE_BYTES];
-	enum memprobe_kind kind;
+	enum x86insn_probe kind;
 	uint64_t off;
 	ssize_t len;
 
@@ -658,8 +658,8 @@ static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p,
 		return -EINVAL;
 	}
 	len = pread(fd, code, q.size && q.size < sizeof(code) ? q.size : sizeof(code), (off_t)off);
-	off += memprobe__place(code, len > 0 ? (size_t)len : 0, &kind);
-	p->emulated = kind == MEMPROBE_EMULATED;
+	off += x86insn__probe_offset(code, len > 0 ? (size_t)len : 0, &kind);
+	p->emulated = kind == X86INSN_EMULATED;
 	p->offsets[0] = off;
 	p->nr_sites = 1;
 	return 0;
