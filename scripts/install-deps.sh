@@ -8,7 +8,8 @@ set -euo pipefail
 PKGS=(
 	make gcc clang llvm pkg-config
 	libelf-dev libdw-dev zlib1g-dev libzstd-dev
-	libmicrohttpd-dev libyaml-dev libcurl4-openssl-dev libgnutls28-dev libcrypt-dev libcap-dev
+	libmicrohttpd-dev libyaml-dev libjansson-dev libcurl4-openssl-dev libgnutls28-dev libcrypt-dev
+	libcap-dev
 	libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 	golang-go golang-github-google-pprof-dev
 	prometheus linux-perf libbpf-tools curl procps python3
