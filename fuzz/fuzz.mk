@@ -40,11 +40,12 @@ FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_gosym := -lelf
 FUZZ_SRCS_perfmap := src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
 FUZZ_SRCS_maps := src/lib/procmaps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
-FUZZ_SRCS_json := src/probes/probespec.c src/memory/target.c
+FUZZ_SRCS_json := src/probes/probespec.c src/memory/target.c src/lib/json.c src/lib/buf.c
+FUZZ_LIBS_json := -ljansson -lz
 FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/target.c \
 	src/export/otlp_headers.c \
-	src/lib/log.c
-FUZZ_LIBS_config := -lyaml
+	src/lib/log.c src/lib/json.c src/lib/buf.c
+FUZZ_LIBS_config := -lyaml -ljansson -lz
 FUZZ_SRCS_procctx := src/proc/procctx.c src/lib/procmaps.c src/lib/ufile.c src/lib/procfs.c \
 	src/lib/log.c src/lib/procmem.c \
 	gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target for the JSON request bodies autoprof parses by hand: POST /api/v1/probes
+ * libFuzzer target for the JSON request bodies autoprof parses: POST /api/v1/probes
  * (probespec__parse, src/probes/probespec.c) and the memory-target requests (memtarget__parse,
  * src/memory/target.c), with the config forms of both (probes.attach entries,
  * memory.targets entries) and the durations and locations inside them. The input is the body,

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Memory targets: the API's and the config's forms, matching by executable name or cgroup. */
-#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -8,105 +7,97 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/json.h"
 #include "memory/target.h"
 
-static const char *skip_ws(const char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	return s;
-}
+/*
+ * The body's object nests one deep (one more: a wrong-typed value, refused with its key named)
+ * and holds one member; the bound on members only keeps a huge body from being parsed at all.
+ */
+#define TARGET_MAX_DEPTH   2
+#define TARGET_MAX_MEMBERS 64
 
-/* A JSON string without escapes other than \" and \\ (patterns need no others). */
-static const char *parse_string(const char *s, char *out, size_t n)
+/* v's text when it is a string of fewer than n bytes without control characters, else NULL. */
+static const char *plain_string(const json_t *v, size_t n)
 {
-	size_t i = 0;
+	const char *s = json_string_value(v);
 
-	if (*s++ != '"')
+	if (!s || json_string_length(v) >= n)
 		return NULL;
-	for (; *s && *s != '"'; s++) {
-		if (*s == '\\') {
-			s++;
-			if (*s != '"' && *s != '\\')
-				return NULL;
-		}
-		if ((unsigned char)*s < 0x20 || i + 1 >= n)
+	for (const char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x20)
 			return NULL;
-		out[i++] = *s;
-	}
-	if (*s != '"')
-		return NULL;
-	out[i] = '\0';
-	return s + 1;
+	return s;
 }
 
 int memtarget__parse(const char *body, struct memtarget_spec *out, char *why, size_t why_len)
 {
-	char key[16];
-	const char *s = skip_ws(body);
+	char detail[256] = "";
+	const char *key, *s;
+	json_t *root, *v;
+	void *it;
+	int err = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
-	if (*s++ != '{')
+	/* One key: a second one, repeated or not, is a malformed body. */
+	root = json__parse_object(body, strlen(body), TARGET_MAX_DEPTH, TARGET_MAX_MEMBERS,
+				  JSON_REJECT_DUPLICATES, detail, sizeof(detail));
+	it = json_object_iter(root);
+	if (!it)
 		goto bad;
-	s = parse_string(skip_ws(s), key, sizeof(key));
-	if (!s)
-		goto bad;
-	s = skip_ws(s);
-	if (*s++ != ':')
-		goto bad;
-	s = skip_ws(s);
+	key = json_object_iter_key(it);
+	v = json_object_iter_value(it);
 	if (!strcmp(key, "pid")) {
-		unsigned long long pid = 0;
+		json_int_t pid = json_is_integer(v) ? json_integer_value(v) : 0;
 
-		if (*s < '1' || *s > '9') {
+		if (pid < 1) {
 			snprintf(why, why_len, "pid: want a positive whole number");
-			return -EINVAL;
+			goto out;
 		}
-		for (; *s >= '0' && *s <= '9'; s++) {
-			pid = pid * 10 + (*s - '0');
-			if (pid > 0x3fffffff) {
-				snprintf(why, why_len, "pid: out of range");
-				return -EINVAL;
-			}
+		if (pid > 0x3fffffff) {
+			snprintf(why, why_len, "pid: out of range");
+			goto out;
 		}
 		out->pid = (uint32_t)pid;
 	} else if (!strcmp(key, "cgroup")) {
-		char dir[256];
-
-		s = parse_string(s, dir, sizeof(dir));
+		s = plain_string(v, sizeof(out->cgroup.dir));
 		if (!s) {
 			snprintf(why, why_len, "cgroup: want a string of 1 to %zu characters",
-				 sizeof(dir) - 1);
-			return -EINVAL;
+				 sizeof(out->cgroup.dir) - 1);
+			goto out;
 		}
-		if (memcg__lookup(dir, &out->cgroup, why, why_len))
-			return -EINVAL;
+		if (memcg__lookup(s, &out->cgroup, why, why_len))
+			goto out;
 		out->is_cgroup = true;
 	} else if (!strcmp(key, "exe")) {
-		s = parse_string(s, out->pattern, sizeof(out->pattern));
+		s = plain_string(v, sizeof(out->pattern));
 		if (!s) {
 			snprintf(why, why_len, "exe: want a string of 1 to %zu characters",
 				 sizeof(out->pattern) - 1);
-			return -EINVAL;
+			goto out;
 		}
-		if (!out->pattern[0] || strchr(out->pattern, '/')) {
+		if (!s[0] || strchr(s, '/')) {
 			snprintf(why, why_len, "exe: want a glob on the executable name (no '/')");
-			return -EINVAL;
+			goto out;
 		}
+		strcpy(out->pattern, s);
 	} else {
 		snprintf(why, why_len,
 			 "want {\"pid\": N}, {\"exe\": \"pattern\"} or {\"cgroup\": \"dir\"}, not "
 			 "key \"%s\"",
 			 key);
-		return -EINVAL;
+		goto out;
 	}
-	s = skip_ws(s);
-	if (*s++ != '}' || *skip_ws(s))
+	if (json_object_size(root) > 1)
 		goto bad;
-	return 0;
+	err = 0;
+	goto out;
 bad:
-	snprintf(why, why_len, "want a JSON object {\"pid\": N} or {\"exe\": \"pattern\"}");
-	return -EINVAL;
+	snprintf(why, why_len, "want a JSON object {\"pid\": N} or {\"exe\": \"pattern\"}%s%s",
+		 detail[0] ? ": " : "", detail);
+out:
+	json_decref(root);
+	return err;
 }
 
 bool memtarget__match(const char *pattern, const char *exe)

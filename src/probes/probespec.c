@@ -2,10 +2,12 @@
 /* What a latency probe request says: the API's JSON body, the config's short form. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "probes/probespec.h"
 
 int probespec__duration(const char *s, uint64_t *ns)
@@ -51,193 +53,136 @@ int probespec__location(const char *loc, char *file, size_t file_len, unsigned i
 	return 0;
 }
 
-/* ---- a JSON object of known keys ---------------------------------------------------------- */
+/* ---- the API's JSON body ------------------------------------------------------------------- */
 
-struct cursor {
-	const char *s;
-	char *why;
-	size_t why_len;
+/*
+ * The body's object and "inside" nest two deep (one more: a wrong-typed value, refused with its
+ * key named); a request has nine members, duplicates aside.
+ */
+#define SPEC_MAX_DEPTH	 3
+#define SPEC_MAX_MEMBERS 64
+
+struct reason {
+	char *s;
+	size_t len;
 };
 
-static void skip_ws(struct cursor *c)
+static int fail(struct reason *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct reason *r, const char *fmt, ...)
 {
-	while (isspace((unsigned char)*c->s))
-		c->s++;
-}
+	va_list ap;
 
-static int fail(struct cursor *c, const char *fmt, const char *arg)
-{
-	snprintf(c->why, c->why_len, fmt, arg);
+	va_start(ap, fmt);
+	vsnprintf(r->s, r->len, fmt, ap);
+	va_end(ap);
 	return -EINVAL;
 }
 
-/* A JSON string into out (escapes \" \\ \/ \n \t; no \u beyond ASCII). */
-static int parse_string(struct cursor *c, char *out, size_t n, const char *what)
+/* A string value into out, n bytes with its NUL. */
+static int get_string(struct reason *r, const json_t *v, char *out, size_t n, const char *what)
 {
-	size_t i = 0;
+	size_t len;
 
-	skip_ws(c);
-	if (*c->s != '"')
-		return fail(c, "%s: want a string", what);
-	for (c->s++; *c->s && *c->s != '"'; c->s++) {
-		char ch = *c->s;
-
-		if ((unsigned char)ch < 0x20)
-			return fail(c, "%s: control character in string", what);
-		if (ch == '\\') {
-			c->s++;
-			switch (*c->s) {
-			case '"':
-			case '\\':
-			case '/':
-				ch = *c->s;
-				break;
-			case 'n':
-				ch = '\n';
-				break;
-			case 't':
-				ch = '\t';
-				break;
-			default:
-				return fail(c, "%s: unsupported escape in string", what);
-			}
-		}
-		if (i + 1 >= n)
-			return fail(c, "%s: too long", what);
-		out[i++] = ch;
-	}
-	if (*c->s != '"')
-		return fail(c, "%s: unterminated string", what);
-	c->s++;
-	out[i] = '\0';
+	if (!json_is_string(v))
+		return fail(r, "%s: want a string", what);
+	len = json_string_length(v);
+	if (len >= n)
+		return fail(r, "%s: too long", what);
+	/* No NUL inside: jansson refuses \u0000 without JSON_ALLOW_NUL. */
+	memcpy(out, json_string_value(v), len + 1);
 	return 0;
 }
 
-static int parse_uint(struct cursor *c, uint32_t *out, uint32_t max, const char *what)
+static int get_uint(struct reason *r, const json_t *v, uint32_t *out, uint32_t max,
+		    const char *what)
 {
-	unsigned long long v = 0;
+	json_int_t n;
 
-	skip_ws(c);
-	if (!isdigit((unsigned char)*c->s))
-		return fail(c, "%s: want a whole number", what);
-	for (; isdigit((unsigned char)*c->s); c->s++) {
-		v = v * 10 + (unsigned long long)(*c->s - '0');
-		if (v > max)
-			return fail(c, "%s: out of range", what);
-	}
-	*out = (uint32_t)v;
+	if (!json_is_integer(v) || (n = json_integer_value(v)) < 0)
+		return fail(r, "%s: want a whole number", what);
+	if (n > max)
+		return fail(r, "%s: out of range", what);
+	*out = (uint32_t)n;
 	return 0;
 }
 
-/* Calls fn for each key of an object; the value is fn's to consume. */
-static int parse_object(struct cursor *c, int (*fn)(struct cursor *, const char *, void *),
-			void *arg)
+static int get_inside(struct reason *r, json_t *obj, struct probe_spec *p)
 {
-	char key[32];
-	int err;
-
-	skip_ws(c);
-	if (*c->s != '{')
-		return fail(c, "%s", "want a JSON object");
-	c->s++;
-	skip_ws(c);
-	if (*c->s == '}') {
-		c->s++;
-		return 0;
-	}
-	for (;;) {
-		err = parse_string(c, key, sizeof(key), "key");
-		if (err)
-			return err;
-		skip_ws(c);
-		if (*c->s != ':')
-			return fail(c, "%s", "want ':' after a key");
-		c->s++;
-		err = fn(c, key, arg);
-		if (err)
-			return err;
-		skip_ws(c);
-		if (*c->s == '}') {
-			c->s++;
-			return 0;
-		}
-		if (*c->s != ',')
-			return fail(c, "%s", "want ',' or '}' in the object");
-		c->s++;
-	}
-}
-
-static int inside_key(struct cursor *c, const char *key, void *arg)
-{
-	struct probe_spec *p = arg;
+	const char *key;
 	char v[16];
+	json_t *val;
 	int err;
 
-	if (!strcmp(key, "probe"))
-		return parse_uint(c, &p->inside, UINT32_MAX, "inside.probe");
-	if (strcmp(key, "latency"))
-		return fail(c, "inside: unknown key \"%s\" (probe, latency)", key);
-	err = parse_string(c, v, sizeof(v), "inside.latency");
-	if (err)
-		return err;
-	if (!strcmp(v, "slow"))
-		p->inside_latency = STORE_LATENCY_SLOW;
-	else if (!strcmp(v, "fast"))
-		p->inside_latency = STORE_LATENCY_FAST;
-	else if (!strcmp(v, "any"))
-		p->inside_latency = STORE_LATENCY_ANY;
-	else
-		return fail(c, "inside.latency: \"%s\" is not slow, fast or any", v);
+	if (!json_is_object(obj))
+		return fail(r, "inside: want {\"probe\": ID, \"latency\": \"slow\"}");
+	json_object_foreach(obj, key, val) {
+		if (!strcmp(key, "probe")) {
+			err = get_uint(r, val, &p->inside, UINT32_MAX, "inside.probe");
+			if (err)
+				return err;
+			continue;
+		}
+		if (strcmp(key, "latency"))
+			return fail(r, "inside: unknown key \"%s\" (probe, latency)", key);
+		err = get_string(r, val, v, sizeof(v), "inside.latency");
+		if (err)
+			return err;
+		if (!strcmp(v, "slow"))
+			p->inside_latency = STORE_LATENCY_SLOW;
+		else if (!strcmp(v, "fast"))
+			p->inside_latency = STORE_LATENCY_FAST;
+		else if (!strcmp(v, "any"))
+			p->inside_latency = STORE_LATENCY_ANY;
+		else
+			return fail(r, "inside.latency: \"%s\" is not slow, fast or any", v);
+	}
+	if (!p->inside)
+		return fail(r, "inside: want {\"probe\": ID, \"latency\": \"slow\"}");
 	return 0;
 }
 
-static int spec_key(struct cursor *c, const char *key, void *arg)
+static int spec_member(struct reason *r, const char *key, json_t *v, struct probe_spec *p)
 {
-	struct probe_spec *p = arg;
-	char v[64];
+	char s[64];
 	int err;
 
 	if (!strcmp(key, "binary"))
-		return parse_string(c, p->binary, sizeof(p->binary), "binary");
+		return get_string(r, v, p->binary, sizeof(p->binary), "binary");
 	if (!strcmp(key, "function"))
-		return parse_string(c, p->function, sizeof(p->function), "function");
+		return get_string(r, v, p->function, sizeof(p->function), "function");
 	if (!strcmp(key, "location"))
-		return parse_string(c, p->location, sizeof(p->location), "location");
+		return get_string(r, v, p->location, sizeof(p->location), "location");
 	if (!strcmp(key, "name"))
-		return parse_string(c, p->name, sizeof(p->name), "name");
+		return get_string(r, v, p->name, sizeof(p->name), "name");
 	if (!strcmp(key, "pid"))
-		return parse_uint(c, &p->pid, 0x3fffffff, "pid");
+		return get_uint(r, v, &p->pid, 0x3fffffff, "pid");
 	if (!strcmp(key, "threshold")) {
-		err = parse_string(c, v, sizeof(v), "threshold");
-		if (!err && probespec__duration(v, &p->threshold_ns))
-			return fail(c, "threshold: \"%s\" is not a duration (e.g. 5ms, 250us)", v);
+		err = get_string(r, v, s, sizeof(s), "threshold");
+		if (!err && probespec__duration(s, &p->threshold_ns))
+			return fail(r, "threshold: \"%s\" is not a duration (e.g. 5ms, 250us)", s);
 		return err;
 	}
-	if (!strcmp(key, "inside")) {
-		err = parse_object(c, inside_key, p);
-		if (!err && !p->inside)
-			return fail(c, "%s", "inside: want {\"probe\": ID, \"latency\": \"slow\"}");
-		return err;
-	}
-	return fail(c,
+	if (!strcmp(key, "inside"))
+		return get_inside(r, v, p);
+	return fail(r,
 		    "unknown key \"%s\" (binary, function, location, pid, name, threshold, "
 		    "inside)",
 		    key);
 }
 
-static int check_spec(struct cursor *c, struct probe_spec *p)
+static int check_spec(struct reason *r, struct probe_spec *p)
 {
 	char file[PROBE_LOCATION_MAX];
 	unsigned int line;
 
 	if (!p->binary[0])
-		return fail(c, "%s", "binary: required (an absolute path)");
+		return fail(r, "binary: required (an absolute path)");
 	if (p->binary[0] != '/')
-		return fail(c, "binary: \"%s\" is not an absolute path", p->binary);
+		return fail(r, "binary: \"%s\" is not an absolute path", p->binary);
 	if (!p->function[0] == !p->location[0])
-		return fail(c, "%s", "want exactly one of function and location");
+		return fail(r, "want exactly one of function and location");
 	if (p->location[0] && probespec__location(p->location, file, sizeof(file), &line))
-		return fail(c, "location: \"%s\" is not FILE:LINE", p->location);
+		return fail(r, "location: \"%s\" is not FILE:LINE", p->location);
 	if (!p->name[0]) {
 		const char *n = p->function[0] ? p->function : p->location;
 		size_t len = strnlen(n, sizeof(p->name) - 1);
@@ -250,44 +195,55 @@ static int check_spec(struct cursor *c, struct probe_spec *p)
 
 int probespec__parse(const char *body, struct probe_spec *out, char *why, size_t why_len)
 {
-	struct cursor c = {body ? body : "", why, why_len};
-	int err;
+	struct reason r = { why, why_len };
+	const char *key;
+	char detail[256];
+	json_t *root, *v;
+	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->inside_latency = STORE_LATENCY_SLOW;
-	err = parse_object(&c, spec_key, out);
-	if (err)
-		return err;
-	skip_ws(&c);
-	if (*c.s)
-		return fail(&c, "%s", "trailing characters after the JSON object");
-	return check_spec(&c, out);
+	body = body ? body : "";
+	root = json__parse_object(body, strlen(body), SPEC_MAX_DEPTH, SPEC_MAX_MEMBERS, 0, detail,
+				  sizeof(detail));
+	if (!root)
+		return fail(&r, "want a JSON object: %s", detail);
+	/* In the body's order, so that the first mistake is the one reported. */
+	json_object_foreach(root, key, v) {
+		err = spec_member(&r, key, v, out);
+		if (err)
+			goto out;
+	}
+	err = check_spec(&r, out);
+out:
+	json_decref(root);
+	return err;
 }
 
 int probespec__parse_short(const char *s, size_t len, struct probe_spec *out, char *why,
 			   size_t why_len)
 {
-	struct cursor c = {s, why, why_len};
+	struct reason r = { why, why_len };
 	const char *colon = memchr(s, ':', len);
 	size_t blen, rest;
 
 	memset(out, 0, sizeof(*out));
 	out->inside_latency = STORE_LATENCY_SLOW;
 	if (!colon || colon == s || (size_t)(colon - s) + 1 >= len)
-		return fail(&c, "%s", "want BINARY:FUNCTION or BINARY:FILE:LINE");
+		return fail(&r, "want BINARY:FUNCTION or BINARY:FILE:LINE");
 	blen = (size_t)(colon - s);
 	rest = len - blen - 1;
 	if (blen >= sizeof(out->binary))
-		return fail(&c, "%s", "binary path too long");
+		return fail(&r, "binary path too long");
 	memcpy(out->binary, s, blen);
 	if (memchr(colon + 1, ':', rest)) {
 		if (rest >= sizeof(out->location))
-			return fail(&c, "%s", "location too long");
+			return fail(&r, "location too long");
 		memcpy(out->location, colon + 1, rest);
 	} else {
 		if (rest >= sizeof(out->function))
-			return fail(&c, "%s", "function name too long");
+			return fail(&r, "function name too long");
 		memcpy(out->function, colon + 1, rest);
 	}
-	return check_spec(&c, out);
+	return check_spec(&r, out);
 }

@@ -1,4 +1,4 @@
-/* DEPS: src/probes/histogram.c src/probes/probespec.c */
+/* DEPS: src/probes/histogram.c src/probes/probespec.c src/lib/json.c src/lib/buf.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /* Latency probes' pure logic: histogram buckets and quantiles, probe requests. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* DEPS: src/memory/memsample.c src/memory/target.c */
+/* DEPS: src/memory/memsample.c src/memory/target.c src/lib/json.c src/lib/buf.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Memory profiling's pure logic: sampling intervals and scaling (a simulation of the BPF
