@@ -20,6 +20,7 @@
 #include "query/query.h"
 #include "store/store.h"
 #include "lib/hex.h"
+#include "lib/json.h"
 #include "lib/timeconst.h"
 #include "http/http.h"
 #include "http/webui.h"
@@ -410,11 +411,21 @@ static void handle_offcpu_config(const struct http_request *req, struct http_res
 		}
 	}
 	resp->content_type = "application/json";
-	buf__printf(&resp->body,
-		    "{\"enabled\":%s,\"min_block_ns\":%" PRIu64
-		    ",\"sample_probability\":%u.%06u}\n",
-		    s.enabled ? "true" : "false", s.min_block_ns, s.sample_ppm / 1000000,
-		    s.sample_ppm % 1000000);
+	/*
+	 * The probability has always been written as a fixed six-decimal ppm (0.500000), which
+	 * clients may compare as text; jansson writes reals in their shortest form (0.5). So the
+	 * object's other members are jansson's, without braces, and that one member is written
+	 * here.
+	 */
+	err = buf__puts(&resp->body, "{") ?:
+	      json__write(&resp->body,
+			  json_pack("{s:b,s:o}", "enabled", !!s.enabled, "min_block_ns",
+				    json__u64(s.min_block_ns)),
+			  JSON_COMPACT | JSON_EMBED) ?:
+	      buf__printf(&resp->body, ",\"sample_probability\":%u.%06u}\n",
+			  s.sample_ppm / 1000000, s.sample_ppm % 1000000);
+	if (err)
+		http__error(resp, 500, "out of memory");
 }
 
 /* Live rows (inuse_*) beside the allocations over the retention (alloc_*): query.h. */
@@ -516,7 +527,8 @@ static void handle_targets_add(const struct http_request *req, struct http_respo
 		return;
 	}
 	resp->content_type = "application/json";
-	buf__printf(&resp->body, "{\"id\": %u}\n", id);
+	if (json__writeln(&resp->body, json_pack("{s:I}", "id", (json_int_t)id), 0))
+		http__error(resp, 500, "out of memory");
 }
 
 static void handle_targets_delete(const struct http_request *req, struct http_response *resp,
@@ -540,7 +552,8 @@ static void handle_targets_delete(const struct http_request *req, struct http_re
 		return;
 	}
 	resp->content_type = "application/json";
-	buf__printf(&resp->body, "{\"id\": %lld}\n", n);
+	if (json__writeln(&resp->body, json_pack("{s:I}", "id", (json_int_t)n), 0))
+		http__error(resp, 500, "out of memory");
 }
 
 /* The probe API answers errors in JSON, {"error": "reason"}. */
@@ -557,9 +570,8 @@ static void json_error(struct http_response *resp, int status, const char *fmt, 
 	buf__reset(&resp->body);
 	resp->status = status;
 	resp->content_type = "application/json";
-	buf__puts(&resp->body, "{\"error\": ");
-	buf__json_str(&resp->body, msg);
-	buf__puts(&resp->body, "}\n");
+	/* Out of memory: the status alone says it, with an empty body. */
+	json__writeln(&resp->body, json_pack("{s:o}", "error", json__str(msg)), 0);
 }
 
 /* The ID of /api/v1/probes/ID[/...], or -1. */
@@ -619,7 +631,8 @@ static void handle_probes_add(const struct http_request *req, struct http_respon
 	}
 	resp->status = 201;
 	resp->content_type = "application/json";
-	buf__printf(&resp->body, "{\"id\": %u}\n", id);
+	if (json__writeln(&resp->body, json_pack("{s:I}", "id", (json_int_t)id), 0))
+		json_error(resp, 500, "out of memory");
 }
 
 static void handle_probes_delete(const struct http_request *req, struct http_response *resp,
@@ -697,9 +710,11 @@ static void handle_status(const struct http_request *req, struct http_response *
 
 	(void)req;
 	resp->content_type = "application/json";
-	buf__printf(&resp->body, "{\"admin_api\":%s,\"ready\":%s}\n",
-		    d->cfg.web_enable_admin_api ? "true" : "false",
-		    __atomic_load_n(&d->ready, __ATOMIC_ACQUIRE) ? "true" : "false");
+	if (json__writeln(&resp->body,
+			  json_pack("{s:b,s:b}", "admin_api", !!d->cfg.web_enable_admin_api,
+				    "ready", !!__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE)),
+			  JSON_COMPACT))
+		http__error(resp, 500, "out of memory");
 }
 
 int routes__start(struct daemon *d)

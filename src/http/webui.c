@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/timeconst.h"
 #include "store/profiles.h"
@@ -86,27 +87,31 @@ static const struct value_type *folded_value(const struct profile_desc *desc)
 void webui__profiles(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	const struct daemon *d = ctx;
-	struct buf *b = &resp->body;
-	/* The retention bounds every window the page may ask for. */
-	int err = buf__printf(b, "{\"retention_s\":%" PRIu64 ",\"profiles\":[",
-			      (uint64_t)(store__retention_ns(d->ctx.store) / NSEC_PER_SEC));
+	json_t *list = json_array();
+	int err = 0;
 
 	(void)req;
 	for (unsigned int i = 0; !err && i < PROFILE__MAX; i++) {
 		const struct profile_desc *desc = profile__desc(i);
 		const struct value_type *v = folded_value(desc);
 
-		err = buf__puts(b, i ? ",{\"name\":" : "{\"name\":") ?:
-		      buf__json_str(b, desc->name) ?: buf__puts(b, ",\"path\":") ?:
-		      buf__json_str(b, desc->path) ?: buf__puts(b, ",\"help\":") ?:
-		      buf__json_str(b, desc->help) ?: buf__puts(b, ",\"value_type\":") ?:
-		      buf__json_str(b, v->type) ?: buf__puts(b, ",\"unit\":") ?:
-		      buf__json_str(b, v->unit) ?:
-		      buf__printf(b, ",\"windowed\":%s,\"available\":%s}",
-				  query__windowed(desc->type) ? "true" : "false",
-				  profile_available(d, desc->type) ? "true" : "false");
+		err = json_array_append_new(
+			list, json_pack("{s:o,s:o,s:o,s:o,s:o,s:b,s:b}", "name", json__str(desc->name),
+					"path", json__str(desc->path), "help", json__str(desc->help),
+					"value_type", json__str(v->type), "unit", json__str(v->unit),
+					"windowed", query__windowed(desc->type), "available",
+					profile_available(d, desc->type)));
 	}
-	err = err ?: buf__puts(b, "]}\n");
+	if (err) {
+		json_decref(list);
+		list = NULL;
+	}
+	/* The retention bounds every window the page may ask for. */
+	err = json__writeln(&resp->body,
+			    json_pack("{s:o,s:o}", "retention_s",
+				      json__u64(store__retention_ns(d->ctx.store) / NSEC_PER_SEC),
+				      "profiles", list),
+			    JSON_COMPACT);
 	resp->content_type = "application/json";
 	if (err)
 		http__error(resp, 500, "out of memory");
@@ -181,6 +186,7 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	struct store_result *res = NULL;
 	struct store_filter filter = { 0 };
 	struct proc_sum *ps;
+	json_t *list;
 	uint64_t n = DEFAULT_SECONDS;
 	size_t nr = 0;
 	int err;
@@ -223,18 +229,25 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 		return;
 	}
 	ps = sum_processes(res, (int)(folded_value(desc) - desc->values), &nr);
-	err = ps ? 0 : -ENOMEM;
-	resp->content_type = "application/json";
-	err = err ?: buf__printf(&resp->body, "{\"type\":\"%s\",\"seconds\":%" PRIu64
-				 ",\"unit\":\"%s\",\"processes\":[",
-				 type ? type : "cpu", n, folded_value(desc)->unit);
+	list = ps ? json_array() : NULL;
+	err = list ? 0 : -ENOMEM;
 	for (size_t i = 0; !err && i < nr; i++)
-		err = buf__printf(&resp->body, "%s{\"pid\":%u,\"comm\":", i ? "," : "", ps[i].pid) ?:
-		      buf__json_str(&resp->body, ps[i].comm) ?: buf__puts(&resp->body, ",\"exe\":") ?:
-		      buf__json_str(&resp->body, ps[i].exe) ?:
-		      buf__printf(&resp->body, ",\"samples\":%" PRIu64 ",\"value\":%" PRIu64 "}",
-				  ps[i].samples, ps[i].value);
-	err = err ?: buf__puts(&resp->body, "]}\n");
+		err = json_array_append_new(list, json_pack("{s:I,s:o,s:o,s:o,s:o}", "pid",
+							    (json_int_t)ps[i].pid, "comm",
+							    json__str(ps[i].comm), "exe",
+							    json__str(ps[i].exe), "samples",
+							    json__u64(ps[i].samples), "value",
+							    json__u64(ps[i].value)));
+	if (err) {
+		json_decref(list);
+		list = NULL;
+	}
+	resp->content_type = "application/json";
+	err = json__writeln(&resp->body,
+			    json_pack("{s:o,s:o,s:o,s:o}", "type", json__str(type ? type : "cpu"),
+				      "seconds", json__u64(n), "unit",
+				      json__str(folded_value(desc)->unit), "processes", list),
+			    JSON_COMPACT);
 	if (err)
 		http__error(resp, 500, "out of memory");
 	free(ps);

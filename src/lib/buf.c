@@ -42,21 +42,6 @@ int buf__puts(struct buf *b, const char *s)
 	return buf__append(b, s, strlen(s));
 }
 
-int buf__json_str(struct buf *b, const char *s)
-{
-	int err = buf__puts(b, "\"");
-
-	for (; !err && s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			err = buf__printf(b, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			err = buf__printf(b, "\\u%04x", *s);
-		else
-			err = buf__append(b, s, 1);
-	}
-	return err ?: buf__puts(b, "\"");
-}
-
 int buf__printf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;

@@ -16,8 +16,6 @@ int buf__reserve(struct buf *b, size_t extra);
 int buf__append(struct buf *b, const void *p, size_t n);
 int buf__puts(struct buf *b, const char *s);
 int buf__printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* s as a JSON string, quoted, with what JSON requires escaped; NULL as "". */
-int buf__json_str(struct buf *b, const char *s);
 void buf__reset(struct buf *b);
 void buf__free(struct buf *b);
 /* Gzip-compresses in into out (out is appended to). Returns 0, -ENOMEM or -EIO. */

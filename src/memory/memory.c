@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/counters.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
 #include "lib/procmem.h"
@@ -770,45 +771,56 @@ int memory__remove_target(struct memory *m, uint32_t id)
 	return err;
 }
 
+/* One target's entry, with the processes it matches now. NULL when out of memory. */
+static json_t *target_json(struct memory *m, const struct target *t)
+{
+	json_t *procs = json_array(), *what;
+	const char *key;
+	int err = 0;
+
+	for (struct mproc *p = m->procs; !err && p; p = p->next) {
+		struct proc_facts facts = { .cgroup_len = -1 };
+
+		if (!target__matches(t, p->pid, p->exe, &facts))
+			continue;
+		err = json_array_append_new(procs, json_pack("{s:I,s:b,s:s,s:o}", "pid",
+							     (json_int_t)p->pid, "attached",
+							     p->attached, "mode",
+							     mode_names[p->mode], "object",
+							     json__str(p->object)));
+	}
+	if (err) {
+		json_decref(procs);
+		return NULL;
+	}
+	if (t->spec.pid) {
+		key = "pid";
+		what = json_integer(t->spec.pid);
+	} else if (t->spec.is_cgroup) {
+		key = "cgroup";
+		what = json__str(t->spec.cgroup.dir);
+	} else {
+		key = "exe";
+		what = json__str(t->spec.pattern);
+	}
+	return json_pack("{s:I,s:o,s:o}", "id", (json_int_t)t->id, key, what, "processes", procs);
+}
+
 int memory__list_targets(struct memory *m, struct buf *out)
 {
-	int err = buf__puts(out, "[");
-	bool first = true;
+	json_t *list = json_array();
+	int err = 0;
 
 	pthread_mutex_lock(&m->lock);
-	for (uint32_t i = 0; !err && i < m->nr_targets; i++) {
-		const struct target *t = &m->targets[i];
-		bool sep = true;
-
-		if (t->removed)
-			continue;
-		err = buf__printf(out, "%s{\"id\":%u,", first ? "" : ",", t->id);
-		first = false;
-		if (!err && t->spec.pid)
-			err = buf__printf(out, "\"pid\":%u", t->spec.pid);
-		else if (!err && t->spec.is_cgroup)
-			err = buf__puts(out, "\"cgroup\":") ?: buf__json_str(out, t->spec.cgroup.dir);
-		else if (!err)
-			err = buf__puts(out, "\"exe\":") ?: buf__json_str(out, t->spec.pattern);
-		if (!err)
-			err = buf__puts(out, ",\"processes\":[");
-		for (struct mproc *p = m->procs; !err && p; p = p->next) {
-			struct proc_facts facts = { .cgroup_len = -1 };
-
-			if (!target__matches(t, p->pid, p->exe, &facts))
-				continue;
-			err = buf__printf(out,
-					  "%s{\"pid\":%u,\"attached\":%s,\"mode\":\"%s\",\"object\":",
-					  sep ? "" : ",", p->pid, p->attached ? "true" : "false",
-					  mode_names[p->mode]) ?:
-			      buf__json_str(out, p->object) ?: buf__puts(out, "}");
-			sep = false;
-		}
-		if (!err)
-			err = buf__puts(out, "]}");
-	}
+	for (uint32_t i = 0; !err && i < m->nr_targets; i++)
+		if (!m->targets[i].removed)
+			err = json_array_append_new(list, target_json(m, &m->targets[i]));
 	pthread_mutex_unlock(&m->lock);
-	return err ?: buf__puts(out, "]\n");
+	if (err) {
+		json_decref(list);
+		return -ENOMEM;
+	}
+	return json__writeln(out, list, JSON_COMPACT);
 }
 
 /* ---- ingest --------------------------------------------------------------------------------- */

@@ -39,6 +39,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/counters.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/timeconst.h"
@@ -967,42 +968,54 @@ bool probes__exists(struct probes *pr, uint32_t id)
 
 /* ---- API answers ---------------------------------------------------------------------------- */
 
-static int json_str_or_null(struct buf *out, const char *s)
+/* s, or null when it is "" (a probe has a function or a location). */
+static json_t *str_or_null(const char *s)
 {
-	return *s ? buf__json_str(out, s) : buf__puts(out, "null");
+	return *s ? json__str(s) : json_null();
+}
+
+/* One probe's entry in the list. NULL when out of memory. */
+static json_t *probe_json(struct probe *p, uint64_t now)
+{
+	json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:s}", "id", (json_int_t)p->id,
+			      "name", json__str(p->spec.name), "binary", json__str(p->spec.binary),
+			      "function", str_or_null(p->spec.function), "location",
+			      str_or_null(p->spec.location), "pid", (json_int_t)p->spec.pid,
+			      "threshold_ns",
+			      json__u64(p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0), "calls",
+			      json__u64(p->calls), "addresses", json__u64(p->nr_sites), "placement",
+			      p->kind == PROBES_KIND_LINE ? "line" :
+			      p->emulated		   ? "emulated" :
+							     "entry");
+
+	if (o && p->spec.inside &&
+	    json_object_set_new(o, "inside",
+				json_pack("{s:I,s:s}", "probe", (json_int_t)p->spec.inside,
+					  "latency",
+					  p->spec.inside_latency == STORE_LATENCY_SLOW	 ? "slow"
+					  : p->spec.inside_latency == STORE_LATENCY_FAST ? "fast"
+											 : "any"))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 int probes__list(struct probes *pr, struct buf *out)
 {
-	int err = buf__puts(out, "{\"probes\": [");
+	json_t *list = json_array();
 	uint64_t now = now_ns();
+	int err = 0;
 
 	pthread_mutex_lock(&pr->lock);
-	for (uint32_t i = 0; !err && i < pr->nr_probes; i++) {
-		struct probe *p = pr->probes[i];
-
-		err = buf__printf(out, "%s{\"id\": %u, \"name\": ", i ? ", " : "", p->id) ?:
-		      buf__json_str(out, p->spec.name) ?: buf__puts(out, ", \"binary\": ") ?:
-		      buf__json_str(out, p->spec.binary) ?: buf__puts(out, ", \"function\": ") ?:
-		      json_str_or_null(out, p->spec.function) ?: buf__puts(out, ", \"location\": ") ?:
-		      json_str_or_null(out, p->spec.location) ?:
-		      buf__printf(out, ", \"pid\": %u, \"threshold_ns\": %" PRIu64
-				       ", \"calls\": %llu, \"addresses\": %zu, \"placement\": \"%s\"",
-			      p->spec.pid, p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0,
-			      p->calls, p->nr_sites,
-			      p->kind == PROBES_KIND_LINE ? "line" :
-			      p->emulated		   ? "emulated" :
-							     "entry");
-		if (!err && p->spec.inside)
-			err = buf__printf(out, ", \"inside\": {\"probe\": %u, \"latency\": \"%s\"}",
-					  p->spec.inside,
-					  p->spec.inside_latency == STORE_LATENCY_SLOW	 ? "slow"
-					  : p->spec.inside_latency == STORE_LATENCY_FAST ? "fast"
-											 : "any");
-		err = err ?: buf__puts(out, "}");
-	}
+	for (uint32_t i = 0; !err && i < pr->nr_probes; i++)
+		err = json_array_append_new(list, probe_json(pr->probes[i], now));
 	pthread_mutex_unlock(&pr->lock);
-	return err ?: buf__puts(out, "]}\n");
+	if (err) {
+		json_decref(list);
+		return -ENOMEM;
+	}
+	return json__writeln(out, json_pack("{s:o}", "probes", list), 0);
 }
 
 int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct buf *out)
@@ -1011,10 +1024,11 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 	double counts[LATENCY_BUCKETS];
 	uint64_t sum, q[4], eq[4], now, end_sec, *vals;
 	unsigned long long n;
+	json_t *buckets, *doc;
 	struct probe *p;
-	bool first = true, exact;
 	size_t nr_vals;
-	int err;
+	bool exact;
+	int err = 0;
 
 	pthread_mutex_lock(&pr->lock);
 	p = find(pr, id);
@@ -1042,26 +1056,30 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 	for (int i = 0; i < 4; i++)
 		q[i] = exact ? latency__rank(vals, nr_vals, qs[i]) : latency__quantile(counts, qs[i]);
 	free(vals);
-	err = buf__printf(out, "{\"id\": %u, \"name\": ", p->id) ?:
-	      buf__json_str(out, p->spec.name) ?:
-	      buf__printf(out,
-			  ", \"seconds\": %u, \"count\": %llu, \"sum_ns\": %" PRIu64
-			  ", \"p50_ns\": %" PRIu64 ", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64
-			  ", \"p99_ns\": %" PRIu64 ", \"ewma\": {\"p50_ns\": %" PRIu64
-			  ", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64
-			  "}, \"exact\": %s, \"threshold_ns\": %" PRIu64 ", \"buckets\": [",
-			  seconds, n, sum, q[0], q[1], q[2], q[3], eq[0], eq[1], eq[2], eq[3],
-			  exact ? "true" : "false",
-			  p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0);
+	buckets = json_array();
 	for (size_t b = 0; !err && b < LATENCY_BUCKETS; b++) {
 		if (!counts[b])
 			continue;
-		err = buf__printf(out, "%s{\"le_ns\": %" PRIu64 ", \"count\": %.0f}",
-				  first ? "" : ", ", latency__le(b), counts[b]);
-		first = false;
+		/* nearbyint rounds as printf's %.0f did: half to even. */
+		err = json_array_append_new(buckets,
+					    json_pack("{s:o,s:I}", "le_ns", json__u64(latency__le(b)),
+						      "count", (json_int_t)nearbyint(counts[b])));
 	}
+	if (err) {
+		json_decref(buckets);
+		buckets = NULL;
+	}
+	doc = json_pack("{s:I,s:o,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o},s:b,s:o,s:o}",
+			"id", (json_int_t)p->id, "name", json__str(p->spec.name), "seconds",
+			(json_int_t)seconds, "count", json__u64(n), "sum_ns", json__u64(sum),
+			"p50_ns", json__u64(q[0]), "p90_ns", json__u64(q[1]), "p95_ns",
+			json__u64(q[2]), "p99_ns", json__u64(q[3]), "ewma", "p50_ns",
+			json__u64(eq[0]), "p90_ns", json__u64(eq[1]), "p95_ns", json__u64(eq[2]),
+			"p99_ns", json__u64(eq[3]), "exact", exact, "threshold_ns",
+			json__u64(p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0), "buckets",
+			buckets);
 	pthread_mutex_unlock(&pr->lock);
-	return err ?: buf__puts(out, "]}\n");
+	return json__writeln(out, doc, 0);
 }
 
 /* ---- /metrics -------------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* DEPS: src/http/webui.c src/http/server.c src/http/listen.c src/http/webconfig.c src/store/store.c src/store/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/http/webui.c src/http/server.c src/http/listen.c src/http/webconfig.c src/store/store.c src/store/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/json.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The web view's endpoints over real HTTP: the page by content negotiation (with a stand-in for
@@ -196,7 +196,7 @@ TEST(processes_summed_per_pid)
 	CHECK_STR(r.body.data,
 		  "{\"type\":\"cpu\",\"seconds\":10,\"unit\":\"count\",\"processes\":["
 		  "{\"pid\":20,\"comm\":\"busy\",\"exe\":\"busy\",\"samples\":40,\"value\":40},"
-		  "{\"pid\":10,\"comm\":\"a\\\"b\\\\c\\u000a\",\"exe\":\"app\",\"samples\":10,"
+		  "{\"pid\":10,\"comm\":\"a\\\"b\\\\c\\n\",\"exe\":\"app\",\"samples\":10,"
 		  "\"value\":10},"
 		  "{\"pid\":30,\"comm\":\"lone\",\"exe\":\"other\",\"samples\":1,\"value\":1}]}\n");
 	buf__free(&r.body);
