@@ -98,7 +98,7 @@ static const struct http_route routes[] = {
 	  "of memory targets: ?pid=1,2, format=folded (inuse_space)",
 	  .fn = handle_heap, .heavy = true },
 	{ "GET", "/api/v1/targets/memory", "memory_targets",
-	  "Memory-profiled targets (JSON); POST {\"pid\": .fn = N}, {\"exe\": \"glob\"} or "
+	  "Memory-profiled targets (JSON); POST {\"pid\": N}, {\"exe\": \"glob\"} or "
 	  "{\"cgroup\": \"dir\"} adds one, "
 	  "DELETE /api/v1/targets/memory/ID removes it",
 	  .fn = handle_targets_list },

@@ -52,45 +52,14 @@
 #include "bpf/probes_abi.h"
 #include "bpf/probes.skel.h"
 #include "probes/probes.h"
+#include "probes/probes_priv.h"
 
 #define MAX_PROBES	 256
-#define MAX_SITES	 16   /* addresses of one source line */
-#define CODE_BYTES	 64   /* prologue bytes read for placement */
-#define THRESHOLD_WINDOW 60   /* seconds the default threshold (p95) covers */
-#define EWMA_TAU	 60.0 /* seconds: the moving average's time constant */
-#define RECENT_CALLS	 8192 /* exact durations of the last calls: quantiles, the threshold */
 #define WAIT_BUCKETS	 4096
 #define MAX_WAITING	 65536		     /* samples and records waiting for a call's end */
 #define WAIT_MAX_NS	 (60 * NSEC_PER_SEC) /* a call that has not ended by then: its samples go */
 #define ENDED_KEEP_NS	 (5 * NSEC_PER_SEC)  /* an ended call, for samples drained after its end */
 
-struct probe {
-	uint32_t id;
-	struct probe_spec spec;
-	enum probes_kind kind;
-	size_t nr_sites;
-	unsigned long offsets[MAX_SITES];
-	bool emulated; /* the entry probe sits on an emulated instruction */
-	struct bpf_link *entry, *ret;
-	/* The binary as checked and read, until attached: the uprobe goes on this very file
-	 * (/proc/self/fd/N), not on whatever its path names by then. */
-	int fd;
-	unsigned long long calls;
-	/* One histogram per second of the last PROBES_MAX_SECONDS, by second % that. */
-	int64_t sec_of[PROBES_MAX_SECONDS];
-	uint64_t sec_sum[PROBES_MAX_SECONDS];
-	uint32_t (*secs)[LATENCY_BUCKETS];
-	unsigned long long total[LATENCY_BUCKETS];
-	double total_sum_ns;
-	double ewma[LATENCY_BUCKETS];
-	int64_t ewma_sec; /* the last second folded into ewma */
-	/* The last RECENT_CALLS calls, call n at n % RECENT_CALLS (n counts from 0 to calls). */
-	struct recent_call {
-		uint64_t end_ns, dur_ns;
-	} *recent;
-	uint64_t threshold_ns, threshold_at;
-	unsigned long long threshold_calls; /* calls when it was computed */
-};
 
 struct wait_key {
 	uint32_t tid, probe;
@@ -138,135 +107,6 @@ struct probes {
 	uint64_t next_tick_ns;
 	unsigned long long samples_labelled, samples_expired, samples_dropped, narrowed_out;
 };
-
-/* ---- histograms --------------------------------------------------------------------------- */
-
-static void observe(struct probe *p, uint64_t dur, uint64_t end_ns)
-{
-	int64_t sec = (int64_t)(end_ns / NSEC_PER_SEC);
-	size_t slot = (size_t)(sec % PROBES_MAX_SECONDS), b = latency__bucket(dur);
-
-	if (p->sec_of[slot] != sec && sec > p->sec_of[slot]) {
-		memset(p->secs[slot], 0, sizeof(p->secs[slot]));
-		p->sec_of[slot] = sec;
-		p->sec_sum[slot] = 0;
-	}
-	if (p->sec_of[slot] == sec) {
-		p->secs[slot][b]++;
-		p->sec_sum[slot] += dur;
-	}
-	p->total[b]++;
-	p->total_sum_ns += (double)dur;
-	p->recent[p->calls % RECENT_CALLS] = (struct recent_call){.end_ns = end_ns, .dur_ns = dur};
-	p->calls++;
-}
-
-/*
- * The durations of the kept calls that ended at or after from_ns, sorted (malloc'ed, the caller
- * frees; NULL when none or out of memory), and their count in *n. *all says whether they are
- * every call since from_ns: false once calls since then were pushed out by newer ones.
- */
-static uint64_t *recent_durations(const struct probe *p, uint64_t from_ns, size_t *n, bool *all)
-{
-	size_t kept = p->calls < RECENT_CALLS ? (size_t)p->calls : RECENT_CALLS;
-	uint64_t *vals;
-
-	*n = 0;
-	/* The oldest kept call is the next one overwritten. */
-	*all = p->calls <= RECENT_CALLS || p->recent[p->calls % RECENT_CALLS].end_ns < from_ns;
-	vals = kept ? malloc(kept * sizeof(*vals)) : NULL;
-	if (!vals)
-		return NULL;
-	for (size_t i = 0; i < kept; i++)
-		if (p->recent[i].end_ns >= from_ns)
-			vals[(*n)++] = p->recent[i].dur_ns;
-	if (!*n) {
-		free(vals);
-		return NULL;
-	}
-	latency__sort(vals, *n);
-	return vals;
-}
-
-/* The last `seconds` (the current one included) summed into counts; returns the count. */
-static unsigned long long window(const struct probe *p, unsigned int seconds, double *counts,
-				 uint64_t *sum)
-{
-	int64_t now = (int64_t)(now_ns() / NSEC_PER_SEC);
-	unsigned long long n = 0;
-
-	memset(counts, 0, LATENCY_BUCKETS * sizeof(*counts));
-	*sum = 0;
-	for (int64_t s = now - seconds + 1; s <= now; s++) {
-		size_t slot = (size_t)(s % PROBES_MAX_SECONDS);
-
-		if (p->sec_of[slot] != s)
-			continue;
-		for (size_t b = 0; b < LATENCY_BUCKETS; b++) {
-			counts[b] += p->secs[slot][b];
-			n += p->secs[slot][b];
-		}
-		*sum += p->sec_sum[slot];
-	}
-	return n;
-}
-
-/* Folds the completed seconds into the decayed histogram. */
-static void ewma_update(struct probe *p, int64_t now_sec)
-{
-	double decay = exp(-1.0 / EWMA_TAU);
-
-	if (now_sec - 1 - p->ewma_sec > PROBES_MAX_SECONDS) {
-		double d =
-		    exp(-(double)(now_sec - 1 - p->ewma_sec - PROBES_MAX_SECONDS) / EWMA_TAU);
-
-		for (size_t b = 0; b < LATENCY_BUCKETS; b++)
-			p->ewma[b] *= d;
-		p->ewma_sec = now_sec - 1 - PROBES_MAX_SECONDS;
-	}
-	for (int64_t s = p->ewma_sec + 1; s < now_sec; s++) {
-		size_t slot = (size_t)(s % PROBES_MAX_SECONDS);
-		bool have = p->sec_of[slot] == s;
-
-		for (size_t b = 0; b < LATENCY_BUCKETS; b++)
-			p->ewma[b] = p->ewma[b] * decay + (have ? p->secs[slot][b] : 0);
-	}
-	if (now_sec - 1 > p->ewma_sec)
-		p->ewma_sec = now_sec - 1;
-}
-
-/*
- * The threshold in effect: the user's, else the exact p95 of the calls of the last minute (the
- * last RECENT_CALLS of them at most), else, when none ended in that minute, of the decayed
- * histogram.
- */
-static uint64_t threshold(struct probe *p, uint64_t now)
-{
-	uint64_t window_ns = (uint64_t)THRESHOLD_WINDOW * NSEC_PER_SEC, *vals;
-	bool all;
-	size_t n;
-
-	if (p->spec.threshold_ns)
-		return p->spec.threshold_ns;
-	/* Once a second, and whenever the calls doubled: the first calls' p95 says little. */
-	if (p->threshold_ns && now - p->threshold_at < NSEC_PER_SEC &&
-	    p->calls < 2 * p->threshold_calls)
-		return p->threshold_ns;
-	vals = recent_durations(p, now > window_ns ? now - window_ns : 0, &n, &all);
-	if (vals)
-		p->threshold_ns = latency__rank(vals, n, 0.95);
-	else
-		p->threshold_ns = latency__quantile(p->ewma, 0.95);
-	free(vals);
-	p->threshold_at = now;
-	p->threshold_calls = p->calls;
-	return p->threshold_ns;
-}
-
-static enum store_latency classify(struct probe *p, uint64_t dur, uint64_t now)
-{
-	return dur > threshold(p, now) ? STORE_LATENCY_SLOW : STORE_LATENCY_FAST;
-}
 
 /* ---- samples and records waiting for a call's end ------------------------------------------ */
 
@@ -351,7 +191,7 @@ static void finish(struct probes *pr, struct probe *p, struct item *it)
 		else
 			pr->samples_dropped++;
 	} else {
-		observe(p, it->dur_ns, it->end_ns);
+		probe__observe(p, it->dur_ns, it->end_ns);
 	}
 	item_free(pr, it);
 }
@@ -467,9 +307,9 @@ static int handle_event(void *arg, void *data, size_t size)
 		goto out;
 	/* Observed first: the first call of a probe then has a p95 to be compared with. */
 	if (!p->spec.inside)
-		observe(p, dur, e->end_ns);
+		probe__observe(p, dur, e->end_ns);
 	if (p->kind == PROBES_KIND_CALL)
-		latency = classify(p, dur, e->end_ns);
+		latency = probe__classify(p, dur, e->end_ns);
 	if (p->spec.inside) {
 		struct wait_key k = {e->tid, p->spec.inside, e->outer_start_ns};
 		struct item *it = item_new(pr);
@@ -614,193 +454,9 @@ void probes__tick(struct probes *pr)
 	pr->next_tick_ns = now + NSEC_PER_SEC;
 	pthread_mutex_lock(&pr->lock);
 	for (uint32_t i = 0; i < pr->nr_probes; i++)
-		ewma_update(pr->probes[i], (int64_t)(now / NSEC_PER_SEC));
+		probe__ewma_update(pr->probes[i], (int64_t)(now / NSEC_PER_SEC));
 	expire(pr, now);
 	pthread_mutex_unlock(&pr->lock);
-}
-
-/* ---- resolving a probe in its binary ------------------------------------------------------- */
-
-struct func_query {
-	const char *name;
-	uint64_t vaddr, size;
-};
-
-static int func_query__match(const struct elf_symbol *s, void *ctx)
-{
-	struct func_query *q = ctx;
-
-	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
-	    !s->sym.st_value || strcmp(s->name, q->name))
-		return 0;
-	q->vaddr = s->sym.st_value;
-	q->size = s->sym.st_size;
-	return 1;
-}
-
-/* The file offset to probe function `name` at (moved to an emulated instruction). */
-static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p, char *why,
-			    size_t why_len)
-{
-	struct func_query q = {.name = name};
-	uint8_t code[CODE_BYTES];
-	enum x86insn_probe kind;
-	uint64_t off;
-	ssize_t len;
-
-	/* The first definition in section order: .dynsym comes before .symtab. */
-	elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, func_query__match, &q);
-	if (!q.vaddr) {
-		snprintf(why, why_len, "function: no function \"%s\" in %s", name, p->spec.binary);
-		return -EINVAL;
-	}
-	if (elf__vaddr_to_offset(elf, q.vaddr, &off)) {
-		snprintf(why, why_len, "function: \"%s\" is outside the loadable segments", name);
-		return -EINVAL;
-	}
-	len = pread(fd, code, q.size && q.size < sizeof(code) ? q.size : sizeof(code), (off_t)off);
-	off += x86insn__probe_offset(code, len > 0 ? (size_t)len : 0, &kind);
-	p->emulated = kind == X86INSN_EMULATED;
-	p->offsets[0] = off;
-	p->nr_sites = 1;
-	return 0;
-}
-
-static bool file_matches(const char *path, const char *file)
-{
-	size_t pl = strlen(path), fl = strlen(file);
-
-	if (!strcmp(path, file))
-		return true;
-	return pl > fl && path[pl - fl - 1] == '/' && !strcmp(path + pl - fl, file);
-}
-
-/* The addresses where `file:line` begins: the first row of each run of its rows. */
-static int resolve_location(Elf *elf, const char *loc, struct probe *p, char *why, size_t why_len)
-{
-	char file[PROBE_LOCATION_MAX];
-	unsigned int line;
-	Dwarf_Off cu = 0, next;
-	size_t hsize;
-	bool any_file = false;
-	Dwarf *dw;
-
-	if (probespec__location(loc, file, sizeof(file), &line)) {
-		snprintf(why, why_len, "location: \"%s\" is not FILE:LINE", loc);
-		return -EINVAL;
-	}
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw) {
-		snprintf(why, why_len, "location: %s has no DWARF line tables", p->spec.binary);
-		return -EINVAL;
-	}
-	p->nr_sites = 0;
-	while (!dwarf_nextcu(dw, cu, &next, &hsize, NULL, NULL, NULL)) {
-		Dwarf_Die die;
-		Dwarf_Lines *lines;
-		size_t n;
-		int prev_line = -1;
-		const char *prev_src = NULL;
-
-		if (!dwarf_offdie(dw, cu + hsize, &die) || dwarf_getsrclines(&die, &lines, &n)) {
-			cu = next;
-			continue;
-		}
-		cu = next;
-		for (size_t i = 0; i < n; i++) {
-			Dwarf_Line *l = dwarf_onesrcline(lines, i);
-			const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-			bool stmt = false, end = false;
-			Dwarf_Addr addr;
-			uint64_t off;
-			int ln;
-
-			if (!src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &addr))
-				continue;
-			dwarf_linebeginstatement(l, &stmt);
-			dwarf_lineendsequence(l, &end);
-			if (file_matches(src, file)) {
-				any_file = true;
-				if ((unsigned int)ln == line && stmt && !end &&
-				    !(prev_line == ln && prev_src == src) &&
-				    !elf__vaddr_to_offset(elf, addr, &off)) {
-					bool dup = false;
-
-					for (size_t k = 0; k < p->nr_sites; k++)
-						dup |= p->offsets[k] == off;
-					if (!dup && p->nr_sites < MAX_SITES)
-						p->offsets[p->nr_sites++] = off;
-				}
-			}
-			prev_line = end ? -1 : ln;
-			prev_src = src;
-		}
-	}
-	dwarf_end(dw);
-	if (!p->nr_sites) {
-		if (any_file)
-			snprintf(why, why_len, "location: no code at line %u of %s", line, file);
-		else
-			snprintf(why, why_len, "location: no source file \"%s\" in the line tables",
-				 file);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Why ufile__openat refused a binary, for the answer. */
-static const char *open_error(int err)
-{
-	switch (err) {
-	case -EINVAL:
-		return "not a regular file";
-	case -EFBIG:
-		return "too large";
-	default:
-		return strerror(-err);
-	}
-}
-
-/*
- * Opens the binary as a file others may control (ufile.h: a FIFO, a device or a directory is
- * refused, a FIFO without blocking) and keeps it open in p->fd for attach().
- */
-static int locate(struct probe *p, char *why, size_t why_len)
-{
-	const struct ufile_how how = { .max_size = UFILE_MAX_ELF };
-	int root, fd, err;
-	Elf *elf;
-
-	root = ufile__root(0);
-	if (root < 0) {
-		snprintf(why, why_len, "binary: cannot open /: %s", strerror(-root));
-		return -EINVAL;
-	}
-	fd = ufile__openat(root, p->spec.binary, &how, NULL);
-	close(root);
-	if (fd < 0) {
-		snprintf(why, why_len, "binary: cannot open %s: %s", p->spec.binary,
-			 open_error(fd));
-		return -EINVAL;
-	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(why, why_len, "binary: %s is not an ELF file", p->spec.binary);
-		err = -EINVAL;
-		goto out;
-	}
-	if (p->spec.function[0])
-		err = resolve_function(elf, fd, p->spec.function, p, why, why_len);
-	else
-		err = resolve_location(elf, p->spec.location, p, why, why_len);
-out:
-	elf_end(elf);
-	if (err)
-		close(fd);
-	else
-		p->fd = fd;
-	return err;
 }
 
 /*
@@ -868,7 +524,7 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 		return -EINVAL;
 	}
 	/* The binary is read outside the lock: events keep flowing meanwhile. */
-	err = locate(p, why, why_len);
+	err = probe__locate(p, why, why_len);
 	if (err) {
 		probe_free(p);
 		return err;
@@ -982,7 +638,7 @@ static json_t *probe_json(struct probe *p, uint64_t now)
 			      "function", str_or_null(p->spec.function), "location",
 			      str_or_null(p->spec.location), "pid", (json_int_t)p->spec.pid,
 			      "threshold_ns",
-			      json__u64(p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0), "calls",
+			      json__u64(p->kind == PROBES_KIND_CALL ? probe__threshold(p, now) : 0), "calls",
 			      json__u64(p->calls), "addresses", json__u64(p->nr_sites), "placement",
 			      p->kind == PROBES_KIND_LINE ? "line" :
 			      p->emulated		   ? "emulated" :
@@ -1036,21 +692,21 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 		pthread_mutex_unlock(&pr->lock);
 		return -ENOENT;
 	}
-	ewma_update(p, (int64_t)(now_ns() / NSEC_PER_SEC));
+	probe__ewma_update(p, (int64_t)(now_ns() / NSEC_PER_SEC));
 	/* The decayed completed seconds and the current one so far: all time, recent first. */
-	window(p, 1, counts, &sum);
+	probe__window(p, 1, counts, &sum);
 	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
 		counts[b] += p->ewma[b] * exp(-1.0 / EWMA_TAU);
 	for (int i = 0; i < 4; i++)
 		eq[i] = latency__quantile(counts, qs[i]);
-	n = window(p, seconds, counts, &sum);
+	n = probe__window(p, seconds, counts, &sum);
 	/*
-	 * Exact when the kept calls are every call of the window (the window as window() has it:
+	 * Exact when the kept calls are every call of the window (the window as probe__window() has it:
 	 * from the start of its first second), else from the histogram's buckets.
 	 */
 	now = now_ns();
 	end_sec = now / NSEC_PER_SEC + 1;
-	vals = recent_durations(p, (end_sec > seconds ? end_sec - seconds : 0) * NSEC_PER_SEC,
+	vals = probe__recent(p, (end_sec > seconds ? end_sec - seconds : 0) * NSEC_PER_SEC,
 				&nr_vals, &exact);
 	exact = exact && nr_vals == n;
 	for (int i = 0; i < 4; i++)
@@ -1076,7 +732,7 @@ int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct
 			json__u64(q[2]), "p99_ns", json__u64(q[3]), "ewma", "p50_ns",
 			json__u64(eq[0]), "p90_ns", json__u64(eq[1]), "p95_ns", json__u64(eq[2]),
 			"p99_ns", json__u64(eq[3]), "exact", exact, "threshold_ns",
-			json__u64(p->kind == PROBES_KIND_CALL ? threshold(p, now) : 0), "buckets",
+			json__u64(p->kind == PROBES_KIND_CALL ? probe__threshold(p, now) : 0), "buckets",
 			buckets);
 	pthread_mutex_unlock(&pr->lock);
 	return json__writeln(out, doc, 0);
@@ -1281,7 +937,7 @@ static int check_one(struct probe_spec *spec, void *arg, char *why, size_t why_l
 	if (!p)
 		return -ENOMEM;
 	p->spec = *spec;
-	err = locate(p, why, why_len);
+	err = probe__locate(p, why, why_len);
 	if (!err)
 		close(p->fd);
 	free(p);

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_MEMORY_MEMORY_PRIV_H
+#define AUTOPROF_MEMORY_MEMORY_PRIV_H
+
+/*
+ * Between the files of memory profiling, nobody else: memory.c (targets, ingest, preload
+ * rings, life cycle), attach.c (finding and probing a process's allocator), live.c (the live
+ * table of sampled allocations and the heap's rows). Every field is guarded by memory's lock
+ * unless it says otherwise.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <linux/types.h>
+
+#include "bpf/memory_abi.h"
+#include "bpf/unwind_abi.h"
+#include "lib/timeconst.h"
+#include "memory/memsites.h"
+#include "memory/preload.h"
+#include "memory/target.h"
+#include "sample/ingest.h"
+#include "symbolize/frame.h"
+
+/* How long a new target process may take to map its allocator (ld.so maps libc within ms). */
+#define ATTACH_WAIT_NS (10 * NSEC_PER_SEC)
+#define GO_DEFAULT_RATE (512 * 1024)
+/* Thread names of preload samples, cached (direct-mapped by tid) and read again after a while. */
+#define THREAD_NAMES 256
+#define THREAD_NAME_TTL_NS (10 * NSEC_PER_SEC)
+
+struct thread_name {
+	uint32_t pid, tid;
+	uint64_t read_ns;
+	char comm[MEMORY_COMM_LEN];
+};
+
+struct target {
+	uint32_t id;
+	bool removed;
+	struct memtarget_spec spec;
+	/* A pid target's process, by its start (procfs__start_ticks): the pid alone would match
+	 * whatever process the kernel gives it after that one exits. */
+	unsigned long long start;
+};
+
+/* A process matched by a target: attached, or waiting for its allocator to be mapped. */
+struct mproc {
+	struct mproc *next;
+	uint32_t pid;
+	bool attached;
+	enum memsites_mode mode;
+	bool seen; /* mark for a rescan */
+	struct preload_ring *pring; /* preload: the shim's ring */
+	/* Go: the runtime's functions (run-time addresses; they lead stacks), MemProfileRate's
+	 * address, read through mem_fd at each sample */
+	struct memsite_range *go_rt;
+	size_t nr_go_rt;
+	/* Others: the functions that only pass an allocation on (operator new...), sorted */
+	struct memsite_range *wrap;
+	size_t nr_wrap;
+	uint64_t go_rate_addr;
+	int mem_fd;
+	uint64_t deadline_ns;
+	char exe[256];
+	char object[PATH_MAX]; /* the file defining malloc */
+	struct bpf_link *entry, *ret;
+};
+
+/* A live sampled allocation. */
+struct live {
+	struct live *next;
+	uint32_t pid, tid;
+	uint64_t ptr;
+	uint64_t objects, bytes; /* what it stands for, scaled */
+	char comm[MEMORY_COMM_LEN + 1];
+	uint32_t nr_frames;
+	struct frame *frames; /* dso references held */
+};
+
+_Static_assert(MEMORY_MAX_USTACK <= INGEST_MAX_USTACK && MEMORY_MAX_PYTHON <= INGEST_MAX_PYTHON,
+	       "an allocation's stack fits the ingest path");
+
+struct memory {
+	struct collect_ctx *ctx;
+	struct memory_bpf *skel;
+	struct ring *ring;
+	uint64_t mean;
+	uint64_t ringbuf_size;
+	pthread_mutex_t lock; /* targets, procs, live: the API and queries read them */
+	struct target *targets;
+	uint32_t nr_targets, next_id;
+	bool dirty; /* targets changed: rescan at the next tick */
+	struct mproc *procs;
+	struct live **buckets;
+	uint32_t nr_buckets, nr_live;
+	uint64_t live_bytes;
+	unsigned long long ingested, drop_store, drop_malformed, attach_ok, attach_failed;
+	unsigned long long probes_emulated, probes_entry;
+	/* preload rings: records read (allocations, frees), and what the closed rings had */
+	unsigned long long preload_allocs, preload_frees, preload_unwound_truncated;
+	struct preload_ring_stats preload_gone;
+	struct ingest *ingest;			 /* stacks to frames, as every sampler */
+	struct memory_alloc_event pev;		 /* a preload record as an event */
+	struct thread_name tnames[THREAD_NAMES]; /* preload records' thread names */
+	struct unwind_proc uproc;      /* the mapping table its walk uses */
+};
+
+/* live.c: the live table (under m->lock). grow: room for one more (0 or -ENOMEM); find: the
+ * slot of (pid, ptr), *slot NULL if absent; insert takes l; remove frees *pp. */
+int live__grow(struct memory *m);
+struct live **live__find(struct memory *m, uint32_t pid, uint64_t ptr);
+void live__insert(struct memory *m, struct live *l);
+void live__remove(struct memory *m, struct live **pp);
+void live__drop_pid(struct memory *m, uint32_t pid);
+
+/* attach.c: p's allocator found and probed, or its preload ring opened (0 or a negative
+ * errno); its preload ring closed; its probes detached. */
+int mproc__attach(struct memory *m, struct mproc *p, uint64_t now);
+void mproc__close_preload(struct memory *m, struct mproc *p);
+void mproc__detach(struct memory *m, struct mproc *p);
+
+/* memory.c: the slot of pid's mproc (*slot NULL if absent); p's preload ring read now. */
+struct mproc **mproc__find(struct memory *m, uint32_t pid);
+void preload_drain(struct memory *m, struct mproc *p);
+
+#endif
