@@ -40,9 +40,9 @@ FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_gosym := -lelf
 FUZZ_SRCS_perfmap := src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
 FUZZ_SRCS_maps := src/lib/procmaps.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
-FUZZ_SRCS_json := src/probes/probespec.c src/memory/target.c src/lib/json.c src/lib/buf.c
+FUZZ_SRCS_json := src/probes/probespec.c src/memory/memtarget.c src/lib/json.c src/lib/buf.c
 FUZZ_LIBS_json := -ljansson -lz
-FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/target.c \
+FUZZ_SRCS_config := src/config/config.c src/config/keytypes.c src/memory/memtarget.c \
 	src/export/otlp_headers.c \
 	src/lib/log.c src/lib/json.c src/lib/buf.c
 FUZZ_LIBS_config := -lyaml -ljansson -lz

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target for the JSON request bodies autoprof parses: POST /api/v1/probes
  * (probespec__parse, src/probes/probespec.c) and the memory-target requests (memtarget__parse,
- * src/memory/target.c), with the config forms of both (probes.attach entries,
+ * src/memory/memtarget.c), with the config forms of both (probes.attach entries,
  * memory.targets entries) and the durations and locations inside them. The input is the body,
  * NUL-terminated as the HTTP server hands it over, in a buffer of its exact size.
  *   make fuzz-json                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "src/probes/probespec.h"
-#include "src/memory/target.h"
+#include "src/memory/memtarget.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memory/target.h"
+#include "memory/memtarget.h"
 #include "export/otlp_headers.h"
 #include "config/config.h"
 #include "config/config_priv.h"

@@ -6,7 +6,7 @@
 
 #include "lib/buf.h"
 #include "collect/collect.h"
-#include "memory/target.h"
+#include "memory/memtarget.h"
 #include "memory/preload.h"
 
 /*

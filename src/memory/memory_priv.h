@@ -20,7 +20,7 @@
 #include "lib/timeconst.h"
 #include "memory/memsites.h"
 #include "memory/preload.h"
-#include "memory/target.h"
+#include "memory/memtarget.h"
 #include "sample/ingest.h"
 #include "symbolize/frame.h"
 

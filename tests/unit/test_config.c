@@ -1,4 +1,4 @@
-/* DEPS: src/config/config.c src/config/keytypes.c src/export/otlp_headers.c src/lib/log.c src/memory/target.c src/lib/json.c src/lib/buf.c */
+/* DEPS: src/config/config.c src/config/keytypes.c src/export/otlp_headers.c src/lib/log.c src/memory/memtarget.c src/lib/json.c src/lib/buf.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <getopt.h>
 #include <stdarg.h>

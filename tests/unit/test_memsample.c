@@ -1,4 +1,4 @@
-/* DEPS: src/memory/memsample.c src/memory/target.c src/lib/json.c src/lib/buf.c */
+/* DEPS: src/memory/memsample.c src/memory/memtarget.c src/lib/json.c src/lib/buf.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Memory profiling's pure logic: sampling intervals and scaling (a simulation of the BPF
@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "src/memory/memsample.h"
-#include "src/memory/target.h"
+#include "src/memory/memtarget.h"
 #include "testlib.h"
 
 #define SHIFT 16

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "lib/json.h"
-#include "memory/target.h"
+#include "memory/memtarget.h"
 
 /*
  * The body's object nests one deep (one more: a wrong-typed value, refused with its key named)

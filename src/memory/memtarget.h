@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_MEMORY_TARGET_H
-#define AUTOPROF_MEMORY_TARGET_H
+#ifndef AUTOPROF_MEMORY_MEMTARGET_H
+#define AUTOPROF_MEMORY_MEMTARGET_H
 
 /*
  * What a memory target is (a pid, an executable-name glob or a cgroup), as the API and the
