@@ -25,7 +25,7 @@ FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
 FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes jvm golabels \
 	webconfig
-FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
+FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
 	src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
 FUZZ_SRCS_preload := src/memory/preload.c src/unwind/walk_copy.c src/lib/log.c src/lib/procmem.c
@@ -52,7 +52,7 @@ FUZZ_SRCS_procctx := src/proc/procctx.c src/lib/procmaps.c src/lib/ufile.c src/l
 	gen/opentelemetry/proto/resource/v1/resource.pb-c.c \
 	gen/opentelemetry/proto/common/v1/common.pb-c.c
 FUZZ_LIBS_procctx := -lprotobuf-c
-FUZZ_SRCS_pyframes := src/runtime/python.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c \
+FUZZ_SRCS_pyframes := src/runtime/python.c src/runtime/pylines.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c \
 	tests/unit/python_stubs.c
 FUZZ_LIBS_pyframes := -lelf -lbpf
 FUZZ_SRCS_jvm := src/runtime/jvmattach.c src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c \

@@ -20,6 +20,7 @@
 
 #include "lib/log.h"
 #include "unwind/cfi.h"
+#include "unwind/cfi_priv.h"
 #include "unwind/gocfi.h"
 
 #define DW_REG_RBP 6
@@ -28,7 +29,6 @@
 
 /* glibc and libstdc++ nest remember_state at most twice; deeper is malformed or hostile. */
 #define CFI_STACK_MAX 16
-#define CFI_MAX_SEGS  16
 /* Direct-mapped cache of parsed CIEs, keyed by offset: most files have a handful of CIEs. */
 #define CIE_CACHE     64
 
@@ -84,8 +84,6 @@ enum {
 	DW_EH_PE_omit = 0xff,
 };
 
-/* FDE priorities: a lower one's FDEs hide every overlapping FDE of a higher one. */
-enum { PRIO_EH_FRAME, PRIO_ROWS, PRIO_DEBUG_FRAME, PRIO_SYNTHETIC, PRIO__MAX };
 
 enum cfa_kind { CFA_REG, CFA_PLT, CFA_BAD };
 enum reg_kind { RULE_UNDEF, RULE_SAME, RULE_OFFSET, RULE_OTHER };
@@ -112,35 +110,6 @@ struct cfi_cie {
 	bool has_z;
 	bool signal;
 	struct cfi_state init;
-};
-
-/* A row in ELF virtual addresses, as parsed. */
-struct cfi_vrow {
-	uint64_t pc;
-	struct unwind_row r;
-};
-
-struct cfi_fde {
-	uint64_t start, end; /* vaddr, then file offsets once mapped */
-	int64_t delta;	     /* file offset - vaddr */
-	uint32_t row, nr;    /* its rows in cfi_builder.vrows */
-	uint32_t seq;	     /* order of addition: ties sort stably */
-	uint8_t prio;
-};
-
-struct cfi_seg {
-	uint64_t vaddr, size, offset;
-};
-
-struct cfi_builder {
-	struct cfi_vrow *vrows;
-	size_t nr_vrows, cap_vrows;
-	struct cfi_fde *fdes;
-	size_t nr_fdes, cap_fdes;
-	struct cfi_seg segs[CFI_MAX_SEGS];
-	unsigned int nr_segs;
-	uint64_t data_base;
-	bool has_data_base;
 };
 
 /* A bounds-checked reader: a read past the end returns 0 and sets bad, which sticks. */
@@ -326,73 +295,6 @@ static bool read_ptr(struct cur *c, uint8_t enc, const struct ptr_ctx *ctx, uint
 	return true;
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	while (n < need)
-		n *= 2;
-	q = realloc(p, n * elem);
-	if (q)
-		*cap = n;
-	return q;
-}
-
-static int builder__add_vrow(struct cfi_builder *b, uint64_t pc, const struct unwind_row *r)
-{
-	if (b->nr_vrows == b->cap_vrows) {
-		struct cfi_vrow *v = grow(b->vrows, &b->cap_vrows, b->nr_vrows + 1, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		b->vrows = v;
-	}
-	b->vrows[b->nr_vrows].pc = pc;
-	b->vrows[b->nr_vrows].r = *r;
-	b->nr_vrows++;
-	return 0;
-}
-
-/* Opens an FDE whose rows are the vrows added from now on. */
-static struct cfi_fde *builder__open_fde(struct cfi_builder *b, uint64_t start, uint64_t end,
-					 uint8_t prio)
-{
-	struct cfi_fde *f;
-
-	if (b->nr_fdes == b->cap_fdes) {
-		f = grow(b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*f));
-		if (!f)
-			return NULL;
-		b->fdes = f;
-	}
-	f = &b->fdes[b->nr_fdes];
-	memset(f, 0, sizeof(*f));
-	f->start = start;
-	f->end = end;
-	f->row = b->nr_vrows;
-	f->seq = b->nr_fdes;
-	f->prio = prio;
-	return f;
-}
-
-/* Keeps the FDE opened last if it got rows, else forgets it. */
-static void builder__close_fde(struct cfi_builder *b, struct cfi_fde *f, bool ok)
-{
-	if (!ok || b->nr_vrows == f->row || b->nr_vrows - f->row > UINT32_MAX) {
-		b->nr_vrows = f->row;
-		return;
-	}
-	f->nr = b->nr_vrows - f->row;
-	b->nr_fdes++;
-}
-
-static bool row_same(const struct unwind_row *a, const struct unwind_row *b)
-{
-	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
-	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
-}
-
 /* The row BPF follows for a state; fields it ignores are zero so equal rules compare equal. */
 static struct unwind_row state_row(const struct cfi_state *s)
 {
@@ -453,7 +355,7 @@ static int run__emit(struct cfi_run *r)
 		return 0;
 	r->last = row;
 	r->have_last = true;
-	return builder__add_vrow(r->b, r->loc, &row);
+	return cfi_builder__add_vrow(r->b, r->loc, &row);
 }
 
 /* Moves to loc, emitting the row that held up to it. */
@@ -857,13 +759,13 @@ static int fde_parse(struct cfi_section *s, const struct cfi_cie *cie, struct cu
 	if (c->bad || !range || __builtin_add_overflow(start, range, &end))
 		return 0;
 
-	f = builder__open_fde(s->b, start, end, prio);
+	f = cfi_builder__open_fde(s->b, start, end, prio);
 	if (!f)
 		return -ENOMEM;
 	if (cie->signal) {
 		struct unwind_row row = { .cfa_type = UNWIND_CFA_SIGNAL };
 
-		err = builder__add_vrow(s->b, start, &row);
+		err = cfi_builder__add_vrow(s->b, start, &row);
 	} else {
 		memset(r, 0, offsetof(struct cfi_run, stack));
 		r->b = s->b;
@@ -879,12 +781,12 @@ static int fde_parse(struct cfi_section *s, const struct cfi_cie *cie, struct cu
 			err = run__emit(r);
 	}
 	if (err == -ENOMEM) {
-		builder__close_fde(s->b, f, false);
+		cfi_builder__close_fde(s->b, f, false);
 		return -ENOMEM;
 	}
 	if (err)
 		pr_debug("FDE at %#" PRIx64 ": malformed program, no rows\n", start);
-	builder__close_fde(s->b, f, !err);
+	cfi_builder__close_fde(s->b, f, !err);
 	return !err;
 }
 
@@ -959,270 +861,6 @@ out_free:
 	return err ? err : nr;
 }
 
-struct cfi_builder *cfi_builder__new(void)
-{
-	return calloc(1, sizeof(struct cfi_builder));
-}
-
-void cfi_builder__free(struct cfi_builder *b)
-{
-	if (!b)
-		return;
-	free(b->vrows);
-	free(b->fdes);
-	free(b);
-}
-
-int cfi_builder__add_segment(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
-			     uint64_t offset)
-{
-	if (b->nr_segs == CFI_MAX_SEGS)
-		return -E2BIG;
-	b->segs[b->nr_segs++] = (struct cfi_seg){ vaddr, size, offset };
-	return 0;
-}
-
-void cfi_builder__set_data_base(struct cfi_builder *b, uint64_t data_base)
-{
-	b->data_base = data_base;
-	b->has_data_base = true;
-}
-
-int cfi_builder__add_synthetic(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
-			       const struct unwind_row *rule)
-{
-	struct cfi_fde *f;
-	int err;
-
-	if (!size || vaddr + size < vaddr)
-		return 0;
-	f = builder__open_fde(b, vaddr, vaddr + size, PRIO_SYNTHETIC);
-	if (!f)
-		return -ENOMEM;
-	err = builder__add_vrow(b, vaddr, rule);
-	builder__close_fde(b, f, !err);
-	return err;
-}
-
-int cfi_builder__add_rows(struct cfi_builder *b, uint64_t start, uint64_t end,
-			  const uint64_t *pc, const struct unwind_row *rows, size_t nr)
-{
-	struct cfi_fde *f;
-	int err = 0;
-
-	if (!nr || end <= start || pc[0] != start)
-		return 0;
-	f = builder__open_fde(b, start, end, PRIO_ROWS);
-	if (!f)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr && !err; i++) {
-		if (pc[i] >= end || (i && pc[i] <= pc[i - 1]))
-			break;
-		err = builder__add_vrow(b, pc[i], &rows[i]);
-	}
-	builder__close_fde(b, f, !err);
-	return err;
-}
-
-int cfi_builder__add_lazy_plt(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
-			      uint32_t threshold)
-{
-	/* PLT0 pushes the GOT's second word (6 bytes), then jumps: the entry's push is there. */
-	static const struct unwind_row plt0[] = {
-		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 16 },
-		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 24 },
-	};
-	struct unwind_row plt = { .cfa_type = UNWIND_CFA_PLT, .cfa_off = threshold };
-	struct cfi_fde *f;
-	int err;
-
-	if (size <= 16 || vaddr + size < vaddr)
-		return 0;
-	f = builder__open_fde(b, vaddr, vaddr + size, PRIO_SYNTHETIC);
-	if (!f)
-		return -ENOMEM;
-	err = builder__add_vrow(b, vaddr, &plt0[0]);
-	if (!err)
-		err = builder__add_vrow(b, vaddr + 6, &plt0[1]);
-	if (!err)
-		err = builder__add_vrow(b, vaddr + 16, &plt);
-	builder__close_fde(b, f, !err);
-	return err;
-}
-
-/* Maps an FDE to file offsets through the segment holding its start; false if none does. */
-static bool builder__map_fde(const struct cfi_builder *b, struct cfi_fde *f)
-{
-	for (unsigned int i = 0; i < b->nr_segs; i++) {
-		const struct cfi_seg *seg = &b->segs[i];
-		uint64_t end;
-
-		if (f->start < seg->vaddr || f->start - seg->vaddr >= seg->size)
-			continue;
-		end = f->end - seg->vaddr < seg->size ? f->end : seg->vaddr + seg->size;
-		f->delta = (int64_t)(seg->offset - seg->vaddr);
-		f->start += f->delta;
-		end += f->delta;
-		/* Rows hold 32-bit offsets: code past 4 GiB into a file is not unwound. */
-		if (f->start >= UINT32_MAX || f->start < seg->offset)
-			return false;
-		f->end = end > UINT32_MAX ? UINT32_MAX : end;
-		return f->end > f->start;
-	}
-	return false;
-}
-
-static int fde_cmp(const void *pa, const void *pb)
-{
-	const struct cfi_fde *a = *(const struct cfi_fde *const *)pa;
-	const struct cfi_fde *b = *(const struct cfi_fde *const *)pb;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* Whether [f->start, f->end) overlaps one of the n sorted FDEs, maxend their running max end. */
-static bool overlaps(struct cfi_fde **set, const uint64_t *maxend, size_t n,
-		     const struct cfi_fde *f)
-{
-	size_t lo = 0, hi = n;
-
-	/* The last FDE starting before f ends: any overlapping one is at or before it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (set[mid]->start < f->end)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && maxend[lo - 1] > f->start;
-}
-
-/* Appends a file-offset row, keeping pcs increasing and consecutive rules different. */
-static void rows_append(struct unwind_row *rows, uint32_t *nr, uint64_t pc,
-			const struct unwind_row *r)
-{
-	struct unwind_row row = *r;
-
-	row.pc = (uint32_t)pc;
-	/* A later FDE starting where an earlier one was cut short replaces its row there. */
-	if (*nr && rows[*nr - 1].pc == row.pc)
-		(*nr)--;
-	if (*nr && row_same(&rows[*nr - 1], &row))
-		return;
-	rows[(*nr)++] = row;
-}
-
-int cfi_builder__finish(struct cfi_builder *b, struct cfi_table *out)
-{
-	static const struct unwind_row none = { .cfa_type = UNWIND_CFA_NONE };
-	struct cfi_fde **all, **set = NULL, **tmp = NULL;
-	size_t nr_all = 0, nr_set = 0, total = 0;
-	uint64_t *maxend = NULL;
-	struct unwind_row *rows = NULL;
-	uint32_t nr = 0;
-	int err = -ENOMEM;
-
-	memset(out, 0, sizeof(*out));
-	all = malloc((b->nr_fdes + 1) * sizeof(*all));
-	set = malloc((b->nr_fdes + 1) * sizeof(*set));
-	tmp = malloc((b->nr_fdes + 1) * sizeof(*tmp));
-	maxend = malloc((b->nr_fdes + 1) * sizeof(*maxend));
-	if (!all || !set || !tmp || !maxend)
-		goto out_free;
-	for (size_t i = 0; i < b->nr_fdes; i++) {
-		if (builder__map_fde(b, &b->fdes[i]))
-			all[nr_all++] = &b->fdes[i];
-	}
-	qsort(all, nr_all, sizeof(*all), fde_cmp);
-
-	/* Each priority fills only what the better ones leave uncovered. */
-	for (uint8_t prio = 0; prio < PRIO__MAX; prio++) {
-		size_t n = 0, i = 0, j = 0, k = 0;
-
-		for (size_t a = 0; a < nr_all; a++) {
-			if (all[a]->prio == prio && !overlaps(set, maxend, nr_set, all[a]))
-				tmp[n++] = all[a];
-		}
-		if (!n)
-			continue;
-		/* Merge the two sorted lists; all[] is sorted so merging preserves seq order. */
-		{
-			struct cfi_fde **merged = malloc((nr_set + n) * sizeof(*merged));
-
-			if (!merged)
-				goto out_free;
-			while (i < nr_set || j < n) {
-				if (j == n || (i < nr_set && fde_cmp(&set[i], &tmp[j]) <= 0))
-					merged[k++] = set[i++];
-				else
-					merged[k++] = tmp[j++];
-			}
-			memcpy(set, merged, k * sizeof(*set));
-			free(merged);
-		}
-		nr_set = k;
-		for (i = 0; i < nr_set; i++)
-			maxend[i] = i && maxend[i - 1] > set[i]->end ? maxend[i - 1] : set[i]->end;
-	}
-
-	for (size_t i = 0; i < nr_set; i++)
-		total += set[i]->nr + 1;
-	if (total > UINT32_MAX) {
-		err = -E2BIG;
-		goto out_free;
-	}
-	rows = malloc((total + 1) * sizeof(*rows));
-	if (!rows)
-		goto out_free;
-	for (size_t i = 0; i < nr_set; i++) {
-		const struct cfi_fde *f = set[i];
-		uint64_t limit = f->end;
-		bool gap = true;
-
-		if (i + 1 < nr_set && set[i + 1]->start <= f->end) {
-			gap = false;
-			if (set[i + 1]->start < limit)
-				limit = set[i + 1]->start;
-		}
-		for (uint32_t j = 0; j < f->nr; j++) {
-			const struct cfi_vrow *v = &b->vrows[f->row + j];
-			uint64_t pc = v->pc + f->delta;
-
-			if (pc >= limit)
-				break;
-			rows_append(rows, &nr, pc, &v->r);
-		}
-		if (gap)
-			rows_append(rows, &nr, f->end, &none);
-	}
-	err = 0;
-	if (nr) {
-		struct unwind_row *shrunk = realloc(rows, nr * sizeof(*rows));
-
-		out->rows = shrunk ? shrunk : rows;
-		rows = NULL;
-	}
-	out->nr = nr;
-	out->flags = nr ? 0 : UNWIND_FILE_FP;
-out_free:
-	free(rows);
-	free(maxend);
-	free(tmp);
-	free(set);
-	free(all);
-	return err;
-}
-
-void cfi_table__release(struct cfi_table *t)
-{
-	free(t->rows);
-	memset(t, 0, sizeof(*t));
-}
-
-/* The sections cfi__build reads, by name. */
 struct elf_cfi {
 	Elf_Scn *eh_frame, *debug_frame, *plt, *plt_got, *plt_sec;
 	GElf_Shdr eh_frame_sh, debug_frame_sh, plt_sh, plt_got_sh, plt_sec_sh;

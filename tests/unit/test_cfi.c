@@ -1,4 +1,4 @@
-/* DEPS: src/unwind/cfi.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c */
+/* DEPS: src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unwind rows built from .eh_frame/.debug_frame, checked row by row against readelf -wF (binutils'

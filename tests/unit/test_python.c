@@ -1,4 +1,4 @@
-/* DEPS: src/runtime/python.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c tests/unit/python_stubs.c */
+/* DEPS: src/runtime/python.c src/runtime/pylines.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c tests/unit/python_stubs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * CPython frames: the line tables (3.10's co_linetable, the 3.11+ locations table) against what
