@@ -167,13 +167,20 @@ def test_fp_stacks_whole():
     # own: Hot.main is skipped, as by any frame-pointer walk (JIT code has no unwind info).
     # Methods are entered rarely here, so such ticks are rare.
     prologue = sum(c for c, f in spin if not is_whole(f) and below_leaf_whole(f))
-    if not total or whole < 0.8 * total or whole + cut + prologue != total or \
-            prologue > max(2, 0.01 * total):
+    # Four JVMs start with the daemon: a walk that reaches libjvm.so before its unwind table is
+    # built stops there, marked (docs/decisions.md, known limits: a binary never run before).
+    # Named down to a HotSpot frame, then [truncated]; rare, never unmarked.
+    building = sum(c for c, f in spin if f[1:] != ["[truncated]"] and f[-1] == "[truncated]"
+                   and f[1] in ("Interpreter", "Hot.main") and f[-2].startswith("JavaCalls::")
+                   and not any(x.startswith("0x") for x in f))
+    if not total or whole < 0.8 * total or whole + cut + prologue + building != total or \
+            prologue > max(2, 0.01 * total) or building > max(2, 0.01 * total):
         bad = [f for c, f in spin if not is_whole(f) and f[1:] != ["[truncated]"]][:3]
-        raise AssertionError("%d of %d spin samples whole, %d cut, %d without Hot.main; e.g. %s"
-                             % (whole, total, cut, prologue, bad))
-    print("   %d of %d spin samples whole, %d cut early, %d in a prologue" % (
-        whole, total, cut, prologue))
+        raise AssertionError("%d of %d spin samples whole, %d cut, %d without Hot.main, %d "
+                             "stopped at libjvm; e.g. %s"
+                             % (whole, total, cut, prologue, building, bad))
+    print("   %d of %d spin samples whole, %d cut early, %d in a prologue, %d stopped at libjvm"
+          % (whole, total, cut, prologue, building))
 
 
 def test_nofp_names_and_ratio():
