@@ -2,36 +2,21 @@
 /* Attach mode: finding the object of a target process that defines its allocator, probing it. */
 #define pr_fmt(fmt) "memory: " fmt
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "lib/counters.h"
-#include "lib/json.h"
 #include "lib/log.h"
-#include "lib/procfs.h"
 #include "lib/procmem.h"
-#include "store/store.h"
-#include "symbolize/dso.h"
 #include "lib/procmaps.h"
-#include "lib/timeconst.h"
 #include "proc/proctab.h"
-#include "symbolize/symbolizer.h"
-#include "unwind/unwind.h"
-#include "bpf/memory_abi.h"
-#include "bpf/unwind_abi.h"
 #include "bpf/memory.skel.h"
-#include "sample/ingest.h"
 #include "memory/memory.h"
 #include "memory/memory_priv.h"
 

@@ -29,17 +29,14 @@
 #include "lib/log.h"
 #include "lib/procfs.h"
 #include "lib/procmem.h"
+#include "memory/memsites.h"
+#include "memory/preload.h"
+#include "sample/ingest.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
-#include "lib/procmaps.h"
-#include "lib/timeconst.h"
 #include "proc/proctab.h"
-#include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
-#include "bpf/memory_abi.h"
-#include "bpf/unwind_abi.h"
 #include "bpf/memory.skel.h"
-#include "sample/ingest.h"
 #include "memory/memory.h"
 #include "memory/memory_priv.h"
 
@@ -51,9 +48,6 @@ static const char *const mode_names[] = {
 	[MEMSITES_GO] = "go",
 };
 #include "memory/memsample.h"
-#include "memory/memsites.h"
-#include "memory/preload.h"
-
 
 /* ---- targets -------------------------------------------------------------------------------- */
 

@@ -43,13 +43,8 @@
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/timeconst.h"
-#include "lib/ufile.h"
-#include "lib/x86insn.h"
-#include "probes/histogram.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
-#include "symbolize/elf.h"
-#include "bpf/probes_abi.h"
 #include "bpf/probes.skel.h"
 #include "probes/probes.h"
 #include "probes/probes_priv.h"
@@ -59,7 +54,6 @@
 #define MAX_WAITING	 65536		     /* samples and records waiting for a call's end */
 #define WAIT_MAX_NS	 (60 * NSEC_PER_SEC) /* a call that has not ended by then: its samples go */
 #define ENDED_KEEP_NS	 (5 * NSEC_PER_SEC)  /* an ended call, for samples drained after its end */
-
 
 struct wait_key {
 	uint32_t tid, probe;

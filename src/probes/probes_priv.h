@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
 #include "bpf/probes_abi.h"
 #include "probes/histogram.h"
 #include "probes/probes.h"

@@ -2,39 +2,17 @@
 /* Resolving a probe in its binary: a function's entry, or a source line's addresses (DWARF). */
 #define pr_fmt(fmt) "probes: " fmt
 
-#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <inttypes.h>
 #include <libelf.h>
-#include <math.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "lib/counters.h"
-#include "lib/json.h"
-#include "lib/log.h"
-#include "lib/metrics.h"
-#include "lib/timeconst.h"
 #include "lib/ufile.h"
 #include "lib/x86insn.h"
-#include "probes/histogram.h"
-#include "store/store.h"
-#include "symbolize/dso.h"
-#include "symbolize/elf.h"
-#include "bpf/probes_abi.h"
-#include "bpf/probes.skel.h"
 #include "probes/probes.h"
+#include "symbolize/elf.h"
 #include "probes/probes_priv.h"
 
 /* ---- resolving a probe in its binary ------------------------------------------------------- */

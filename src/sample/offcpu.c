@@ -14,15 +14,12 @@
 #include "lib/log.h"
 #include "lib/timeconst.h"
 #include "store/store.h"
-#include "proc/proctab.h"
-#include "symbolize/symbolizer.h"
-#include "unwind/unwind.h"
 #include "bpf/offcpu_abi.h"
 #include "bpf/offcpu.skel.h"
 #include "sample/ingest.h"
 #include "sample/offcpu.h"
-#include "runtime/python.h"
 #include "sample/interval.h"
+#include "unwind/unwind.h"
 
 #define WAIT_BUCKETS 4096 /* a power of two */
 /* Spans held for their user stack; beyond it new spans are dropped (counted as unjoined). */

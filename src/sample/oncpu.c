@@ -17,8 +17,6 @@
 #include "lib/log.h"
 #include "lib/timeconst.h"
 #include "store/store.h"
-#include "proc/proctab.h"
-#include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 #include "bpf/oncpu_abi.h"
 #include "bpf/oncpu.skel.h"
@@ -26,7 +24,6 @@
 #include "sample/oncpu.h"
 #include "probes/probes.h"
 #include "sample/proccpu.h"
-#include "runtime/python.h"
 
 _Static_assert(ONCPU_MAX_KSTACK <= INGEST_MAX_KSTACK && ONCPU_MAX_USTACK <= INGEST_MAX_USTACK &&
 		       ONCPU_MAX_PYTHON <= INGEST_MAX_PYTHON,

@@ -84,7 +84,6 @@ enum {
 	DW_EH_PE_omit = 0xff,
 };
 
-
 enum cfa_kind { CFA_REG, CFA_PLT, CFA_BAD };
 enum reg_kind { RULE_UNDEF, RULE_SAME, RULE_OFFSET, RULE_OTHER };
 

@@ -7,14 +7,10 @@
 #define pr_fmt(fmt) "cfi: " fmt
 
 #include <errno.h>
-#include <gelf.h>
-#include <inttypes.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/log.h"
 #include "unwind/cfi.h"
 #include "unwind/cfi_priv.h"
 
