@@ -47,7 +47,7 @@ struct daemon {
 	uint64_t scan_mark; /* the unwinder's queue after the scan (unwinder__queue_mark) */
 };
 
-/* src/http/routes.c: starts the HTTP server with autoprof's one route table. */
+/* src/daemon/routes.c: starts the HTTP server with autoprof's one route table. */
 int routes__start(struct daemon *d);
 /* src/daemon/selfmetrics.c: registers autoprof's own metrics. */
 int selfmetrics__register(struct daemon *d);

@@ -1,4 +1,4 @@
-/* DEPS: src/http/webui.c src/http/server.c src/http/listen.c src/http/webconfig.c src/store/store.c src/store/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/json.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/daemon/webui.c src/http/server.c src/http/listen.c src/http/webconfig.c src/store/store.c src/store/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/json.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The web view's endpoints over real HTTP: the page by content negotiation (with a stand-in for
@@ -11,7 +11,7 @@
 
 #include "src/daemon/daemon.h"
 #include "http/http.h"
-#include "http/webui.h"
+#include "src/daemon/webui.h"
 #include "lib/log.h"
 #include "lib/timeconst.h"
 #include "store/store.h"

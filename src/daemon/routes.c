@@ -23,7 +23,7 @@
 #include "lib/json.h"
 #include "lib/timeconst.h"
 #include "http/http.h"
-#include "http/webui.h"
+#include "daemon/webui.h"
 
 #define DEFAULT_SECONDS 30
 #define MAX_PIDS 256

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifndef AUTOPROF_WEBUI_H
-#define AUTOPROF_WEBUI_H
+#ifndef AUTOPROF_DAEMON_WEBUI_H
+#define AUTOPROF_DAEMON_WEBUI_H
 
 #include <stdbool.h>
 

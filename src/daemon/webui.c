@@ -15,7 +15,7 @@
 #include "store/profiles.h"
 #include "query/query.h"
 #include "store/store.h"
-#include "http/webui.h"
+#include "daemon/webui.h"
 
 #define DEFAULT_SECONDS 30
 
