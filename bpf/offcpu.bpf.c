@@ -190,7 +190,7 @@ static __always_inline long offcpu__user_stack(struct task_struct *task, struct 
 		}
 		if (out.no_proc) {
 			/* Not learned yet: the leaf alone, truncated (oncpu.bpf.c). */
-			*proc_flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON;
+			*proc_flags = UNWIND_PROC_PYTHON;
 			u->flags |= OFFCPU_F_USTACK_TRUNCATED;
 			return 1;
 		}

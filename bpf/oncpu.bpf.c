@@ -120,7 +120,7 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 		 * leaf alone, marked truncated, rather than frame pointers' guess. The lookups a
 		 * table would have spared are made. */
 		e->flags |= ONCPU_F_USTACK_TRUNCATED | ONCPU_F_UNWIND_MISS;
-		*proc_flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON;
+		*proc_flags = UNWIND_PROC_PYTHON;
 		return 1;
 	}
 	if (n < 0)
@@ -212,9 +212,9 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	if (!(e->flags & ONCPU_F_KTHREAD))
 		un = table_user_stack(ctx, task, e, &e->stack[kn], &proc_flags);
 	walked = un >= 0 && !(e->flags & ONCPU_F_KTHREAD);
-	/* A process with a mapping table says whether it publishes a trace context: most don't,
-	 * and skip that (cold) hash lookup. */
-	if ((!walked || (proc_flags & UNWIND_PROC_TRACECTX)) &&
+	/* A process with a mapping table may say it publishes no trace context: most don't, and
+	 * skip that (cold) hash lookup. */
+	if ((!walked || !(proc_flags & UNWIND_PROC_NO_TRACECTX)) &&
 	    tracectx__read(e->pid, e->trace_id, e->span_id))
 		e->flags |= ONCPU_F_TRACE_CTX;
 	/* A process whose mapping table held every pc of its stack has had its maps read since

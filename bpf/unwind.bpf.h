@@ -398,7 +398,7 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	/* Without user space's table, what it would say is not known: the lookups it would
 	 * spare are made. */
 	out->proc_flags = w.proc->flags |
-			  (-no_proc & (UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON));
+			  (-no_proc & UNWIND_PROC_PYTHON);
 	out->no_proc = no_proc;
 	if (w.n)
 		return w.n;
@@ -408,7 +408,7 @@ leaf:
 	stack[0] = pc;
 	out->no_proc = true;
 	out->truncated = true;
-	out->proc_flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON;
+	out->proc_flags = UNWIND_PROC_PYTHON;
 	return -1;
 }
 

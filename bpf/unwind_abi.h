@@ -103,8 +103,14 @@ struct unwind_inode {
 
 /* What else BPF should know of a process, found once by user space. */
 enum unwind_proc_flags {
-	UNWIND_PROC_TRACECTX = 1 << 0, /* publishes a trace context: worth a tracectx lookup */
-	UNWIND_PROC_PYTHON = 1 << 1,   /* a CPython process: worth a python_procs lookup */
+	/*
+	 * Found no trace context once its libraries were in: samplers skip that (cold) hash
+	 * lookup. Negative on purpose: the table comes after the context is published (under the
+	 * builders' lock, tens of ms late on a busy host), and a table without the flag, or no
+	 * table, means "look".
+	 */
+	UNWIND_PROC_NO_TRACECTX = 1 << 0,
+	UNWIND_PROC_PYTHON = 1 << 1, /* a CPython process: worth a python_procs lookup */
 };
 
 /*

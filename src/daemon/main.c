@@ -6,11 +6,17 @@
 #define pr_fmt(fmt) "main: " fmt
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/sched.h>
+#include <linux/sched/types.h>
 
 #include <bpf/libbpf.h>
 
@@ -60,6 +66,31 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	log__printf(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, "%s", msg);
 	return 0;
+}
+
+/*
+ * The ingest loop's work at an exec is small and late is useless: a process's trace context and
+ * mappings must be read before its first samples are, within about a millisecond (sample/proc.c).
+ * On a host whose CPUs are all busy the fair scheduler let it wait 10-40 ms behind spinning
+ * threads. So this thread asks for a short slice: under EEVDF (Linux 6.6+, custom slices from
+ * 6.12) a task with a shorter slice gets an earlier deadline and preempts at wake-up, with no
+ * more CPU share than before. An older kernel refuses (or ignores) it; nothing else changes.
+ */
+#define INGEST_SLICE_NS (100 * NSEC_PER_USEC)
+
+static void ingest_prefer_latency(void)
+{
+	struct sched_attr attr = {
+		.size = sizeof(attr),
+		.sched_policy = SCHED_OTHER,
+		/* Threads it starts later (attach helpers, say) get the default again. */
+		.sched_flags = SCHED_FLAG_RESET_ON_FORK,
+		.sched_nice = getpriority(PRIO_PROCESS, 0),
+		.sched_runtime = INGEST_SLICE_NS,
+	};
+
+	if (syscall(SYS_sched_setattr, 0, &attr, 0))
+		pr_debug("no short scheduler slice for the ingest thread: %s\n", strerror(errno));
 }
 
 /* Process events for the collectors that keep per-process state. */
@@ -272,6 +303,7 @@ int main(int argc, char **argv)
 	pr_info("%u processes found at start\n", proctab__scan(d.ctx.proctab, now_ns()));
 	if (d.ctx.unwinder)
 		d.scan_mark = unwinder__queue_mark(d.ctx.unwinder);
+	ingest_prefer_latency();
 	ingest_loop(&d);
 	pr_info("stopping\n");
 	ret = 0;

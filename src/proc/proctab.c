@@ -49,6 +49,7 @@ struct proc {
 	bool jvm;	 /* maps HotSpot's libjvm.so: its JIT frames go through the JVM hook */
 	uint32_t maps_gen; /* bumped at every successful read of the maps */
 	bool new_image;	   /* its maps are being read for an exec */
+	uint64_t exec_ns;  /* when its exec was seen; 0: found running */
 };
 
 struct proctab {
@@ -79,6 +80,11 @@ int proctab__observe(struct proctab *pt, const struct proc_observer *o)
 bool proc__new_image(const struct proc *p)
 {
 	return p->new_image;
+}
+
+bool proc__loading(const struct proc *p, uint64_t now_ns)
+{
+	return p->exec_ns && now_ns - p->exec_ns < PROC_LOADING_NS;
 }
 
 /* Tells the observers that p's maps were (re)read or dropped. */
@@ -431,6 +437,7 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 	}
 	if (p) {
 		p->new_image = true;
+		p->exec_ns = now_ns;
 		learn(pt, p, now_ns);
 		p->new_image = false;
 	}

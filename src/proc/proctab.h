@@ -59,6 +59,13 @@ int proctab__observe(struct proctab *pt, const struct proc_observer *o);
 /* Whether p's maps are being read for a new image (true only inside a maps callback of an
  * exec): what was learned of the old image is stale. */
 bool proc__new_image(const struct proc *p);
+/*
+ * Whether p was exec'd less than PROC_LOADING_NS ago: its dynamic loader may still be mapping
+ * libraries (done in well under 1 ms on an idle machine), so a read of its maps may miss what
+ * they bring. sample/proc.c reads the maps again at 1 and 4 ms after exec: the second is past it.
+ */
+#define PROC_LOADING_NS 3000000ULL
+bool proc__loading(const struct proc *p, uint64_t now_ns);
 void proctab__free(struct proctab *pt); /* accepts NULL */
 
 /* The process image changed: forget what we knew and learn it now. Returns the process

@@ -12,6 +12,7 @@
 #include "bpf/unwind_abi.h"
 #include "collect/collect.h"
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "sample/ingest.h"
 #include "proc/proctab.h"
 #include "runtime/python.h"
@@ -144,19 +145,21 @@ static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid,
 static void maps_cb(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
 {
 	struct collect_ctx *ctx = arg;
-	/*
-	 * Before the unwinder: handing it the maps may wait tens of ms for its builder's lock (for
-	 * every process at start, on a busy machine), and a new process, which has no mapping
-	 * table yet, has its samples read the context as soon as it is in tracectx_offsets.
-	 */
-	bool published = n && publish_trace_context(ctx, pid, maps, n);
+	struct proc *p;
+	bool published;
 
+	/* Before the unwinder: handing it the maps may wait for its builders' lock, and a new
+	 * process's samples read the context as soon as it is in tracectx_offsets. */
+	published = n && publish_trace_context(ctx, pid, maps, n);
 	if (!ctx->unwinder)
 		return;
-	/* Samplers skip the trace-context lookup for processes without this flag: it comes with
-	 * the table (set after it, the walks between would skip the lookup, and the builders
-	 * can hold the lock between for the tens of ms of a big table's rows). */
-	unwinder__update_flags(ctx->unwinder, pid, maps, n, published ? UNWIND_PROC_TRACECTX : 0);
+	/* None found: samplers may skip the lookup, unless the loader may still be mapping the
+	 * library that has one. */
+	p = ctx->proctab ? proctab__find(ctx->proctab, pid) : NULL;
+	unwinder__update_flags(ctx->unwinder, pid, maps, n,
+			       !published && p && !proc__loading(p, now_ns()) ?
+				       UNWIND_PROC_NO_TRACECTX :
+				       0);
 }
 
 /* Started while we run: its samples matter from its first, its tables first. */

@@ -18,13 +18,18 @@
 
 #define MAX_PENDING_EXITS 4096
 /*
- * At exec only the executable and the loader are mapped; the loader maps the libraries a few
- * ms later, and a trace-context variable in one of them is found only when the maps are read
+ * At exec only the executable and the loader are mapped; the loader maps the libraries a little
+ * later, and a trace-context variable in one of them is found only when the maps are read
  * again. A sample would do that (its frames miss), but the first sample in a traced thread
- * must already find the context: so a process still alive RELEARN_NS after its exec has its
- * maps read again then. (A process gone by then, the usual short-lived one, costs nothing.)
+ * must already find the context: so a process still alive after its exec has its maps read
+ * again at each delay of relearn_ns, counted from the exec in the kernel. The loader is done
+ * in well under a millisecond on an idle machine (LD_DEBUG=statistics: ~50 us), so the first
+ * read leaves main() a window of about a millisecond without its context; the second is for a
+ * loader slowed by a busy machine. (A process gone by then, the usual short-lived one, costs
+ * nothing.)
  */
-#define RELEARN_NS 3000000ULL
+static const unsigned long long relearn_ns[] = { 1000000ULL, 4000000ULL };
+#define NR_RELEARN (sizeof(relearn_ns) / sizeof(relearn_ns[0]))
 #define MAX_RELEARN 1024
 
 /*
@@ -37,14 +42,29 @@ struct proc_collector {
 	uint32_t pending[2][MAX_PENDING_EXITS];
 	uint32_t nr_pending[2];
 	int cur;
-	/* Execs whose maps are read again at due (a FIFO: due times only grow). */
-	struct {
-		uint32_t pid;
-		unsigned long long due;
-	} relearn[MAX_RELEARN];
-	uint32_t relearn_head, relearn_nr;
+	/* Per delay, execs whose maps are read again at exec + relearn_ns[i] (FIFOs: exec
+	 * times only grow). */
+	struct relearn_fifo {
+		struct {
+			uint32_t pid;
+			unsigned long long exec_ns;
+		} e[MAX_RELEARN];
+		uint32_t head, nr;
+	} relearn[NR_RELEARN];
 	unsigned long long relearned;
 };
+
+/* Full FIFOs drop the newest: a storm of execs is re-read by its samples instead. */
+static void relearn__push(struct relearn_fifo *q, uint32_t pid, unsigned long long exec_ns)
+{
+	uint32_t i;
+
+	if (q->nr == MAX_RELEARN)
+		return;
+	i = (q->head + q->nr++) % MAX_RELEARN;
+	q->e[i].pid = pid;
+	q->e[i].exec_ns = exec_ns;
+}
 
 static int handle_event(void *arg, void *data, size_t size)
 {
@@ -63,12 +83,8 @@ static int handle_event(void *arg, void *data, size_t size)
 		 * alone, so the first samples are labelled too; its unwind tables are built
 		 * first; Python and memory targets look at the new image. */
 		p = proctab__exec(pc->ctx->proctab, e->pid, now);
-		if (p && pc->relearn_nr < MAX_RELEARN) {
-			uint32_t i = (pc->relearn_head + pc->relearn_nr++) % MAX_RELEARN;
-
-			pc->relearn[i].pid = e->pid;
-			pc->relearn[i].due = now + RELEARN_NS;
-		}
+		if (p)
+			relearn__push(&pc->relearn[0], e->pid, e->time_ns);
 		break;
 	}
 	case PROC_EV_EXIT:
@@ -134,25 +150,36 @@ out_free:
 
 int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, int max_ms)
 {
-	while (pc->relearn_nr) {
-		uint32_t pid = pc->relearn[pc->relearn_head].pid;
-		unsigned long long due = pc->relearn[pc->relearn_head].due;
+	int wait_ms = max_ms;
 
-		if (due > now) {
-			unsigned long long ms = (due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
+	for (uint32_t stage = 0; stage < NR_RELEARN; stage++) {
+		struct relearn_fifo *q = &pc->relearn[stage];
 
-			return ms < (unsigned long long)max_ms ? (int)ms : max_ms;
-		}
-		pc->relearn_head = (pc->relearn_head + 1) % MAX_RELEARN;
-		pc->relearn_nr--;
-		/* Only a process still known (not exited, not exec'd again since: its own entry
-		 * follows). */
-		if (proctab__find(pc->ctx->proctab, pid)) {
+		while (q->nr) {
+			uint32_t pid = q->e[q->head].pid;
+			unsigned long long exec_ns = q->e[q->head].exec_ns;
+			unsigned long long due = exec_ns + relearn_ns[stage];
+
+			if (due > now) {
+				unsigned long long ms = (due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
+
+				if (ms < (unsigned long long)wait_ms)
+					wait_ms = (int)ms;
+				break;
+			}
+			q->head = (q->head + 1) % MAX_RELEARN;
+			q->nr--;
+			/* Only a process still known (not exited, not exec'd again since: its own
+			 * entry follows). */
+			if (!proctab__find(pc->ctx->proctab, pid))
+				continue;
 			proctab__refresh(pc->ctx->proctab, pid, now);
 			pc->relearned++;
+			if (stage + 1 < NR_RELEARN)
+				relearn__push(&pc->relearn[stage + 1], pid, exec_ns);
 		}
 	}
-	return max_ms;
+	return wait_ms;
 }
 
 void proc_collector__reap(struct proc_collector *pc)

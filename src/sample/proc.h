@@ -24,8 +24,8 @@ void proc_collector__free(struct proc_collector *pc); /* accepts NULL */
  * it, so a process's last samples (even those taken while it exits) still find its mappings.
  */
 void proc_collector__reap(struct proc_collector *pc);
-/* Reads again the maps of processes exec'd RELEARN_NS ago (proc.c); returns the ms until the
- * next is due, at most max_ms: the ingest loop's poll timeout. */
+/* Reads again the maps of processes exec'd each of relearn_ns ago (proc.c); returns the ms
+ * until the next is due, at most max_ms: the ingest loop's poll timeout. */
 int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, int max_ms);
 void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stats *out);
 

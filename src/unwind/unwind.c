@@ -303,7 +303,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	}
 	/* The table walks of processes not learned yet take (bpf/unwind_abi.h). */
 	u->scratch = (struct unwind_proc){
-		.flags = UNWIND_PROC_TRACECTX | UNWIND_PROC_PYTHON,
+		.flags = UNWIND_PROC_PYTHON,
 		.gen = UNWIND_GEN_KERNEL,
 	};
 	if (bpf_map_update_elem(u->procs_fd, &(uint32_t){ UNWIND_NO_PROC_KEY }, &u->scratch,
@@ -619,50 +619,71 @@ static int update_array(int fd, uint32_t start, const void *values, uint32_t n)
 	return err;
 }
 
-/* With the lock held: puts a built table's rows in BPF, making room as allowed. */
-static void install_rows(struct unwinder *u, struct ufile *f, int err, struct cfi_table *t,
-			 bool may_evict_used)
+/*
+ * With the lock held: takes room for a built table's rows, making room as allowed. 0: f owns
+ * [row_start, +nr) and [page_start, +npages) and write_rows fills them, without the lock.
+ */
+static int reserve_rows(struct unwinder *u, struct ufile *f, int err, const struct cfi_table *t,
+			bool may_evict_used, uint32_t *npages)
 {
-	uint32_t *pages = NULL, npages;
-
 	if (err) {
 		u->stats.build_errors++;
 		f->failed = true;
 		pr_debug("no unwind table for %s: %s\n", dso__path(f->dso), strerror(-err));
-		return;
+		return err;
 	}
 	u->stats.builds++;
 	f->flags = t->flags;
 	f->row_count = t->nr;
 	f->page_count = 0;
 	if (!t->nr)
-		return;
+		return -ENODATA;
 	f->first_page = t->rows[0].pc >> UNWIND_PAGE_SHIFT;
-	npages = (t->rows[t->nr - 1].pc >> UNWIND_PAGE_SHIFT) - f->first_page + 1;
-	if (t->nr > u->rows.capacity || npages > u->pages.capacity) {
+	*npages = (t->rows[t->nr - 1].pc >> UNWIND_PAGE_SHIFT) - f->first_page + 1;
+	if (t->nr > u->rows.capacity || *npages > u->pages.capacity) {
 		u->stats.too_big++;
 		pr_warn("unwind table of %s (%u rows) exceeds unwind.memory-limit\n",
 			dso__path(f->dso), t->nr);
 		f->row_count = 0;
 		f->flags |= UNWIND_FILE_NO_ROOM;
-		return;
+		return -E2BIG;
 	}
 	may_evict_used = may_evict_used && t->nr <= u->rows.capacity / u->big_table_share;
-	if (make_room(u, t->nr, npages, may_evict_used, &f->row_start, &f->page_start)) {
+	if (make_room(u, t->nr, *npages, may_evict_used, &f->row_start, &f->page_start)) {
 		/* row_count stays: it says how much room bringing it back takes. */
 		f->flags |= UNWIND_FILE_NO_ROOM;
 		f->evicted = true;
-		return;
+		return -ENOSPC;
 	}
-	pages = malloc(npages * sizeof(*pages));
-	if (pages) {
-		page_index(t, f->row_start, f->first_page, pages, npages);
-		err = update_array(u->rows_fd, f->row_start, t->rows, t->nr) ?:
-		      update_array(u->pages_fd, f->page_start, pages, npages);
-	} else {
-		err = -ENOMEM;
-	}
+	return 0;
+}
+
+/*
+ * Without the lock: writes the rows into the room reserve_rows took. A big table is hundreds of
+ * thousands of rows (tens of ms of map updates), and the lock is what the ingest loop takes to
+ * publish a new process's mappings: holding it here delayed a fresh process's trace context past
+ * its first samples. The room is f's alone: eviction takes only files with rows installed, and
+ * f, still queued, is not freed.
+ */
+static int write_rows(struct unwinder *u, const struct ufile *f, const struct cfi_table *t,
+		      uint32_t npages)
+{
+	uint32_t *pages = malloc(npages * sizeof(*pages));
+	int err;
+
+	if (!pages)
+		return -ENOMEM;
+	page_index(t, f->row_start, f->first_page, pages, npages);
+	err = update_array(u->rows_fd, f->row_start, t->rows, t->nr) ?:
+	      update_array(u->pages_fd, f->page_start, pages, npages);
 	free(pages);
+	return err;
+}
+
+/* With the lock held again: the rows written (or not) become the file's. */
+static void install_rows(struct unwinder *u, struct ufile *f, int err, const struct cfi_table *t,
+			 uint32_t npages)
+{
 	if (err) {
 		u->stats.update_errors++;
 		pool_release(&u->rows, f->row_start, t->nr);
@@ -790,6 +811,7 @@ static void *builder_main(void *arg)
 	for (;;) {
 		struct cfi_table t = { 0 };
 		struct ufile *f = NULL;
+		uint32_t npages = 0;
 		uint64_t t0;
 		int fd, err;
 
@@ -805,7 +827,12 @@ static void *builder_main(void *arg)
 		t0 = now_ns() - t0;
 		pthread_mutex_lock(&u->lock);
 		u->stats.build_ns += t0;
-		install_rows(u, f, err, &t, f->queued_may_evict);
+		if (!reserve_rows(u, f, err, &t, f->queued_may_evict, &npages)) {
+			pthread_mutex_unlock(&u->lock);
+			err = write_rows(u, f, &t, npages);
+			pthread_mutex_lock(&u->lock);
+			install_rows(u, f, err, &t, npages);
+		}
 		publish_file(u, f, false);
 		f->queued = false;
 		if (!u->qhead)
@@ -962,7 +989,7 @@ void unwinder__update_flags(struct unwinder *u, uint32_t pid, const struct proc_
 		u->stats.processes++;
 	}
 	v->nr = 0;
-	p->flags |= flags;
+	p->flags = (p->flags & ~UNWIND_PROC_NO_TRACECTX) | flags;
 	v->flags = p->flags;
 	v->gen = ++u->gen;
 	for (uint32_t i = 0; i < n; i++) {

@@ -56,8 +56,11 @@ int unwinder__map_fd(struct unwinder *u, const char *name);
  * frames in them are walked by frame pointers. Signature of a proctab listener.
  */
 void unwinder__update(void *u, uint32_t pid, const struct proc_map *maps, uint32_t n);
-/* unwinder__update, the table published with flags (enum unwind_proc_flags) added to the
- * process's in the same update: no walk sees the new table without them. */
+/*
+ * unwinder__update, with the flags this read of the maps found (UNWIND_PROC_NO_TRACECTX), which
+ * replace the last read's in the same update. UNWIND_PROC_PYTHON comes from
+ * unwinder__set_proc_flag and stays.
+ */
 void unwinder__update_flags(struct unwinder *u, uint32_t pid, const struct proc_map *maps,
 			    uint32_t n, uint32_t flags);
 

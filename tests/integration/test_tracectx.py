@@ -127,7 +127,12 @@ def spans_of(out):
     return pid, spans
 
 
-STARTUP_ROUNDS = 3
+# Each start leaves main() about a millisecond before the maps are read again (sample/proc.c):
+# measured 2 samples of ~3,900 unlabelled in 60 starts. With the re-reads at 1 and 4 ms gone
+# (left to the first samples), 8 of 12 starts lost one; with the flag set under the unwind
+# tables' lock (the 3 ms re-read), 1 start in 6.
+STARTUP_ROUNDS = 6
+STARTUP_MISSES = 2
 
 
 def test_startup():
@@ -159,7 +164,7 @@ def test_startup():
                         labelled += c
             print("  startup %s: %d of %d traced samples labelled in %d runs of 1 s" % (
                 name, labelled, traced, STARTUP_ROUNDS))
-            if traced < 30 or labelled < 0.99 * traced:
+            if traced < 30 or traced - labelled > STARTUP_MISSES:
                 bad.append("%s: %d of %d" % (name, labelled, traced))
         assert not bad, "; ".join(bad)
     finally:
