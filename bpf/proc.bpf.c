@@ -66,9 +66,14 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	bpf_map_delete_elem(&python_procs, &e->pid);
 	bpf_map_delete_elem(&unwind_procs, &e->pid);
 	e->time_ns = bpf_ktime_get_ns();
+	e->exe_ino = BPF_CORE_READ(p, mm, exe_file, f_inode, i_ino);
+	e->exe_dev = BPF_CORE_READ(p, mm, exe_file, f_inode, i_sb, s_dev);
+	e->pad = 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
-	/* Exec must reach user space at once: the process may live only milliseconds. */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	/* Exec must reach user space at once: the process may live only milliseconds. An exit
+	 * waits for the next wake-up (an exec, a re-read due, the drain timer): under exec
+	 * churn, waking for each doubled the wake-ups. */
+	bpf_ringbuf_submit(e, type == PROC_EV_EXEC ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

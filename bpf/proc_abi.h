@@ -13,6 +13,11 @@ struct proc_ev {
 	__u32 type;
 	__u32 pid;
 	__u64 time_ns;
+	/* PROC_EV_EXEC: the executable's inode and device (the kernel's encoding, major << 20 |
+	 * minor): its line in /proc/PID/maps names it, with no readlink of /proc/PID/exe. */
+	__u64 exe_ino;
+	__u32 exe_dev;
+	__u32 pad;
 	char comm[16];
 };
 

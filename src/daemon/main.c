@@ -98,19 +98,22 @@ static void ingest_loop(struct daemon *d)
 {
 	struct collect_ctx *ctx = &d->ctx;
 	unsigned long long next_expire = 0, next_sweep = 0;
+	int wait_ms = POLL_MS;
 
 	while (!stopping) {
 		unsigned long long now;
 		int err;
 
-		/* Samples do not wake us (their ring is drained on this timer); exec events do. */
-		err = ring_buffer__poll(ctx->rb,
-					proc_collector__relearn(d->procs, now_ns(), POLL_MS));
+		/* Samples and exits do not wake us (their rings are drained on this timer); exec
+		 * events and re-reads due do. */
+		err = ring_buffer__poll(ctx->rb, wait_ms);
 		if (err < 0 && err != -EINTR) {
 			pr_err("polling ring buffers: %s\n", strerror(-err));
 			break;
 		}
 		ring_buffer__consume(ctx->rb);
+		/* After the drain: the exits it brought spare their re-reads. */
+		wait_ms = proc_collector__relearn(d->procs, now_ns(), POLL_MS);
 		/*
 		 * Only now does /metrics show CPUs sampled, which clients take for "profiling now":
 		 * the samples and exec events queued while the collectors loaded (the off-CPU BPF

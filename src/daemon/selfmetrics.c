@@ -238,8 +238,8 @@ static const struct metrics_row proc_rows[] = {
 		       "their maps were read (their unwind table was built already)"),
 	METRICS_SAMPLE(struct proc_view, p.exec_tables),
 	METRICS_FAMILY("autoprof_maps_rereads_after_exec", METRIC_COUNTER,
-		       "Processes whose maps were read again 3 ms after their exec, once the "
-		       "loader had mapped their libraries (trace-context variables in them)"),
+		       "Maps read again 1 and 4 ms after an exec, once the loader had mapped "
+		       "the libraries (trace-context variables in them)"),
 	METRICS_SAMPLE(struct proc_view, p.relearned),
 	METRICS_FAMILY("autoprof_maps_reads", METRIC_COUNTER,
 		       "Reads of /proc/PID/maps, by result (gone: the process exited first)"),

@@ -27,6 +27,8 @@
 /* Where user code can be on x86-64: above vm.mmap_min_addr's default, below the 47-bit top. */
 #define USER_MIN 0x10000ULL
 #define USER_MAX 0x800000000000ULL
+/* Environments past this are rare; the variable is then looked for in what was read. */
+#define ENV_CAP (128 * 1024)
 
 struct proc {
 	struct proc *next;
@@ -50,6 +52,7 @@ struct proc {
 	uint32_t maps_gen; /* bumped at every successful read of the maps */
 	bool new_image;	   /* its maps are being read for an exec */
 	uint64_t exec_ns;  /* when its exec was seen; 0: found running */
+	struct proc_exe_id exe_id; /* its executable as of its exec; ino 0: not known */
 };
 
 struct proctab {
@@ -58,14 +61,16 @@ struct proctab {
 	uint32_t nr_observers;
 	struct proc *buckets[BUCKETS];
 	struct proctab_stats stats;
+	char *env; /* ENV_CAP bytes, reused by every environment read */
 };
 
 struct proctab *proctab__new(struct symbolizer *sym)
 {
 	struct proctab *pt = calloc(1, sizeof(*pt));
 
-	if (pt)
-		pt->sym = sym;
+	if (!pt)
+		return NULL;
+	pt->sym = sym;
 	return pt;
 }
 
@@ -80,6 +85,11 @@ int proctab__observe(struct proctab *pt, const struct proc_observer *o)
 bool proc__new_image(const struct proc *p)
 {
 	return p->new_image;
+}
+
+bool proc__exited(const struct proc *p)
+{
+	return p->gone;
 }
 
 bool proc__loading(const struct proc *p, uint64_t now_ns)
@@ -135,6 +145,7 @@ void proctab__free(struct proctab *pt)
 			proc__free(p);
 		}
 	}
+	free(pt->env);
 	free(pt);
 }
 
@@ -152,6 +163,7 @@ struct maps_ctx {
 	struct proc *p;
 	uint32_t cap;
 	uint64_t ctx_addr; /* the OTEL_CTX mapping, 0 if none */
+	char *exe_path;	   /* the path of the mapping of p's exe_id (owned), NULL if none */
 };
 
 static int add_map(const struct map_entry *e, void *arg)
@@ -160,6 +172,9 @@ static int add_map(const struct map_entry *e, void *arg)
 	struct proc *p = ctx->p;
 	struct dso *dso;
 
+	if (!ctx->exe_path && ctx->p->exe_id.ino && e->inode == ctx->p->exe_id.ino &&
+	    e->dev_major == ctx->p->exe_id.dev >> 20 && e->dev_minor == (ctx->p->exe_id.dev & 0xfffff))
+		ctx->exe_path = strdup(e->path);
 	if (!e->executable) {
 		/* The process context is read-only data: the one other line worth a look. */
 		if (!ctx->ctx_addr && e->readable && procctx__is_mapping(e->path))
@@ -195,20 +210,10 @@ static int add_map(const struct map_entry *e, void *arg)
 	return 0;
 }
 
-static void read_exe(struct proc *p)
+static void set_exe(struct proc *p, const char *path)
 {
-	char link[64], path[4096];
-	ssize_t n;
-	char *base, *del;
+	const char *base;
 
-	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return;
-	path[n] = '\0';
-	del = strstr(path, " (deleted)");
-	if (del && del[10] == '\0')
-		*del = '\0';
 	/* Read again for an exec not yet reported: the same image, nothing to change. */
 	if (p->exe[0] && p->exe_path && !strcmp(p->exe_path, path))
 		return;
@@ -218,14 +223,31 @@ static void read_exe(struct proc *p)
 	p->exe_path = strdup(path);
 }
 
+/* From /proc/PID/exe: for a process not seen at its exec (a readlink costs ~10 us there). */
+static void read_exe(struct proc *p)
+{
+	char link[64], path[4096];
+	ssize_t n;
+	char *del;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;
+	path[n] = '\0';
+	del = strstr(path, " (deleted)");
+	if (del && del[10] == '\0')
+		*del = '\0';
+	set_exe(p, path);
+}
+
 /*
  * The OpenTelemetry service name a process declares in its environment: OTEL_SERVICE_NAME, else
  * service.name in OTEL_RESOURCE_ATTRIBUTES (the SDKs' own precedence).
  */
-static void read_service_env(struct proc *p)
+static void read_service_env(struct proctab *pt, struct proc *p)
 {
-	/* Environments past this are rare; the variable is then looked for in what was read. */
-	const size_t cap = 128 * 1024;
+	const size_t cap = ENV_CAP;
 	const char *attrs = NULL;
 	char path[64], *env;
 	size_t n = 0;
@@ -237,7 +259,10 @@ static void read_service_env(struct proc *p)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	env = malloc(cap);
+	/* Kept: a fresh 128 KiB buffer was an mmap and a munmap at every exec. */
+	if (!pt->env)
+		pt->env = malloc(cap);
+	env = pt->env;
 	if (!env)
 		goto out_close;
 	/* The kernel hands the environment out a page per read. */
@@ -247,7 +272,7 @@ static void read_service_env(struct proc *p)
 	for (char *v = env; v < env + n; v += strlen(v) + 1) {
 		if (!strncmp(v, "OTEL_SERVICE_NAME=", 18) && v[18]) {
 			snprintf(p->service_env, sizeof(p->service_env), "%s", v + 18);
-			goto out_free;
+			goto out_close;
 		}
 		if (!strncmp(v, "OTEL_RESOURCE_ATTRIBUTES=", 25))
 			attrs = v + 25;
@@ -260,8 +285,6 @@ static void read_service_env(struct proc *p)
 			break;
 		}
 	}
-out_free:
-	free(env);
 out_close:
 	close(fd);
 }
@@ -353,8 +376,8 @@ static void read_container_id(struct proc *p)
 
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
-	struct proc fresh = { .pid = p->pid, .jit = p->jit };
-	struct maps_ctx ctx = { pt, &fresh, 0, 0 };
+	struct proc fresh = { .pid = p->pid, .jit = p->jit, .exe_id = p->exe_id };
+	struct maps_ctx ctx = { pt, &fresh, 0, 0, NULL };
 	bool named = p->exe[0];
 	int err;
 
@@ -364,16 +387,25 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	pt->stats.maps_reads++;
 	/* Also when named: maps read again for pcs they lacked may be those of an exec whose
 	 * event waits in another ring behind the samples, and the name then is the new image's
-	 * too (the event, when it comes, starts the process over). */
-	read_exe(p);
+	 * too (the event, when it comes, starts the process over). Seen at its exec, it is named
+	 * by its executable's line of the maps. */
+	if (!p->exe_id.ino)
+		read_exe(p);
 	if (!named) {
 		read_container_id(p);
-		read_service_env(p);
+		read_service_env(pt, p);
 		pick_service(p);
 	}
 	/* Every line, not only executable ones: the process context is data. */
 	err = maps__for_each(p->pid, false, add_map, &ctx);
 	p->jit = fresh.jit;
+	if (p->exe_id.ino) {
+		if (ctx.exe_path)
+			set_exe(p, ctx.exe_path);
+		else if (!err)
+			read_exe(p); /* not mapped as it was at exec: exec'd again since */
+		free(ctx.exe_path);
+	}
 	if (err) {
 		/* Keep what we knew: a process that exited is still resolved by its last maps. */
 		proc__drop_maps(&fresh);
@@ -412,7 +444,8 @@ static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid,
 	return p;
 }
 
-struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
+struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_exe_id *exe,
+			   uint64_t now_ns)
 {
 	struct proc **slot = find(pt, pid);
 	struct proc *p = *slot;
@@ -438,6 +471,7 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 	if (p) {
 		p->new_image = true;
 		p->exec_ns = now_ns;
+		p->exe_id = exe ? *exe : (struct proc_exe_id){ 0 };
 		learn(pt, p, now_ns);
 		p->new_image = false;
 	}
@@ -451,10 +485,20 @@ void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns)
 {
 	struct proc *p = *find(pt, pid);
 
-	if (p)
-		learn(pt, p, now_ns);
-	else
+	if (p) {
+		if (!p->gone)
+			learn(pt, p, now_ns);
+	} else {
 		proctab__get(pt, pid, 0, now_ns);
+	}
+}
+
+void proctab__exiting(struct proctab *pt, uint32_t pid)
+{
+	struct proc *p = *find(pt, pid);
+
+	if (p)
+		p->gone = true;
 }
 
 void proctab__exit(struct proctab *pt, uint32_t pid)

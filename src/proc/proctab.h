@@ -70,9 +70,22 @@ void proctab__free(struct proctab *pt); /* accepts NULL */
 
 /* The process image changed: forget what we knew and learn it now. Returns the process
  * (borrowed, as proctab__get's), or NULL when out of memory. */
-struct proc *proctab__exec(struct proctab *pt, uint32_t pid, uint64_t now_ns);
+/* The executable's file, as the kernel names it at exec (dev: major << 20 | minor). */
+struct proc_exe_id {
+	uint64_t ino;
+	uint32_t dev;
+};
+/* exe: NULL when not known (its name then comes from /proc/PID/exe). */
+struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_exe_id *exe,
+			   uint64_t now_ns);
 void proctab__exit(struct proctab *pt, uint32_t pid);
-/* Reads the process's mappings again now (a collector knows they changed). */
+/* Its exit was seen and takes effect later (proc_collector__reap): meanwhile its maps are not
+ * read again, and its samples in flight resolve by the last ones. */
+void proctab__exiting(struct proctab *pt, uint32_t pid);
+/* Whether p exited (its exit seen, or its maps found gone). */
+bool proc__exited(const struct proc *p);
+/* Reads the process's mappings again now (a collector knows they changed); not those of a
+ * process that exited. */
 void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns);
 /* Drops processes that are gone (in case an exit event was lost). */
 void proctab__sweep(struct proctab *pt);

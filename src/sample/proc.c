@@ -82,7 +82,8 @@ static int handle_event(void *arg, void *data, size_t size)
 		 * them): the trace-context variable of the executable is found from its file
 		 * alone, so the first samples are labelled too; its unwind tables are built
 		 * first; Python and memory targets look at the new image. */
-		p = proctab__exec(pc->ctx->proctab, e->pid, now);
+		p = proctab__exec(pc->ctx->proctab, e->pid,
+				  &(struct proc_exe_id){ .ino = e->exe_ino, .dev = e->exe_dev }, now);
 		if (p)
 			relearn__push(&pc->relearn[0], e->pid, e->time_ns);
 		break;
@@ -91,6 +92,9 @@ static int handle_event(void *arg, void *data, size_t size)
 		if (pc->nr_pending[pc->cur] == MAX_PENDING_EXITS)
 			proc_collector__reap(pc);
 		pc->pending[pc->cur][pc->nr_pending[pc->cur]++] = e->pid;
+		/* A re-read due meanwhile would only find it gone (a short-lived process's
+		 * usual end: its exit comes before the first re-read). */
+		proctab__exiting(pc->ctx->proctab, e->pid);
 		break;
 	}
 	return 0;
@@ -159,8 +163,12 @@ int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, i
 			uint32_t pid = q->e[q->head].pid;
 			unsigned long long exec_ns = q->e[q->head].exec_ns;
 			unsigned long long due = exec_ns + relearn_ns[stage];
+			/* Only a process still known (not exited, not exec'd again since: its own
+			 * entry follows). One gone already is dropped before its time: under exec
+			 * churn most are, and none of them then wakes this loop. */
+			struct proc *p = proctab__find(pc->ctx->proctab, pid);
 
-			if (due > now) {
+			if (p && !proc__exited(p) && due > now) {
 				unsigned long long ms = (due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
 
 				if (ms < (unsigned long long)wait_ms)
@@ -169,9 +177,7 @@ int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, i
 			}
 			q->head = (q->head + 1) % MAX_RELEARN;
 			q->nr--;
-			/* Only a process still known (not exited, not exec'd again since: its own
-			 * entry follows). */
-			if (!proctab__find(pc->ctx->proctab, pid))
+			if (!p || proc__exited(p))
 				continue;
 			proctab__refresh(pc->ctx->proctab, pid, now);
 			pc->relearned++;

@@ -350,7 +350,7 @@ TEST(exited_child_still_symbolizes)
 	addr = waiter_addr("waiter_sleep", base, 1);
 	CHECK(addr > base);
 
-	proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
 	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
 	CHECK(p);
 	CHECK_STR(proc__exe(p), "waiter");
@@ -428,7 +428,7 @@ TEST(exec_seen_before_its_event_takes_the_new_name)
 	CHECK(f.dso);
 	CHECK_STR(dso__path(f.dso), tmp_waiter);
 	/* Then the event: the process starts over, and is named again. */
-	p = proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	p = proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
 	CHECK(p);
 	CHECK_STR(proc__exe(p), "waiter");
 	CHECK_STR(proc__exe_path(p), tmp_waiter);
@@ -463,7 +463,7 @@ TEST(deleted_binary_symbolizes_through_map_files)
 	addr = waiter_addr("waiter_aligned", base, 4);
 	CHECK(addr > base);
 
-	proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
 	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
 	CHECK(p);
 	/* Without " (deleted)". */
@@ -500,10 +500,10 @@ TEST(two_processes_of_one_binary_share_a_dso)
 	b2 = load_base(p2, path, NULL);
 	CHECK(b1 && b2);
 
-	proctab__exec(e.pt, (uint32_t)p1, now_ns());
+	proctab__exec(e.pt, (uint32_t)p1, NULL, now_ns());
 	symbolizer__stats(e.sym, &s1);
 	CHECK(s1.dsos >= 1);
-	proctab__exec(e.pt, (uint32_t)p2, now_ns());
+	proctab__exec(e.pt, (uint32_t)p2, NULL, now_ns());
 	symbolizer__stats(e.sym, &s2);
 	/* The executable, the libc and the loader: all known already. */
 	CHECK_EQ(s2.dsos, s1.dsos);
@@ -653,7 +653,7 @@ TEST(exit_drops_process_and_trim_forgets_unreferenced_dsos)
 	CHECK(pid > 0);
 	base = load_base(pid, path, NULL);
 	CHECK(base);
-	proctab__exec(e.pt, (uint32_t)pid, now_ns());
+	proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
 	f = user_frame(&e, pid, waiter_addr("waiter_sleep", base, 0));
 	CHECK(f.dso);
 	CHECK_STR(dso__path(f.dso), path);
