@@ -147,6 +147,8 @@ get = {(r[0], r[1]): (float(r[2]), int(r[3]) + int(r[4])) for r in rows}
 print("%-9s %22s %22s %10s %10s" % ("phase", "CPU % (a / b)", "MiB (a / b)", "CPU ratio",
                                      "mem ratio"))
 for ph in ("idle", "exec100", "exec1000", "busy10", "busy100", "busy500"):
+    if (a, ph) not in get or (b, ph) not in get:
+        continue  # not in PHASES
     (ca, ma), (cb, mb) = get[(a, ph)], get[(b, ph)]
     print("%-9s %10.2f / %-9.2f %10.1f / %-9.1f %10.2f %10.2f" % (
         ph, ca, cb, ma / 1024, mb / 1024, ca / cb if cb else float("inf"), ma / mb if mb else 0))

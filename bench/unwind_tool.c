@@ -35,9 +35,9 @@ static const char *const cfa_names[] = {
 static void dump(const struct cfi_table *t)
 {
 	for (uint32_t i = 0; i < t->nr; i++) {
-		const struct unwind_row *r = &t->rows[i];
+		const struct unwind_rule rule = unwind_row__rule(&t->rows[i]), *r = &rule;
 
-		printf("  %08x %s%+d", r->pc,
+		printf("  %08x %s%+d", t->rows[i].pc,
 		       r->cfa_type < sizeof(cfa_names) / sizeof(cfa_names[0]) ? cfa_names[r->cfa_type]
 									       : "?",
 		       r->cfa_off);

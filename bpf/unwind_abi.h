@@ -35,12 +35,24 @@ enum unwind_rbp_type {
 
 /* One address range of one file: the rule holds from pc up to the next row's pc. */
 struct unwind_row {
-	__u32 pc; /* offset in the file */
-	__s32 cfa_off;
-	__u8 cfa_type; /* enum unwind_cfa_type */
-	__u8 rbp_type; /* enum unwind_rbp_type */
-	__s16 rbp_off;
+	__u32 pc;   /* offset in the file */
+	__u32 rule; /* UNWIND_ROW_RULE(): 8 bytes a row, as the array stores them (12 took 16) */
 };
+
+/*
+ * A row's rule packed in 32 bits: cfa_off in bits 0-18 (signed: +-256 KiB), rbp_off / 8 in
+ * 19-26 (signed: +-1 KiB), rbp_type in 27-28, cfa_type in 29-31. A rule outside that
+ * (unwind_rule__pack) is UNWIND_CFA_INVALID: the walk ends there, marked truncated.
+ */
+#define UNWIND_ROW_CFA_OFF_MAX ((1 << 18) - 1)
+#define UNWIND_ROW_RBP_OFF_MAX (127 * 8)
+#define UNWIND_ROW_RULE(cfa_type, cfa_off, rbp_type, rbp_off)                              \
+	(((__u32)(cfa_off) & 0x7ffff) | ((__u32)((rbp_off) / 8) & 0xff) << 19 |             \
+	 ((__u32)(rbp_type) & 3) << 27 | ((__u32)(cfa_type) & 7) << 29)
+#define UNWIND_ROW_CFA_OFF(w)  ((__s32)((__u32)(w) << 13) >> 13)
+#define UNWIND_ROW_RBP_OFF(w)  ((__s32)(__s8)(__u8)((__u32)(w) >> 19) * 8)
+#define UNWIND_ROW_RBP_TYPE(w) (((__u32)(w) >> 27) & 3)
+#define UNWIND_ROW_CFA_TYPE(w) ((__u32)(w) >> 29)
 
 /* A file slot: its rows, or how to unwind it without any. */
 enum unwind_file_flags {

@@ -265,7 +265,8 @@ mapped:
 	r = UNWIND_ROW(slot);
 	if (!r)
 		goto fp_stop;
-	rule = UNWIND_RULE(r->cfa_type, r->cfa_off, r->rbp_type, r->rbp_off);
+	rule = UNWIND_RULE(UNWIND_ROW_CFA_TYPE(r->rule), UNWIND_ROW_CFA_OFF(r->rule),
+			   UNWIND_ROW_RBP_TYPE(r->rule), UNWIND_ROW_RBP_OFF(r->rule));
 	UNWIND_CACHE_PUT(w, i, rule);
 
 apply:

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fuzz_one(const uint8_t *data, size_t size, bool debug_frame)
 {
-	static const struct unwind_row jmp = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
+	static const struct unwind_rule jmp = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
 	struct cfi_builder *b = cfi_builder__new();
 	struct cfi_table t = {};
 

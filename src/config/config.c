@@ -287,8 +287,9 @@ static const struct key keys[] = {
 		.min = 64 * KiB,
 		.max = 4 * GiB,
 		FIELD(unwind_memory_limit),
-		.help = "Memory for unwind tables (12 bytes per row; glibc and libstdc++ take about "
-			"640KiB); the least recently mapped files' tables are dropped beyond it "
+		.help = "Memory for unwind tables (10 bytes per row with its page index; glibc and "
+			"libstdc++ take about 600KiB); the least recently mapped files' tables are "
+			"dropped beyond it "
 			"(walks stop at those files, marked truncated: truncated_noroom).",
 	},
 	{

@@ -143,7 +143,7 @@ struct cfi_run {
 	uint64_t loc, end;
 	bool emit;
 	bool have_last;
-	struct unwind_row last;
+	struct unwind_rule last;
 	struct cfi_state st;
 	unsigned int depth;
 	struct cfi_state stack[CFI_STACK_MAX];
@@ -295,9 +295,9 @@ static bool read_ptr(struct cur *c, uint8_t enc, const struct ptr_ctx *ctx, uint
 }
 
 /* The row BPF follows for a state; fields it ignores are zero so equal rules compare equal. */
-static struct unwind_row state_row(const struct cfi_state *s)
+static struct unwind_rule state_row(const struct cfi_state *s)
 {
-	struct unwind_row r = {};
+	struct unwind_rule r = {};
 
 	if (s->ra_undef) {
 		r.cfa_type = UNWIND_CFA_UNDEFINED;
@@ -345,7 +345,7 @@ static struct unwind_row state_row(const struct cfi_state *s)
 
 static int run__emit(struct cfi_run *r)
 {
-	struct unwind_row row;
+	struct unwind_rule row;
 
 	if (!r->emit || r->loc >= r->end)
 		return 0;
@@ -762,7 +762,7 @@ static int fde_parse(struct cfi_section *s, const struct cfi_cie *cie, struct cu
 	if (!f)
 		return -ENOMEM;
 	if (cie->signal) {
-		struct unwind_row row = { .cfa_type = UNWIND_CFA_SIGNAL };
+		struct unwind_rule row = { .cfa_type = UNWIND_CFA_SIGNAL };
 
 		err = cfi_builder__add_vrow(s->b, start, &row);
 	} else {
@@ -930,7 +930,7 @@ static int parse_scn(struct cfi_builder *b, Elf_Scn *scn, const GElf_Shdr *sh, b
 static int build_elf(Elf *elf, int fd, struct cfi_table *out)
 {
 	/* .plt.got and .plt.sec entries jump away without touching the stack. */
-	static const struct unwind_row jmp_only = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
+	static const struct unwind_rule jmp_only = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
 	struct elf_cfi ec = {};
 	struct cfi_builder *b;
 	size_t shstrndx, phnum;

@@ -13,6 +13,40 @@
 
 #include "bpf/unwind_abi.h"
 
+/* A rule as the parsers make it (enum unwind_cfa_type, enum unwind_rbp_type), before
+ * cfi_builder__finish packs it into a row. */
+struct unwind_rule {
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t cfa_type;
+	uint8_t rbp_type;
+};
+
+/* r as a row's rule word; one a row cannot hold is UNWIND_CFA_INVALID (the walk ends there). */
+static inline uint32_t unwind_rule__pack(const struct unwind_rule *r)
+{
+	bool cfa_off = r->cfa_type == UNWIND_CFA_RSP || r->cfa_type == UNWIND_CFA_RBP ||
+		       r->cfa_type == UNWIND_CFA_PLT || r->cfa_type == UNWIND_CFA_RBP_SWITCH;
+	bool rbp_off = r->rbp_type == UNWIND_RBP_OFFSET;
+
+	if ((cfa_off && (r->cfa_off > UNWIND_ROW_CFA_OFF_MAX || r->cfa_off < -UNWIND_ROW_CFA_OFF_MAX)) ||
+	    (rbp_off && (r->rbp_off % 8 || r->rbp_off > UNWIND_ROW_RBP_OFF_MAX ||
+			 r->rbp_off < -UNWIND_ROW_RBP_OFF_MAX)))
+		return UNWIND_ROW_RULE(UNWIND_CFA_INVALID, 0, UNWIND_RBP_INVALID, 0);
+	return UNWIND_ROW_RULE(r->cfa_type, cfa_off ? r->cfa_off : 0, r->rbp_type,
+			       rbp_off ? r->rbp_off : 0);
+}
+
+static inline struct unwind_rule unwind_row__rule(const struct unwind_row *row)
+{
+	return (struct unwind_rule){
+		.cfa_off = UNWIND_ROW_CFA_OFF(row->rule),
+		.rbp_off = (int16_t)UNWIND_ROW_RBP_OFF(row->rule),
+		.cfa_type = (uint8_t)UNWIND_ROW_CFA_TYPE(row->rule),
+		.rbp_type = (uint8_t)UNWIND_ROW_RBP_TYPE(row->rule),
+	};
+}
+
 struct cfi_table {
 	struct unwind_row *rows; /* sorted by pc, owned by the table */
 	uint32_t nr;
@@ -62,7 +96,7 @@ int cfi__parse_section(struct cfi_builder *b, const uint8_t *data, size_t size,
  * [vaddr, vaddr + size), or the lazy PLT rules (first entry pushes, then threshold) for a .plt.
  */
 int cfi_builder__add_synthetic(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
-			       const struct unwind_row *rule);
+			       const struct unwind_rule *rule);
 int cfi_builder__add_lazy_plt(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
 			      uint32_t threshold);
 /*
@@ -71,7 +105,7 @@ int cfi_builder__add_lazy_plt(struct cfi_builder *b, uint64_t vaddr, uint64_t si
  * .eh_frame's FDEs and above .debug_frame's. Returns 0 or -ENOMEM.
  */
 int cfi_builder__add_rows(struct cfi_builder *b, uint64_t start, uint64_t end,
-			  const uint64_t *pc, const struct unwind_row *rows, size_t nr);
+			  const uint64_t *pc, const struct unwind_rule *rows, size_t nr);
 
 /*
  * Sorted, merged file-offset rows of everything added so far, with UNWIND_CFA_NONE rows closing

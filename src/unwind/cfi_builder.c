@@ -27,7 +27,7 @@ void *cfi__grow(void *p, size_t *cap, size_t need, size_t elem)
 	return q;
 }
 
-int cfi_builder__add_vrow(struct cfi_builder *b, uint64_t pc, const struct unwind_row *r)
+int cfi_builder__add_vrow(struct cfi_builder *b, uint64_t pc, const struct unwind_rule *r)
 {
 	if (b->nr_vrows == b->cap_vrows) {
 		struct cfi_vrow *v = cfi__grow(b->vrows, &b->cap_vrows, b->nr_vrows + 1, sizeof(*v));
@@ -105,7 +105,7 @@ void cfi_builder__set_data_base(struct cfi_builder *b, uint64_t data_base)
 }
 
 int cfi_builder__add_synthetic(struct cfi_builder *b, uint64_t vaddr, uint64_t size,
-			       const struct unwind_row *rule)
+			       const struct unwind_rule *rule)
 {
 	struct cfi_fde *f;
 	int err;
@@ -121,7 +121,7 @@ int cfi_builder__add_synthetic(struct cfi_builder *b, uint64_t vaddr, uint64_t s
 }
 
 int cfi_builder__add_rows(struct cfi_builder *b, uint64_t start, uint64_t end,
-			  const uint64_t *pc, const struct unwind_row *rows, size_t nr)
+			  const uint64_t *pc, const struct unwind_rule *rows, size_t nr)
 {
 	struct cfi_fde *f;
 	int err = 0;
@@ -144,11 +144,11 @@ int cfi_builder__add_lazy_plt(struct cfi_builder *b, uint64_t vaddr, uint64_t si
 			      uint32_t threshold)
 {
 	/* PLT0 pushes the GOT's second word (6 bytes), then jumps: the entry's push is there. */
-	static const struct unwind_row plt0[] = {
+	static const struct unwind_rule plt0[] = {
 		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 16 },
 		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 24 },
 	};
-	struct unwind_row plt = { .cfa_type = UNWIND_CFA_PLT, .cfa_off = threshold };
+	struct unwind_rule plt = { .cfa_type = UNWIND_CFA_PLT, .cfa_off = threshold };
 	struct cfi_fde *f;
 	int err;
 
@@ -218,22 +218,21 @@ static bool overlaps(struct cfi_fde **set, const uint64_t *maxend, size_t n,
 
 /* Appends a file-offset row, keeping pcs increasing and consecutive rules different. */
 static void rows_append(struct unwind_row *rows, uint32_t *nr, uint64_t pc,
-			const struct unwind_row *r)
+			const struct unwind_rule *r)
 {
-	struct unwind_row row = *r;
+	struct unwind_row row = { .pc = (uint32_t)pc, .rule = unwind_rule__pack(r) };
 
-	row.pc = (uint32_t)pc;
 	/* A later FDE starting where an earlier one was cut short replaces its row there. */
 	if (*nr && rows[*nr - 1].pc == row.pc)
 		(*nr)--;
-	if (*nr && row_same(&rows[*nr - 1], &row))
+	if (*nr && rows[*nr - 1].rule == row.rule)
 		return;
 	rows[(*nr)++] = row;
 }
 
 int cfi_builder__finish(struct cfi_builder *b, struct cfi_table *out)
 {
-	static const struct unwind_row none = { .cfa_type = UNWIND_CFA_NONE };
+	static const struct unwind_rule none = { .cfa_type = UNWIND_CFA_NONE };
 	struct cfi_fde **all, **set = NULL, **tmp = NULL;
 	size_t nr_all = 0, nr_set = 0, total = 0;
 	uint64_t *maxend = NULL;

@@ -20,7 +20,7 @@ enum { PRIO_EH_FRAME, PRIO_ROWS, PRIO_DEBUG_FRAME, PRIO_SYNTHETIC, PRIO__MAX };
 /* A row in ELF virtual addresses, as parsed. */
 struct cfi_vrow {
 	uint64_t pc;
-	struct unwind_row r;
+	struct unwind_rule r;
 };
 
 struct cfi_fde {
@@ -50,13 +50,13 @@ struct cfi_builder {
 void *cfi__grow(void *p, size_t *cap, size_t need, size_t elem);
 /* An FDE's rows: open one (NULL when out of memory), add its rows in order, close it (ok:
  * keep its rows, else drop them). 0 or -ENOMEM. */
-int cfi_builder__add_vrow(struct cfi_builder *b, uint64_t pc, const struct unwind_row *r);
+int cfi_builder__add_vrow(struct cfi_builder *b, uint64_t pc, const struct unwind_rule *r);
 struct cfi_fde *cfi_builder__open_fde(struct cfi_builder *b, uint64_t start, uint64_t end,
 					 uint8_t prio);
 void cfi_builder__close_fde(struct cfi_builder *b, struct cfi_fde *f, bool ok);
 
 /* Whether two rows give the same rules (a new row only where they change). */
-static inline bool row_same(const struct unwind_row *a, const struct unwind_row *b)
+static inline bool row_same(const struct unwind_rule *a, const struct unwind_rule *b)
 {
 	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
 	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;

@@ -11,7 +11,7 @@
 
 struct gocfi_ctx {
 	struct cfi_builder *b;
-	struct unwind_row *rows;
+	struct unwind_rule *rows;
 	size_t cap;
 	int added;
 	/* runtime.asmcgocall (the assembly), and the frame of runtime.cgocall, which calls it
@@ -22,7 +22,7 @@ struct gocfi_ctx {
 
 static int rows_reserve(struct gocfi_ctx *c, size_t n)
 {
-	struct unwind_row *rows;
+	struct unwind_rule *rows;
 
 	if (n <= c->cap)
 		return 0;
@@ -49,9 +49,9 @@ static int32_t max_delta(const struct go_func_sp *f)
  * below the return address in any function with a frame; a frameless one (delta 0 throughout,
  * as a leaf often is) leaves BP alone.
  */
-static struct unwind_row go_row(int32_t delta)
+static struct unwind_rule go_row(int32_t delta)
 {
-	struct unwind_row r = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = delta + 8 };
+	struct unwind_rule r = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = delta + 8 };
 
 	if (delta >= 8) {
 		r.rbp_type = UNWIND_RBP_OFFSET;
@@ -86,14 +86,14 @@ static int gocfi__func(const struct go_func_sp *f, void *arg)
 	/* Stack switches: their deltas do not lead to the caller, nor does Go's .debug_frame,
 	 * made from them; they are walked by frame pointer, as before. */
 	if (f->spwrite) {
-		static const struct unwind_row fp = { .cfa_type = UNWIND_CFA_NONE };
+		static const struct unwind_rule fp = { .cfa_type = UNWIND_CFA_NONE };
 
 		err = cfi_builder__add_rows(c->b, f->entry, f->end, &f->entry, &fp, 1);
 		goto out;
 	}
 	if (f->topframe) {
 		/* A goroutine's (or thread's) first frame: nothing above it is a caller. */
-		static const struct unwind_row top = { .cfa_type = UNWIND_CFA_UNDEFINED };
+		static const struct unwind_rule top = { .cfa_type = UNWIND_CFA_UNDEFINED };
 
 		err = cfi_builder__add_rows(c->b, f->entry, f->end, &f->entry, &top, 1);
 		goto out;
@@ -120,11 +120,11 @@ out:
  */
 static int gocfi__asmcgocall(struct gocfi_ctx *c, const struct go_func_sp *f)
 {
-	static const struct unwind_row framed = { .cfa_type = UNWIND_CFA_RBP_SWITCH,
+	static const struct unwind_rule framed = { .cfa_type = UNWIND_CFA_RBP_SWITCH,
 						  .cfa_off = 16,
 						  .rbp_type = UNWIND_RBP_OFFSET,
 						  .rbp_off = -16 };
-	struct unwind_row frameless = { .cfa_type = UNWIND_CFA_RBP_SWITCH,
+	struct unwind_rule frameless = { .cfa_type = UNWIND_CFA_RBP_SWITCH,
 					.cfa_off = 8 - c->cgocall_frame };
 	bool has_frame = false;
 

@@ -35,6 +35,8 @@
 #define MAX_IDLE_FILES 256
 /* Rows per page-index entry budgeted (code has a few rows per 256-byte page). */
 #define PAGES_PER_ROWS 2
+_Static_assert(UNWINDER_ROW_BYTES == sizeof(struct unwind_row) + sizeof(uint32_t) / PAGES_PER_ROWS,
+	       "UNWINDER_ROW_BYTES is a row and its share of the page index");
 /* Tables from this many rows up give their build memory back at once. */
 #define TRIM_ROWS 4096
 
@@ -235,7 +237,8 @@ const struct unwind_tables *unwinder__tables(struct unwinder *u)
 struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
-	uint64_t rows = opts->memory_limit / sizeof(struct unwind_row);
+	/* The budget holds the rows and their page index, as the kernel counts them. */
+	uint64_t rows = opts->memory_limit / UNWINDER_ROW_BYTES;
 
 	if (!u) {
 		*err = -ENOMEM;

@@ -21,8 +21,12 @@ struct bpf_object;
 struct proc_map;
 struct unwind_proc;
 
+/* What a row takes of unwinder_opts.memory_limit: 8 bytes, and a page index entry (4 bytes) for
+ * every two rows. */
+#define UNWINDER_ROW_BYTES 10
+
 struct unwinder_opts {
-	uint64_t memory_limit;	/* bytes of rows, at least one row */
+	uint64_t memory_limit;	/* UNWINDER_ROW_BYTES a row; at least one row */
 	uint32_t max_processes; /* processes with a mapping table at once */
 	/* A table over 1/big_table_share of the budget only takes free or idle room, never a
 	 * table in use (one huge binary must not blind autoprof to the rest); 0: 8. */

@@ -53,8 +53,20 @@ static int build_path(const char *path, struct cfi_table *t, double *ms)
 	return err;
 }
 
-/* The row covering file offset off, NULL before the first. */
-static const struct unwind_row *lookup(const struct cfi_table *t, uint64_t off)
+/* A row's rule as the tests read it: a few in turn, each valid until 8 more are asked for. */
+static const struct unwind_rule *rule_of(const struct unwind_row *row)
+{
+	static struct unwind_rule ring[8];
+	static unsigned int next;
+
+	if (!row)
+		return NULL;
+	ring[next % 8] = unwind_row__rule(row);
+	return &ring[next++ % 8];
+}
+
+/* The rule of the row covering file offset off, NULL before the first. */
+static const struct unwind_rule *lookup(const struct cfi_table *t, uint64_t off)
 {
 	uint32_t lo = 0, hi = t->nr;
 
@@ -66,7 +78,7 @@ static const struct unwind_row *lookup(const struct cfi_table *t, uint64_t off)
 		else
 			hi = mid;
 	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	return lo ? rule_of(&t->rows[lo - 1]) : NULL;
 }
 
 static bool sorted(const struct cfi_table *t)
@@ -300,7 +312,7 @@ static bool in_range(uint64_t a, uint64_t lo, uint64_t size)
 
 /* What our row for a readelf row must be; false (with why) if it is not. */
 static bool row_matches(const struct re_fde *fde, const struct re_row *rr, bool in_plt,
-			const struct unwind_row *r, char *why, size_t why_size)
+			const struct unwind_rule *r, char *why, size_t why_size)
 {
 	long v;
 
@@ -501,7 +513,7 @@ static void check_debug_frame(const char *name, bool compressed)
 {
 	uint64_t addr, size, main_off;
 	struct cfi_table t = {};
-	const struct unwind_row *r;
+	const struct unwind_rule *r;
 	struct segs segs;
 	char flags[16];
 
@@ -546,7 +558,7 @@ TEST(glibc_restore_rt_signal)
 	CHECK(readelf_segs(LIBC, &segs) == 0);
 	CHECK_EQ(build_path(LIBC, &t, NULL), 0);
 	for (size_t i = 0; i < f.nr; i++) {
-		const struct unwind_row *r;
+		const struct unwind_rule *r;
 		uint64_t off;
 
 		if (!f.fdes[i].signal || !to_off(&segs, f.fdes[i].start + 1, &off))
@@ -562,7 +574,7 @@ TEST(glibc_restore_rt_signal)
 		FAILF("no FDE of an 'S' CIE in %s", LIBC);
 }
 
-static const struct unwind_row *row_at_vaddr(const char *path, const struct cfi_table *t,
+static const struct unwind_rule *row_at_vaddr(const char *path, const struct cfi_table *t,
 					     uint64_t vaddr)
 {
 	struct segs segs;
@@ -577,7 +589,7 @@ TEST(start_is_outermost)
 {
 	const char *path = fixture("cfi-nopie");
 	struct cfi_table t = {};
-	const struct unwind_row *r;
+	const struct unwind_rule *r;
 	uint64_t addr, size;
 
 	if (access(path, R_OK))
@@ -595,7 +607,7 @@ TEST(plt_rows)
 {
 	const char *path = fixture("cfi-c");
 	struct cfi_table t = {};
-	const struct unwind_row *r;
+	const struct unwind_rule *r;
 	uint64_t plt, size;
 
 	if (access(path, R_OK))
@@ -619,7 +631,7 @@ TEST(synthesized_plt_rows)
 {
 	const char *path = fixture("cfi-ibt");
 	struct cfi_table t = {};
-	const struct unwind_row *r;
+	const struct unwind_rule *r;
 	uint64_t plt, size, sec, sec_size, got, got_size;
 
 	if (access(path, R_OK))
@@ -666,12 +678,16 @@ static int go_check__func(const struct go_func_sp *f, void *arg)
 		return 0;
 	c->funcs++;
 	for (size_t i = 0; i < f->nr; i++) {
-		const struct unwind_row *r = row_at_vaddr(c->path, c->t, f->pc[i]);
+		const struct unwind_rule *r = row_at_vaddr(c->path, c->t, f->pc[i]);
 		bool ok;
 
 		c->ranges++;
 		if (f->topframe)
 			ok = r && r->cfa_type == UNWIND_CFA_UNDEFINED;
+		else if (f->delta[i] + 8 > UNWIND_ROW_CFA_OFF_MAX)
+			/* runtime.call262144 and up (reflect calls with huge frames): too big
+			 * for a row, the walk ends there. */
+			ok = r && r->cfa_type == UNWIND_CFA_INVALID;
 		else
 			ok = r && r->cfa_type == UNWIND_CFA_RSP && r->cfa_off == f->delta[i] + 8 &&
 			     r->rbp_type == (f->delta[i] >= 8 ? UNWIND_RBP_OFFSET : UNWIND_RBP_SAME) &&
@@ -693,7 +709,7 @@ static void check_go_rows(const char *name)
 	struct cfi_table t = {};
 	struct go_check c = { .path = path, .t = &t };
 	struct go_symtab *gs;
-	const struct unwind_row *r;
+	const struct unwind_rule *r;
 	int fd;
 
 	if (access(path, R_OK))
@@ -960,7 +976,7 @@ static void close_entry(struct cfi_bytes *c, size_t start)
 static bool row_is(const struct cfi_table *t, uint64_t off, uint8_t cfa, int32_t cfa_off, uint8_t rbp,
 		   int16_t rbp_off)
 {
-	const struct unwind_row *r = lookup(t, off);
+	const struct unwind_rule *r = lookup(t, off);
 
 	return r && r->cfa_type == cfa && r->cfa_off == cfa_off && r->rbp_type == rbp &&
 	       r->rbp_off == rbp_off;
@@ -1175,8 +1191,8 @@ TEST(handmade_debug_frame64)
  */
 TEST(gaps_and_overlaps)
 {
-	static const struct unwind_row r8 = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
-	static const struct unwind_row r16 = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 16 };
+	static const struct unwind_rule r8 = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
+	static const struct unwind_rule r16 = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 16 };
 	struct cfi_builder *b = cfi_builder__new();
 	struct cfi_table t = {};
 
@@ -1198,6 +1214,54 @@ TEST(gaps_and_overlaps)
 	CHECK(row_is(&t, 0x305, UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0));
 	CHECK(row_is(&t, 0x310, UNWIND_CFA_NONE, 0, UNWIND_RBP_SAME, 0));
 	cfi_table__release(&t);
+}
+
+/*
+ * A row holds its rule in one word (bpf/unwind_abi.h): every rule the parsers make round-trips
+ * through it, at the edges of each field too; one it cannot hold (a frame past 256 KiB, a saved
+ * rbp not 8-aligned or past 1 KiB) is invalid, so the walk ends there rather than guess.
+ */
+TEST(rules_pack_into_rows)
+{
+	static const struct unwind_rule fits[] = {
+		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 },
+		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = UNWIND_ROW_CFA_OFF_MAX },
+		{ .cfa_type = UNWIND_CFA_RBP, .cfa_off = 16, .rbp_type = UNWIND_RBP_OFFSET,
+		  .rbp_off = -16 },
+		{ .cfa_type = UNWIND_CFA_RBP, .cfa_off = -UNWIND_ROW_CFA_OFF_MAX,
+		  .rbp_type = UNWIND_RBP_OFFSET, .rbp_off = -UNWIND_ROW_RBP_OFF_MAX },
+		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 4096, .rbp_type = UNWIND_RBP_OFFSET,
+		  .rbp_off = UNWIND_ROW_RBP_OFF_MAX },
+		{ .cfa_type = UNWIND_CFA_PLT, .cfa_off = 11 },
+		{ .cfa_type = UNWIND_CFA_RBP_SWITCH, .cfa_off = 16, .rbp_type = UNWIND_RBP_INVALID },
+		{ .cfa_type = UNWIND_CFA_SIGNAL },
+		{ .cfa_type = UNWIND_CFA_NONE },
+		{ .cfa_type = UNWIND_CFA_UNDEFINED },
+		{ .cfa_type = UNWIND_CFA_INVALID, .rbp_type = UNWIND_RBP_INVALID },
+	};
+	static const struct unwind_rule too_big[] = {
+		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = UNWIND_ROW_CFA_OFF_MAX + 1 },
+		{ .cfa_type = UNWIND_CFA_RBP, .cfa_off = -UNWIND_ROW_CFA_OFF_MAX - 1 },
+		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 16, .rbp_type = UNWIND_RBP_OFFSET,
+		  .rbp_off = -12 },
+		{ .cfa_type = UNWIND_CFA_RSP, .cfa_off = 16, .rbp_type = UNWIND_RBP_OFFSET,
+		  .rbp_off = -UNWIND_ROW_RBP_OFF_MAX - 8 },
+	};
+
+	for (size_t i = 0; i < sizeof(fits) / sizeof(fits[0]); i++) {
+		struct unwind_row row = { .pc = 0x1234, .rule = unwind_rule__pack(&fits[i]) };
+		struct unwind_rule r = unwind_row__rule(&row);
+
+		if (memcmp(&r, &fits[i], sizeof(r)))
+			FAILF("rule %zu: type %u off %d rbp %u %d came back type %u off %d rbp %u %d", i,
+			      fits[i].cfa_type, fits[i].cfa_off, fits[i].rbp_type, fits[i].rbp_off,
+			      r.cfa_type, r.cfa_off, r.rbp_type, r.rbp_off);
+	}
+	for (size_t i = 0; i < sizeof(too_big) / sizeof(too_big[0]); i++) {
+		struct unwind_row row = { .rule = unwind_rule__pack(&too_big[i]) };
+
+		CHECK_EQ(unwind_row__rule(&row).cfa_type, UNWIND_CFA_INVALID);
+	}
 }
 
 int main(void)
@@ -1222,5 +1286,6 @@ int main(void)
 	RUN(handmade_eh_frame);
 	RUN(handmade_debug_frame64);
 	RUN(gaps_and_overlaps);
+	RUN(rules_pack_into_rows);
 	return test_summary();
 }

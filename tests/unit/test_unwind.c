@@ -201,7 +201,7 @@ TEST(memory_limit_evicts_lru)
 		SKIP("no %s", LIBSTDCXX);
 	CHECK(libc && nc && nx);
 	/* Room for the larger of the two, not for both; any table may evict one in use. */
-	u = new_unwinder_share((uint64_t)(nc > nx ? nc : nx) * sizeof(struct unwind_row), 1);
+	u = new_unwinder_share((uint64_t)(nc > nx ? nc : nx) * UNWINDER_ROW_BYTES, 1);
 	CHECK(u);
 	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
 	unwinder__wait_idle(u);
@@ -253,7 +253,7 @@ TEST(big_table_never_blinds_the_rest)
 		SKIP("no %s", LIBSTDCXX);
 	CHECK(libc && nc && nx);
 	/* Both are over an eighth of a budget that holds one of them. */
-	u = new_unwinder((uint64_t)(nc > nx ? nc : nx) * sizeof(struct unwind_row));
+	u = new_unwinder((uint64_t)(nc > nx ? nc : nx) * UNWINDER_ROW_BYTES);
 	CHECK(u);
 	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
 	unwinder__wait_idle(u);
@@ -619,7 +619,7 @@ TEST(walk_copy_while_tables_change)
 	/* Room for one of the two: each evicts the other, its rows written where the other's
 	 * were, while this thread walks them. This process's mapping table names file slots of
 	 * another unwinder: lookups land in those rows as they change. */
-	c.u = new_unwinder_share((uint64_t)(nc > nx ? nc : nx) * sizeof(struct unwind_row), 1);
+	c.u = new_unwinder_share((uint64_t)(nc > nx ? nc : nx) * UNWINDER_ROW_BYTES, 1);
 	CHECK(c.u);
 	CHECK(!pthread_create(&th, NULL, churn_main, &c));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
