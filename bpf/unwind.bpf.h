@@ -32,7 +32,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct unwind_page_pair);
 } unwind_pages SEC(".maps");
 
 struct {
@@ -264,7 +264,8 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 #define UNWIND_HINT() unwind__hint()
 #define UNWIND_FILE(slot)                                                                  \
 	((const struct unwind_file *)bpf_map_lookup_elem(&unwind_files, &(slot)))
-#define UNWIND_PAGE(k) ((const __u32 *)bpf_map_lookup_elem(&unwind_pages, &(k)))
+#define UNWIND_PAGE(k)                                                                     \
+	((const struct unwind_page_pair *)bpf_map_lookup_elem(&unwind_pages, &(k)))
 #define UNWIND_ROW(idx) ((const struct unwind_row *)bpf_map_lookup_elem(&unwind_rows, &(idx)))
 #define UNWIND_READ(w, dst, addr) unwind__read(dst, addr)
 #define UNWIND_RET_ADDR(w, ra) unwind__ret_addr(&(w)->env, ra)

@@ -73,6 +73,15 @@ enum unwind_file_flags {
  */
 #define UNWIND_PAGE_SHIFT 8
 
+/*
+ * unwind_pages holds the entries two to an element: entry k is row[k & 1] of element k >> 1
+ * (an array stores each element in a multiple of 8 bytes, so a lone __u32 took 8). A file's
+ * entries start at an even page_start.
+ */
+struct unwind_page_pair {
+	__u32 row[2];
+};
+
 struct unwind_file {
 	__u32 row_start;
 	__u32 row_count; /* 0: no rows (see flags), or evicted: frame pointers */

@@ -13,7 +13,7 @@
  *   UNWIND_SEARCH            how the two searches are declared (BPF: __noinline, global
  *                            functions the verifier checks once each)
  *   UNWIND_HINT()            __u32 * to the mapping the last frame was in, or NULL
- *   UNWIND_FILE(slot), UNWIND_PAGE(k), UNWIND_ROW(idx)
+ *   UNWIND_FILE(slot), UNWIND_PAGE(e), UNWIND_ROW(idx)
  *                            the element at a __u32 lvalue index of unwind_files, unwind_pages,
  *                            unwind_rows, or NULL past the end
  *   UNWIND_READ(w, dst, addr)         0 when the 8 bytes of the stack at addr are in *dst
@@ -106,8 +106,8 @@ UNWIND_SEARCH int unwind__find_mapping(const struct unwind_proc *proc, __u64 pc)
 /* Index in unwind_rows of the file's last row at or before off, or -1. */
 UNWIND_SEARCH int unwind__find_row(const struct unwind_file *f, __u32 off)
 {
-	__u32 page, k, lo, hi;
-	const __u32 *p;
+	__u32 page, k, e, lo, hi;
+	const struct unwind_page_pair *p;
 
 	if (!f || !f->row_count)
 		return -1;
@@ -121,17 +121,22 @@ UNWIND_SEARCH int unwind__find_row(const struct unwind_file *f, __u32 off)
 		lo = hi - 1;
 	} else {
 		k += f->page_start;
-		p = UNWIND_PAGE(k);
+		e = k >> 1;
+		p = UNWIND_PAGE(e);
 		if (!p)
 			return -1;
-		lo = *p;
+		lo = p->row[k & 1];
 		if (k + 1 < f->page_start + f->page_count) {
 			k++;
-			p = UNWIND_PAGE(k);
-			if (!p)
-				return -1;
+			/* Most often the same element: no second lookup. */
+			if (k >> 1 != e) {
+				e = k >> 1;
+				p = UNWIND_PAGE(e);
+				if (!p)
+					return -1;
+			}
 			/* The row covering the next page's first byte may start there. */
-			hi = *p + 1;
+			hi = p->row[k & 1] + 1;
 		}
 	}
 	/* The answer is in [lo, hi) unless off is before the file's first row. */

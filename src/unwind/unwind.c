@@ -35,6 +35,8 @@
 #define MAX_IDLE_FILES 256
 /* Rows per page-index entry budgeted (code has a few rows per 256-byte page). */
 #define PAGES_PER_ROWS 2
+/* unwind_pages elements holding n page entries from an even start. */
+#define PAGE_ELEMS(n) (((n) + 1) / 2)
 _Static_assert(UNWINDER_ROW_BYTES == sizeof(struct unwind_row) + sizeof(uint32_t) / PAGES_PER_ROWS,
 	       "UNWINDER_ROW_BYTES is a row and its share of the page index");
 /* Tables from this many rows up give their build memory back at once. */
@@ -252,12 +254,12 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	/* Code has a few rows per 256-byte page: one page entry per PAGES_PER_ROWS rows is room
 	 * to spare, in bytes a fraction of the rows'. */
 	if (pool_init(&u->rows, (uint32_t)rows) ||
-	    pool_init(&u->pages, (uint32_t)(rows / PAGES_PER_ROWS + 64))) {
+	    pool_init(&u->pages, (uint32_t)(rows / PAGES_PER_ROWS / 2 + 32))) {
 		*err = -ENOMEM;
 		goto out_free;
 	}
 	u->stats.capacity_bytes = (uint64_t)u->rows.capacity * sizeof(struct unwind_row) +
-				  (uint64_t)u->pages.capacity * sizeof(uint32_t);
+				  (uint64_t)u->pages.capacity * sizeof(struct unwind_page_pair);
 	for (uint32_t i = 0; i < MAX_FILES; i++)
 		u->free_slots[i] = MAX_FILES - 1 - i;
 	u->nr_free_slots = MAX_FILES;
@@ -267,8 +269,10 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 				       sizeof(struct unwind_row), u->rows.capacity, BPF_F_MMAPABLE);
 	if (*err < 0)
 		goto out_free;
-	*err = u->pages_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_pages", sizeof(uint32_t),
-					u->pages.capacity, BPF_F_MMAPABLE);
+	/* u->pages counts elements, two page entries each (bpf/unwind_abi.h). */
+	*err = u->pages_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_pages",
+					sizeof(struct unwind_page_pair), u->pages.capacity,
+					BPF_F_MMAPABLE);
 	if (*err < 0)
 		goto out_free;
 	*err = u->files_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_files",
@@ -472,7 +476,7 @@ static void evict_rows(struct unwinder *u, struct ufile *f)
 	/* BPF stops using the rows before the range can be handed to another file. */
 	publish_file(u, f, false);
 	pool_release(&u->rows, f->row_start, f->row_count);
-	pool_release(&u->pages, f->page_start, f->page_count);
+	pool_release(&u->pages, f->page_start / 2, PAGE_ELEMS(f->page_count));
 	u->stats.row_bytes -= file_bytes(f);
 	u->stats.files--;
 	u->stats.evictions++;
@@ -571,16 +575,21 @@ static struct ufile *mru_evicted(struct unwinder *u)
  * back never evicts a table in use, or two working sets larger than the budget would evict each
  * other at every maps read; nor does one huge binary blind autoprof to everything else.
  */
+/* *page_start: the first of npages page entries, even (PAGE_ELEMS). */
 static int make_room(struct unwinder *u, uint32_t nrows, uint32_t npages, bool may_evict_used,
 		     uint32_t *row_start, uint32_t *page_start)
 {
 	for (;;) {
 		struct ufile *victim;
+		uint32_t elem;
 
 		*row_start = pool_alloc(&u->rows, nrows);
-		*page_start = *row_start == UINT32_MAX ? UINT32_MAX : pool_alloc(&u->pages, npages);
-		if (*page_start != UINT32_MAX)
+		elem = *row_start == UINT32_MAX ? UINT32_MAX :
+						  pool_alloc(&u->pages, PAGE_ELEMS(npages));
+		if (elem != UINT32_MAX) {
+			*page_start = elem * 2;
 			return 0;
+		}
 		if (*row_start != UINT32_MAX)
 			pool_release(&u->rows, *row_start, nrows);
 		victim = lru_file(u, true, true);
@@ -643,7 +652,7 @@ static int reserve_rows(struct unwinder *u, struct ufile *f, int err, const stru
 		return -ENODATA;
 	f->first_page = t->rows[0].pc >> UNWIND_PAGE_SHIFT;
 	*npages = (t->rows[t->nr - 1].pc >> UNWIND_PAGE_SHIFT) - f->first_page + 1;
-	if (t->nr > u->rows.capacity || *npages > u->pages.capacity) {
+	if (t->nr > u->rows.capacity || PAGE_ELEMS(*npages) > u->pages.capacity) {
 		u->stats.too_big++;
 		pr_warn("unwind table of %s (%u rows) exceeds unwind.memory-limit\n",
 			dso__path(f->dso), t->nr);
@@ -671,14 +680,17 @@ static int reserve_rows(struct unwinder *u, struct ufile *f, int err, const stru
 static int write_rows(struct unwinder *u, const struct ufile *f, const struct cfi_table *t,
 		      uint32_t npages)
 {
-	uint32_t *pages = malloc(npages * sizeof(*pages));
+	/* Whole elements: an odd count's last entry repeats the one before (never read). */
+	uint32_t *pages = malloc(PAGE_ELEMS(npages) * sizeof(struct unwind_page_pair));
 	int err;
 
 	if (!pages)
 		return -ENOMEM;
 	page_index(t, f->row_start, f->first_page, pages, npages);
+	if (npages & 1)
+		pages[npages] = pages[npages - 1];
 	err = update_array(u->rows_fd, f->row_start, t->rows, t->nr) ?:
-	      update_array(u->pages_fd, f->page_start, pages, npages);
+	      update_array(u->pages_fd, f->page_start / 2, pages, PAGE_ELEMS(npages));
 	free(pages);
 	return err;
 }
@@ -690,7 +702,7 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, const str
 	if (err) {
 		u->stats.update_errors++;
 		pool_release(&u->rows, f->row_start, t->nr);
-		pool_release(&u->pages, f->page_start, npages);
+		pool_release(&u->pages, f->page_start / 2, PAGE_ELEMS(npages));
 		f->row_count = 0;
 		return;
 	}

@@ -12,7 +12,7 @@ struct unwinder;
 /* An array map's elements sit round_up(value_size, 8) bytes apart in its mmap. */
 #define UNWIND_STRIDE(size) (((size) + 7) & ~(size_t)7)
 #define UNWIND_ROW_STRIDE UNWIND_STRIDE(sizeof(struct unwind_row))
-#define UNWIND_PAGE_STRIDE UNWIND_STRIDE(sizeof(uint32_t))
+#define UNWIND_PAGE_STRIDE UNWIND_STRIDE(sizeof(struct unwind_page_pair))
 #define UNWIND_FILE_STRIDE UNWIND_STRIDE(sizeof(struct unwind_file))
 
 /*
@@ -22,7 +22,7 @@ struct unwinder;
  */
 struct unwind_tables {
 	const void *rows, *pages, *files;
-	uint32_t nrows, npages, nfiles;
+	uint32_t nrows, npages, nfiles; /* npages: elements, two entries each */
 };
 
 /* Owned by the unwinder, fixed for its life. */

@@ -45,8 +45,9 @@ static inline int copy_read(const struct unwind_walk_env *e, __u64 *dst, __u64 a
 #define UNWIND_FILE(slot)                                                                  \
 	((const struct unwind_file *)table_elem(tables->files, UNWIND_FILE_STRIDE,        \
 						 tables->nfiles, slot))
-#define UNWIND_PAGE(k)                                                                     \
-	((const __u32 *)table_elem(tables->pages, UNWIND_PAGE_STRIDE, tables->npages, k))
+#define UNWIND_PAGE(e)                                                                     \
+	((const struct unwind_page_pair *)table_elem(tables->pages, UNWIND_PAGE_STRIDE,      \
+						      tables->npages, e))
 #define UNWIND_ROW(idx)                                                                    \
 	((const struct unwind_row *)table_elem(tables->rows, UNWIND_ROW_STRIDE, tables->nrows, idx))
 #define UNWIND_READ(w, dst, addr) copy_read(&(w)->env, dst, addr)

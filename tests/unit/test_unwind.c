@@ -90,7 +90,9 @@ TEST(shared_table_matches_cfi)
 	struct unwind_file f;
 	const struct unwind_tables *tab;
 	struct unwind_row r;
-	uint32_t key, page;
+	struct unwind_page_pair pair;
+	uint32_t key;
+	int want;
 
 	CHECK(libc && u);
 	tab = unwinder__tables(u);
@@ -145,11 +147,16 @@ TEST(shared_table_matches_cfi)
 	}
 	CHECK(!memcmp(&f, (const char *)tab->files + v.maps[0].file * UNWIND_FILE_STRIDE,
 		      sizeof(f)));
+	/* Two page entries an element, from an even start (bpf/unwind_abi.h). */
+	CHECK_EQ(f.page_start % 2, 0);
 	for (uint32_t k = 0; k < f.page_count; k += 97) {
-		key = f.page_start + k;
-		CHECK(!bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_pages"), &key, &page));
-		CHECK_EQ(*(const uint32_t *)((const char *)tab->pages + key * UNWIND_PAGE_STRIDE),
-			 page);
+		key = (f.page_start + k) / 2;
+		CHECK(!bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_pages"), &key, &pair));
+		CHECK(!memcmp((const char *)tab->pages + key * UNWIND_PAGE_STRIDE, &pair,
+			      sizeof(pair)));
+		/* The entry is the row covering the page's first byte (the first row if none). */
+		want = last_row_at(&t, (f.first_page + k) << UNWIND_PAGE_SHIFT);
+		CHECK_EQ(pair.row[(f.page_start + k) & 1], f.row_start + (want < 0 ? 0 : want));
 	}
 	cfi_table__release(&t);
 
