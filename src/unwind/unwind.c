@@ -22,6 +22,7 @@
 #include "proc/proctab.h"
 #include "bpf/unwind_abi.h"
 #include "unwind/cfi.h"
+#include "unwind/extents.h"
 #include "unwind/unwind.h"
 #include "unwind/unwind_priv.h"
 
@@ -75,18 +76,6 @@ struct uproc {
 	struct ufile **files; /* distinct files it maps, each counted in users */
 };
 
-/* A free range of a BPF array. */
-struct extent {
-	uint32_t start, len;
-};
-
-/* The free ranges of one BPF array, sorted by start; first fit. */
-struct pool {
-	struct extent *free;
-	uint32_t nr, cap;
-	uint32_t capacity; /* entries of the array */
-};
-
 struct unwinder {
 	/* Everything below, between the ingest thread, the builder thread and stats readers. */
 	pthread_mutex_t lock;
@@ -110,7 +99,7 @@ struct unwinder {
 	struct unwind_tables tables;
 	uint32_t big_table_share;
 	bool walk_cache;
-	struct pool rows, pages;
+	struct extents rows, pages;
 	uint32_t free_slots[MAX_FILES];
 	uint32_t nr_free_slots;
 	struct ufile *files[FILE_BUCKETS];
@@ -124,77 +113,6 @@ struct unwinder {
 };
 
 static void *builder_main(void *arg);
-
-static int pool_init(struct pool *p, uint32_t capacity)
-{
-	p->free = malloc(sizeof(*p->free) * 16);
-	if (!p->free)
-		return -ENOMEM;
-	p->cap = 16;
-	p->free[0] = (struct extent){ 0, capacity };
-	p->nr = 1;
-	p->capacity = capacity;
-	return 0;
-}
-
-/* First fit; UINT32_MAX when no range is long enough. */
-static uint32_t pool_alloc(struct pool *p, uint32_t n)
-{
-	for (uint32_t i = 0; i < p->nr; i++) {
-		struct extent *e = &p->free[i];
-		uint32_t start = e->start;
-
-		if (e->len < n)
-			continue;
-		e->start += n;
-		e->len -= n;
-		if (!e->len) {
-			memmove(e, e + 1, (p->nr - i - 1) * sizeof(*e));
-			p->nr--;
-		}
-		return start;
-	}
-	return UINT32_MAX;
-}
-
-/* Returns the range to the free list (sorted by start), merging with its neighbours. */
-static void pool_release(struct pool *p, uint32_t start, uint32_t n)
-{
-	uint32_t i = 0;
-
-	if (!n)
-		return;
-	while (i < p->nr && p->free[i].start < start)
-		i++;
-	if (i > 0 && p->free[i - 1].start + p->free[i - 1].len == start) {
-		p->free[i - 1].len += n;
-		if (i < p->nr && start + n == p->free[i].start) {
-			p->free[i - 1].len += p->free[i].len;
-			memmove(&p->free[i], &p->free[i + 1], (p->nr - i - 1) * sizeof(p->free[0]));
-			p->nr--;
-		}
-		return;
-	}
-	if (i < p->nr && start + n == p->free[i].start) {
-		p->free[i].start = start;
-		p->free[i].len += n;
-		return;
-	}
-	if (p->nr == p->cap) {
-		struct extent *grown = realloc(p->free, 2 * p->cap * sizeof(*grown));
-
-		if (!grown) {
-			/* Leaks the range until restart rather than corrupting the list. */
-			pr_warn("out of memory: %u table entries lost to the free list\n", n);
-			return;
-		}
-		p->free = grown;
-		p->cap *= 2;
-	}
-	memmove(&p->free[i + 1], &p->free[i], (p->nr - i) * sizeof(p->free[0]));
-	p->free[i] = (struct extent){ start, n };
-	p->nr++;
-}
 
 static int create_map(enum bpf_map_type type, const char *name, uint32_t value_size,
 		      uint32_t max_entries, uint32_t flags)
@@ -253,8 +171,8 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	rows = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? rows : 1;
 	/* Code has a few rows per 256-byte page: one page entry per PAGES_PER_ROWS rows is room
 	 * to spare, in bytes a fraction of the rows'. */
-	if (pool_init(&u->rows, (uint32_t)rows) ||
-	    pool_init(&u->pages, (uint32_t)(rows / PAGES_PER_ROWS / 2 + 32))) {
+	if (extents__init(&u->rows, (uint32_t)rows) ||
+	    extents__init(&u->pages, (uint32_t)(rows / PAGES_PER_ROWS / 2 + 32))) {
 		*err = -ENOMEM;
 		goto out_free;
 	}
@@ -386,8 +304,8 @@ void unwinder__free(struct unwinder *u)
 		close(u->counters_fd);
 	if (u->inodes_fd >= 0)
 		close(u->inodes_fd);
-	free(u->rows.free);
-	free(u->pages.free);
+	extents__exit(&u->rows);
+	extents__exit(&u->pages);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
@@ -475,8 +393,8 @@ static void evict_rows(struct unwinder *u, struct ufile *f)
 	f->flags |= UNWIND_FILE_NO_ROOM;
 	/* BPF stops using the rows before the range can be handed to another file. */
 	publish_file(u, f, false);
-	pool_release(&u->rows, f->row_start, f->row_count);
-	pool_release(&u->pages, f->page_start / 2, PAGE_ELEMS(f->page_count));
+	extents__release(&u->rows, f->row_start, f->row_count);
+	extents__release(&u->pages, f->page_start / 2, PAGE_ELEMS(f->page_count));
 	u->stats.row_bytes -= file_bytes(f);
 	u->stats.files--;
 	u->stats.evictions++;
@@ -523,15 +441,6 @@ static struct ufile *lru_file(struct unwinder *u, bool idle_only, bool with_rows
 				best = f;
 		}
 	return best;
-}
-
-static uint64_t pool_free(const struct pool *p)
-{
-	uint64_t n = 0;
-
-	for (uint32_t i = 0; i < p->nr; i++)
-		n += p->free[i].len;
-	return n;
 }
 
 static uint64_t idle_rows(struct unwinder *u)
@@ -583,15 +492,15 @@ static int make_room(struct unwinder *u, uint32_t nrows, uint32_t npages, bool m
 		struct ufile *victim;
 		uint32_t elem;
 
-		*row_start = pool_alloc(&u->rows, nrows);
+		*row_start = extents__alloc(&u->rows, nrows);
 		elem = *row_start == UINT32_MAX ? UINT32_MAX :
-						  pool_alloc(&u->pages, PAGE_ELEMS(npages));
+						  extents__alloc(&u->pages, PAGE_ELEMS(npages));
 		if (elem != UINT32_MAX) {
 			*page_start = elem * 2;
 			return 0;
 		}
 		if (*row_start != UINT32_MAX)
-			pool_release(&u->rows, *row_start, nrows);
+			extents__release(&u->rows, *row_start, nrows);
 		victim = lru_file(u, true, true);
 		if (!victim && may_evict_used)
 			victim = lru_file(u, false, true);
@@ -701,8 +610,8 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, const str
 {
 	if (err) {
 		u->stats.update_errors++;
-		pool_release(&u->rows, f->row_start, t->nr);
-		pool_release(&u->pages, f->page_start / 2, PAGE_ELEMS(npages));
+		extents__release(&u->rows, f->row_start, t->nr);
+		extents__release(&u->pages, f->page_start / 2, PAGE_ELEMS(npages));
 		f->row_count = 0;
 		return;
 	}
@@ -1065,7 +974,7 @@ void unwinder__maintain(struct unwinder *u)
 	/* Tables evicted while in use come back as room frees up (processes exit, files go
 	 * idle), most recently mapped first, without evicting anything in use: only as many as
 	 * the free and idle rows can take, or they would be rebuilt for nothing. */
-	room = pool_free(&u->rows) + idle_rows(u);
+	room = extents__free_count(&u->rows) + idle_rows(u);
 	while ((f = mru_evicted(u)) && f->row_count <= room) {
 		room -= f->row_count;
 		enqueue(u, f, false, false);
