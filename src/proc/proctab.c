@@ -68,9 +68,8 @@ struct proctab *proctab__new(struct symbolizer *sym)
 {
 	struct proctab *pt = calloc(1, sizeof(*pt));
 
-	if (!pt)
-		return NULL;
-	pt->sym = sym;
+	if (pt)
+		pt->sym = sym;
 	return pt;
 }
 
@@ -172,8 +171,8 @@ static int add_map(const struct map_entry *e, void *arg)
 	struct proc *p = ctx->p;
 	struct dso *dso;
 
-	if (!ctx->exe_path && ctx->p->exe_id.ino && e->inode == ctx->p->exe_id.ino &&
-	    e->dev_major == ctx->p->exe_id.dev >> 20 && e->dev_minor == (ctx->p->exe_id.dev & 0xfffff))
+	if (!ctx->exe_path && p->exe_id.ino && e->inode == p->exe_id.ino &&
+	    e->dev_major == p->exe_id.dev >> 20 && e->dev_minor == (p->exe_id.dev & 0xfffff))
 		ctx->exe_path = strdup(e->path);
 	if (!e->executable) {
 		/* The process context is read-only data: the one other line worth a look. */

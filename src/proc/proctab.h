@@ -68,14 +68,14 @@ bool proc__new_image(const struct proc *p);
 bool proc__loading(const struct proc *p, uint64_t now_ns);
 void proctab__free(struct proctab *pt); /* accepts NULL */
 
-/* The process image changed: forget what we knew and learn it now. Returns the process
- * (borrowed, as proctab__get's), or NULL when out of memory. */
 /* The executable's file, as the kernel names it at exec (dev: major << 20 | minor). */
 struct proc_exe_id {
 	uint64_t ino;
 	uint32_t dev;
 };
-/* exe: NULL when not known (its name then comes from /proc/PID/exe). */
+/* The process image changed: forget what we knew and learn it now. Returns the process
+ * (borrowed, as proctab__get's), or NULL when out of memory. exe: NULL when not known (its
+ * name then comes from /proc/PID/exe). */
 struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_exe_id *exe,
 			   uint64_t now_ns);
 void proctab__exit(struct proctab *pt, uint32_t pid);

@@ -117,10 +117,9 @@ void ingest__describe(struct sample *s, struct proc *p)
  * read: at exec (a variable in the executable is found from its file alone), and again at each
  * re-read (a library defining it is mapped after exec, by the dynamic loader or dlopen).
  */
-static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid,
+static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid, const struct proc *p,
 				  const struct proc_map *maps, uint32_t n)
 {
-	struct proc *p = ctx->proctab ? proctab__find(ctx->proctab, pid) : NULL;
 	struct tracectx_loc loc;
 	int err;
 
@@ -145,17 +144,16 @@ static bool publish_trace_context(struct collect_ctx *ctx, uint32_t pid,
 static void maps_cb(void *arg, uint32_t pid, const struct proc_map *maps, uint32_t n)
 {
 	struct collect_ctx *ctx = arg;
-	struct proc *p;
+	struct proc *p = ctx->proctab ? proctab__find(ctx->proctab, pid) : NULL;
 	bool published;
 
 	/* Before the unwinder: handing it the maps may wait for its builders' lock, and a new
 	 * process's samples read the context as soon as it is in tracectx_offsets. */
-	published = n && publish_trace_context(ctx, pid, maps, n);
+	published = n && publish_trace_context(ctx, pid, p, maps, n);
 	if (!ctx->unwinder)
 		return;
 	/* None found: samplers may skip the lookup, unless the loader may still be mapping the
 	 * library that has one. */
-	p = ctx->proctab ? proctab__find(ctx->proctab, pid) : NULL;
 	unwinder__update_flags(ctx->unwinder, pid, maps, n,
 			       !published && p && !proc__loading(p, now_ns()) ?
 				       UNWIND_PROC_NO_TRACECTX :

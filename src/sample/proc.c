@@ -28,7 +28,12 @@
  * loader slowed by a busy machine. (A process gone by then, the usual short-lived one, costs
  * nothing.)
  */
-static const unsigned long long relearn_ns[] = { 1000000ULL, 4000000ULL };
+#define RELEARN_LAST_NS (4 * NSEC_PER_MSEC)
+static const unsigned long long relearn_ns[] = { NSEC_PER_MSEC, RELEARN_LAST_NS };
+/* The last re-read, due from the exec in the kernel, must find the process settled
+ * (proc__loading, timed from when the event was handled): a millisecond to spare for that. */
+_Static_assert(RELEARN_LAST_NS >= PROC_LOADING_NS + NSEC_PER_MSEC,
+	       "the last re-read comes after the loading time");
 #define NR_RELEARN (sizeof(relearn_ns) / sizeof(relearn_ns[0]))
 #define MAX_RELEARN 1024
 

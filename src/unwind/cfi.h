@@ -29,9 +29,12 @@ static inline uint32_t unwind_rule__pack(const struct unwind_rule *r)
 		       r->cfa_type == UNWIND_CFA_PLT || r->cfa_type == UNWIND_CFA_RBP_SWITCH;
 	bool rbp_off = r->rbp_type == UNWIND_RBP_OFFSET;
 
-	if ((cfa_off && (r->cfa_off > UNWIND_ROW_CFA_OFF_MAX || r->cfa_off < -UNWIND_ROW_CFA_OFF_MAX)) ||
-	    (rbp_off && (r->rbp_off % 8 || r->rbp_off > UNWIND_ROW_RBP_OFF_MAX ||
-			 r->rbp_off < -UNWIND_ROW_RBP_OFF_MAX)))
+	bool fits = (!cfa_off || (r->cfa_off <= UNWIND_ROW_CFA_OFF_MAX &&
+				  r->cfa_off >= -UNWIND_ROW_CFA_OFF_MAX)) &&
+		    (!rbp_off || (r->rbp_off % 8 == 0 && r->rbp_off <= UNWIND_ROW_RBP_OFF_MAX &&
+				  r->rbp_off >= -UNWIND_ROW_RBP_OFF_MAX));
+
+	if (!fits)
 		return UNWIND_ROW_RULE(UNWIND_CFA_INVALID, 0, UNWIND_RBP_INVALID, 0);
 	return UNWIND_ROW_RULE(r->cfa_type, cfa_off ? r->cfa_off : 0, r->rbp_type,
 			       rbp_off ? r->rbp_off : 0);

@@ -383,6 +383,14 @@ static void publish_file(struct unwinder *u, const struct ufile *f, bool pending
 		u->stats.update_errors++;
 }
 
+/* Gives back what make_room took: rows, and page entries from an even page_start. */
+static void free_room(struct unwinder *u, uint32_t row_start, uint32_t nrows, uint32_t page_start,
+		      uint32_t npages)
+{
+	extents__release(&u->rows, row_start, nrows);
+	extents__release(&u->pages, page_start / 2, PAGE_ELEMS(npages));
+}
+
 /* Drops the file's rows (the file stays, unwound by frame pointers until rebuilt). */
 static void evict_rows(struct unwinder *u, struct ufile *f)
 {
@@ -393,8 +401,7 @@ static void evict_rows(struct unwinder *u, struct ufile *f)
 	f->flags |= UNWIND_FILE_NO_ROOM;
 	/* BPF stops using the rows before the range can be handed to another file. */
 	publish_file(u, f, false);
-	extents__release(&u->rows, f->row_start, f->row_count);
-	extents__release(&u->pages, f->page_start / 2, PAGE_ELEMS(f->page_count));
+	free_room(u, f->row_start, f->row_count, f->page_start, f->page_count);
 	u->stats.row_bytes -= file_bytes(f);
 	u->stats.files--;
 	u->stats.evictions++;
@@ -483,8 +490,8 @@ static struct ufile *mru_evicted(struct unwinder *u)
  * not too large a share of the budget) the least recently mapped ones. An evicted table coming
  * back never evicts a table in use, or two working sets larger than the budget would evict each
  * other at every maps read; nor does one huge binary blind autoprof to everything else.
+ * *page_start: the first of npages page entries, even (PAGE_ELEMS).
  */
-/* *page_start: the first of npages page entries, even (PAGE_ELEMS). */
 static int make_room(struct unwinder *u, uint32_t nrows, uint32_t npages, bool may_evict_used,
 		     uint32_t *row_start, uint32_t *page_start)
 {
@@ -610,8 +617,7 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, const str
 {
 	if (err) {
 		u->stats.update_errors++;
-		extents__release(&u->rows, f->row_start, t->nr);
-		extents__release(&u->pages, f->page_start / 2, PAGE_ELEMS(npages));
+		free_room(u, f->row_start, t->nr, f->page_start, npages);
 		f->row_count = 0;
 		return;
 	}
