@@ -21,19 +21,21 @@
 #include "unwind_abi.h"
 #include "unwind_vma.bpf.h"
 
-struct {
+/* The rows and page index, chunk by chunk (bpf/unwind_abi.h): every chunk has this shape. */
+struct unwind_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, UNWIND_CHUNK_ELEMS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct unwind_row);
-} unwind_rows SEC(".maps");
+	__type(value, __u64);
+};
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct unwind_page_pair);
-} unwind_pages SEC(".maps");
+	__array(values, struct unwind_chunk);
+} unwind_chunks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -152,6 +154,16 @@ static __always_inline __u32 *unwind__hint(void)
 	return bpf_map_lookup_elem(&unwind_hint, &zero);
 }
 
+/* Element idx of the rows and page index, or NULL: a chunk not made yet, or past the end.
+ * (Both lookups are inlined by the verifier: a load of the chunk's pointer, then arithmetic.) */
+static __always_inline const void *unwind__elem(__u32 idx)
+{
+	__u32 c = idx >> UNWIND_CHUNK_SHIFT, k = idx & (UNWIND_CHUNK_ELEMS - 1);
+	void *chunk = bpf_map_lookup_elem(&unwind_chunks, &c);
+
+	return chunk ? bpf_map_lookup_elem(chunk, &k) : NULL;
+}
+
 static __always_inline int unwind__read(__u64 *dst, __u64 addr)
 {
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
@@ -264,9 +276,8 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 #define UNWIND_HINT() unwind__hint()
 #define UNWIND_FILE(slot)                                                                  \
 	((const struct unwind_file *)bpf_map_lookup_elem(&unwind_files, &(slot)))
-#define UNWIND_PAGE(k)                                                                     \
-	((const struct unwind_page_pair *)bpf_map_lookup_elem(&unwind_pages, &(k)))
-#define UNWIND_ROW(idx) ((const struct unwind_row *)bpf_map_lookup_elem(&unwind_rows, &(idx)))
+#define UNWIND_PAGE(e) ((const struct unwind_page_pair *)unwind__elem(e))
+#define UNWIND_ROW(idx) ((const struct unwind_row *)unwind__elem(idx))
 #define UNWIND_READ(w, dst, addr) unwind__read(dst, addr)
 #define UNWIND_RET_ADDR(w, ra) unwind__ret_addr(&(w)->env, ra)
 #define UNWIND_DEPTH(w) UNWIND_MAX_FRAMES

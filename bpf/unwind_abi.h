@@ -13,6 +13,17 @@
  * sorted table of its executable mappings naming the file slot behind each.
  */
 
+/*
+ * That array is a space of 8-byte elements (rows, and the page index's pairs: a file's page
+ * index, then its rows, in one run of it), held in chunks of UNWIND_CHUNK_ELEMS: unwind_chunks
+ * is an array of equal arrays that user space makes as the tables reach them, so that its
+ * memory grows with the binaries seen, up to unwind.memory-limit, rather than being taken
+ * whole at start. Element i is element i % UNWIND_CHUNK_ELEMS of chunk i / UNWIND_CHUNK_ELEMS.
+ * (256 KiB a chunk: a quiet host's tables fill about 16 of them.)
+ */
+#define UNWIND_CHUNK_SHIFT 15
+#define UNWIND_CHUNK_ELEMS (1u << UNWIND_CHUNK_SHIFT)
+
 /* How the canonical frame address (the caller's stack pointer) is found. */
 enum unwind_cfa_type {
 	UNWIND_CFA_UNDEFINED = 0, /* the return address is undefined: the outermost frame */
@@ -69,12 +80,12 @@ enum unwind_file_flags {
  * Rows are found in two steps, to touch few cache lines at sample time (at 99 Hz nothing is
  * cached): the file's page index gives, for each 256-byte "page" of file offsets from
  * first_page on, the row covering the page's first byte (pages[page_start + k], an index into
- * unwind_rows), which bounds the binary search to the few rows of one page (a line or two).
+ * the elements), which bounds the binary search to the few rows of one page (a line or two).
  */
 #define UNWIND_PAGE_SHIFT 8
 
 /*
- * unwind_pages holds the entries two to an element: entry k is row[k & 1] of element k >> 1
+ * The page index holds its entries two to an element: entry k is row[k & 1] of element k >> 1
  * (an array stores each element in a multiple of 8 bytes, so a lone __u32 took 8). A file's
  * entries start at an even page_start.
  */
@@ -86,7 +97,7 @@ struct unwind_file {
 	__u32 row_start;
 	__u32 row_count; /* 0: no rows (see flags), or evicted: frame pointers */
 	__u32 flags;
-	__u32 page_start; /* in unwind_pages */
+	__u32 page_start; /* entry index: element page_start / 2 on */
 	__u32 page_count;
 	__u32 first_page; /* file offset >> UNWIND_PAGE_SHIFT of the first row */
 };

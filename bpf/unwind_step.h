@@ -13,9 +13,10 @@
  *   UNWIND_SEARCH            how the two searches are declared (BPF: __noinline, global
  *                            functions the verifier checks once each)
  *   UNWIND_HINT()            __u32 * to the mapping the last frame was in, or NULL
- *   UNWIND_FILE(slot), UNWIND_PAGE(e), UNWIND_ROW(idx)
- *                            the element at a __u32 lvalue index of unwind_files, unwind_pages,
- *                            unwind_rows, or NULL past the end
+ *   UNWIND_FILE(slot)        the file slot at a __u32 lvalue index, or NULL past the end
+ *   UNWIND_PAGE(e), UNWIND_ROW(idx)
+ *                            the page pair, the row, at a __u32 index of the elements
+ *                            (bpf/unwind_abi.h), or NULL past the end
  *   UNWIND_READ(w, dst, addr)         0 when the 8 bytes of the stack at addr are in *dst
  *   UNWIND_RET_ADDR(w, ra)            the real return address for one read off the stack
  *   UNWIND_DEPTH(w)                   frames the walk may write
@@ -103,7 +104,7 @@ UNWIND_SEARCH int unwind__find_mapping(const struct unwind_proc *proc, __u64 pc)
 	return -1;
 }
 
-/* Index in unwind_rows of the file's last row at or before off, or -1. */
+/* Element index of the file's last row at or before off, or -1. */
 UNWIND_SEARCH int unwind__find_row(const struct unwind_file *f, __u32 off)
 {
 	__u32 page, k, e, lo, hi;

@@ -11,7 +11,7 @@
  * walked by frame pointers alone (no unwinder: proc NULL, and a proc, which is then ignored),
  * checked frame by frame against a model of that walk, and, when the input has tables, again
  * through them (this file stands in for the unwinder: unwinder__tables gives walk_copy.c arrays
- * made from the input at their mapped strides, sized exactly; the process's table may claim
+ * made from the input as they are mapped, sized exactly; the process's table may claim
  * more mappings than it has, slots and indexes may point anywhere). With FUZZ_DRAIN the bytes
  * are also laid into a ring in this process (a sealed memfd, as the shim makes it) and drained
  * by preload_ring__drain, which maps it through /proc/self/map_files as autoprof maps a
@@ -50,6 +50,7 @@
 #include <linux/types.h>
 
 #include "src/memory/preload.h"
+#include "unwind/chunks.h"
 #include "unwind/unwind.h"
 #include "unwind/unwind_priv.h"
 
@@ -76,10 +77,22 @@ int unwinder__map_fd(struct unwinder *u, const char *name)
 	return -EBADF;
 }
 
+/* The rows and page index: the input's elements, at their exact size (chunks.h's stand-in). */
+struct chunks {
+	const char *elems;
+	uint32_t n;
+};
+
+const void *chunks__elem(const struct chunks *c, uint32_t idx)
+{
+	return idx < c->n ? c->elems + (size_t)idx * 8 : NULL;
+}
+
 struct tables {
 	struct unwind_tables t;
 	struct unwind_proc proc;
-	void *rows, *pages, *files;
+	struct chunks elems;
+	void *files;
 };
 
 static void *dup_exact(const uint8_t *p, size_t n)
@@ -116,9 +129,10 @@ static uint32_t take(const uint8_t **p, size_t *len, uint32_t want, size_t size)
 
 static void tables_make(struct tables *tb, const uint8_t *p, size_t len)
 {
-	const uint8_t *at;
+	const uint8_t *at, *at_rows;
 	struct fuzz_tab h;
-	uint32_t nmaps;
+	uint32_t nmaps, npages, nrows, pairs;
+	char *elems;
 
 	memset(tb, 0, sizeof(*tb));
 	memcpy(&h, p, sizeof(h));
@@ -134,21 +148,26 @@ static void tables_make(struct tables *tb, const uint8_t *p, size_t len)
 	at = p;
 	tb->t.nfiles = take(&p, &len, h.nfiles, sizeof(struct unwind_file));
 	tb->files = spread(at, tb->t.nfiles, sizeof(struct unwind_file), UNWIND_FILE_STRIDE);
+	/* One space of 8-byte elements, as the chunks hold it: the page entries two to an
+	 * element (an odd count's last element half zero), then the rows. */
 	at = p;
-	tb->t.npages = take(&p, &len, h.npages, sizeof(uint32_t));
-	tb->pages = spread(at, tb->t.npages, sizeof(uint32_t), UNWIND_PAGE_STRIDE);
-	at = p;
-	tb->t.nrows = take(&p, &len, h.nrows, sizeof(struct unwind_row));
-	tb->rows = spread(at, tb->t.nrows, sizeof(struct unwind_row), UNWIND_ROW_STRIDE);
-	tb->t.rows = tb->rows;
-	tb->t.pages = tb->pages;
+	npages = take(&p, &len, h.npages, sizeof(uint32_t));
+	pairs = (npages + 1) / 2;
+	at_rows = p;
+	nrows = take(&p, &len, h.nrows, sizeof(struct unwind_row));
+	elems = calloc(pairs + nrows ? pairs + nrows : 1, 8);
+	if (!elems)
+		abort();
+	memcpy(elems, at, (size_t)npages * sizeof(uint32_t));
+	memcpy(elems + (size_t)pairs * 8, at_rows, (size_t)nrows * sizeof(struct unwind_row));
+	tb->elems = (struct chunks){ elems, pairs + nrows };
+	tb->t.elems = &tb->elems;
 	tb->t.files = tb->files;
 }
 
 static void tables_free(struct tables *tb)
 {
-	free(tb->rows);
-	free(tb->pages);
+	free((void *)tb->elems.elems);
 	free(tb->files);
 }
 

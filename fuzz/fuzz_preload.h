@@ -27,8 +27,10 @@ enum fuzz_flags {
 /*
  * Unwind tables for the walk: then nmaps struct unwind_mapping (the process's table, whose
  * count says proc_nr), nfiles struct unwind_file, npages __u32, nrows struct unwind_row
- * (packed here; the fuzzer spaces them as the mapped arrays do, 8-byte aligned). Counts past
- * the bytes there are cut to what is there.
+ * (packed here; the fuzzer spaces the files as the mapped array does, 8-byte aligned). The
+ * page entries and rows are one space of 8-byte elements, as in BPF (bpf/unwind_abi.h): the
+ * entries two to an element, then the rows, so row i is element (npages + 1) / 2 + i. Counts
+ * past the bytes there are cut to what is there.
  */
 struct fuzz_tab {
 	uint32_t proc_nr;

@@ -213,7 +213,7 @@ static int self_text(uint64_t *start, uint64_t *end, uint64_t *off)
 static int self_tables(struct tab *t)
 {
 	struct unwind_mapping m = { .file = 0 };
-	struct unwind_file file = { .row_count = 2 };
+	struct unwind_file file = { .row_count = 2, .page_start = 0 };
 	struct unwind_row rows[2];
 	struct fuzz_tab h = { .proc_nr = 1, .nmaps = 1, .nfiles = 1, .nrows = 2 };
 	uint64_t start, end, off;
@@ -229,8 +229,11 @@ static int self_tables(struct tab *t)
 	file.first_page = first >> UNWIND_PAGE_SHIFT;
 	file.page_count = (last >> UNWIND_PAGE_SHIFT) - file.first_page + 1;
 	h.npages = file.page_count;
-	rows[0] = (struct unwind_row){ first, 16, UNWIND_CFA_RBP, UNWIND_RBP_OFFSET, -16 };
-	rows[1] = (struct unwind_row){ last, 0, UNWIND_CFA_NONE, UNWIND_RBP_SAME, 0 };
+	/* The rows follow the page entries in the elements (fuzz/fuzz_preload.h). */
+	file.row_start = (file.page_count + 1) / 2;
+	rows[0] = (struct unwind_row){ first,
+				       UNWIND_ROW_RULE(UNWIND_CFA_RBP, 16, UNWIND_RBP_OFFSET, -16) };
+	rows[1] = (struct unwind_row){ last, UNWIND_ROW_RULE(UNWIND_CFA_NONE, 0, UNWIND_RBP_SAME, 0) };
 
 	t->len = 0;
 	put(t, &h, sizeof(h));
@@ -238,7 +241,7 @@ static int self_tables(struct tab *t)
 	put(t, &file, sizeof(file));
 	/* Each page's first byte is under row 0 until the page holding the last row. */
 	for (__u32 p = 0; p < file.page_count; p++) {
-		__u32 row = ((file.first_page + p) << UNWIND_PAGE_SHIFT) >= last;
+		__u32 row = file.row_start + (((file.first_page + p) << UNWIND_PAGE_SHIFT) >= last);
 
 		put(t, &row, sizeof(row));
 	}
@@ -477,14 +480,15 @@ static void edge(void)
 			{ 0x402000, 0x1000, 0x2000, 7, 0 },
 		};
 		struct unwind_file f[2] = {
-			{ 0, 3, 0, 0, 2, 0 },
+			{ 1, 3, 0, 0, 2, 0 }, /* its rows after its one page pair */
 			{ 1, 0xffffffffu, 0, 0xfffffff0u, 0x20, 0x10 },
 		};
-		__u32 pages[2] = { 0, 0xffffff00u };
+		__u32 pages[2] = { 1, 0xffffff00u };
 		struct unwind_row rows[3] = {
-			{ 0, 8, UNWIND_CFA_SIGNAL, 0, 0 },
-			{ 0x80, 1 << 30, UNWIND_CFA_RSP, UNWIND_RBP_OFFSET, -32768 },
-			{ 0x100, 0, 77, 0, 0 },
+			{ 0, UNWIND_ROW_RULE(UNWIND_CFA_SIGNAL, 8, 0, 0) },
+			{ 0x80, UNWIND_ROW_RULE(UNWIND_CFA_RSP, UNWIND_ROW_CFA_OFF_MAX,
+						UNWIND_RBP_OFFSET, -UNWIND_ROW_RBP_OFF_MAX) },
+			{ 0x100, UNWIND_ROW_RULE(7, 0, 3, 0) },
 		};
 
 		put(&t, &h, sizeof(h));

@@ -402,6 +402,10 @@ static const struct metrics_row unwind_rows[] = {
 	METRICS_FAMILY("autoprof_unwind_table_capacity_bytes", METRIC_GAUGE,
 		       "Bytes of unwind table rows BPF can hold (unwind.memory-limit)"),
 	METRICS_SAMPLE(struct unwinder_stats, capacity_bytes),
+	METRICS_FAMILY("autoprof_unwind_table_allocated_bytes", METRIC_GAUGE,
+		       "Bytes of BPF arrays made for unwind tables so far: they grow with the "
+		       "tables, 256 KiB at a time, up to the capacity"),
+	METRICS_SAMPLE(struct unwinder_stats, allocated_bytes),
 	METRICS_FAMILY("autoprof_unwind_cache_bytes", METRIC_GAUGE,
 		       "Bytes of the samplers' walk caches in BPF, all CPUs (unwind.walk-cache)"),
 	METRICS_SAMPLE(struct unwinder_stats, cache_bytes),

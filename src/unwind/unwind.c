@@ -22,6 +22,7 @@
 #include "proc/proctab.h"
 #include "bpf/unwind_abi.h"
 #include "unwind/cfi.h"
+#include "unwind/chunks.h"
 #include "unwind/extents.h"
 #include "unwind/unwind.h"
 #include "unwind/unwind_priv.h"
@@ -34,12 +35,10 @@
  * processes) up to this many; each pins its file open.
  */
 #define MAX_IDLE_FILES 256
-/* Rows per page-index entry budgeted (code has a few rows per 256-byte page). */
-#define PAGES_PER_ROWS 2
-/* unwind_pages elements holding n page entries from an even start. */
+/* Elements (bpf/unwind_abi.h) holding n page entries from an even start. */
 #define PAGE_ELEMS(n) (((n) + 1) / 2)
-_Static_assert(UNWINDER_ROW_BYTES == sizeof(struct unwind_row) + sizeof(uint32_t) / PAGES_PER_ROWS,
-	       "UNWINDER_ROW_BYTES is a row and its share of the page index");
+_Static_assert(sizeof(struct unwind_row) == 8 && sizeof(struct unwind_page_pair) == 8,
+	       "rows and page pairs are the chunks' 8-byte elements");
 /* Tables from this many rows up give their build memory back at once. */
 #define TRIM_ROWS 4096
 
@@ -94,12 +93,13 @@ struct unwinder {
 	bool stopping;
 	pthread_cond_t work, idle;
 	struct ufile *qhead, *qtail;
-	int rows_fd, pages_fd, files_fd, procs_fd, counters_fd, inodes_fd;
+	int files_fd, procs_fd, counters_fd, inodes_fd;
+	struct chunks *elems; /* the rows and page index */
 	/* Set once by unwinder__new, then read without the lock. */
 	struct unwind_tables tables;
 	uint32_t big_table_share;
 	bool walk_cache;
-	struct extents rows, pages;
+	struct extents room; /* of elems: a file's page index and rows, one run each */
 	uint32_t free_slots[MAX_FILES];
 	uint32_t nr_free_slots;
 	struct ufile *files[FILE_BUCKETS];
@@ -157,8 +157,8 @@ const struct unwind_tables *unwinder__tables(struct unwinder *u)
 struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
-	/* The budget holds the rows and their page index, as the kernel counts them. */
-	uint64_t rows = opts->memory_limit / UNWINDER_ROW_BYTES;
+	/* The budget holds the rows and their page index, 8 bytes an element. */
+	uint64_t elems = opts->memory_limit / sizeof(struct unwind_row);
 
 	if (!u) {
 		*err = -ENOMEM;
@@ -167,43 +167,30 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	pthread_mutex_init(&u->lock, NULL);
 	u->big_table_share = opts->big_table_share ? opts->big_table_share : 8;
 	u->walk_cache = opts->walk_cache;
-	u->rows_fd = u->pages_fd = u->files_fd = u->procs_fd = u->counters_fd = u->inodes_fd = -1;
-	rows = rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? rows : 1;
-	/* Code has a few rows per 256-byte page: one page entry per PAGES_PER_ROWS rows is room
-	 * to spare, in bytes a fraction of the rows'. */
-	if (extents__init(&u->rows, (uint32_t)rows) ||
-	    extents__init(&u->pages, (uint32_t)(rows / PAGES_PER_ROWS / 2 + 32))) {
+	u->files_fd = u->procs_fd = u->counters_fd = u->inodes_fd = -1;
+	/* (Page entries are indexed in halves of elements: twice the count must fit.) */
+	elems = elems > UINT32_MAX / 2 ? UINT32_MAX / 2 : elems ? elems : 1;
+	if (extents__init(&u->room, (uint32_t)elems)) {
 		*err = -ENOMEM;
 		goto out_free;
 	}
-	u->stats.capacity_bytes = (uint64_t)u->rows.capacity * sizeof(struct unwind_row) +
-				  (uint64_t)u->pages.capacity * sizeof(struct unwind_page_pair);
+	u->stats.capacity_bytes = (uint64_t)u->room.capacity * sizeof(struct unwind_row);
 	for (uint32_t i = 0; i < MAX_FILES; i++)
 		u->free_slots[i] = MAX_FILES - 1 - i;
 	u->nr_free_slots = MAX_FILES;
 
-	/* Mappable, for user space to walk copied stacks with the very rows BPF reads. */
-	*err = u->rows_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_rows",
-				       sizeof(struct unwind_row), u->rows.capacity, BPF_F_MMAPABLE);
-	if (*err < 0)
-		goto out_free;
-	/* u->pages counts elements, two page entries each (bpf/unwind_abi.h). */
-	*err = u->pages_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_pages",
-					sizeof(struct unwind_page_pair), u->pages.capacity,
-					BPF_F_MMAPABLE);
-	if (*err < 0)
+	u->elems = chunks__new("unwind_chunks", u->room.capacity, err);
+	if (!u->elems)
 		goto out_free;
 	*err = u->files_fd = create_map(BPF_MAP_TYPE_ARRAY, "unwind_files",
 					sizeof(struct unwind_file), MAX_FILES, BPF_F_MMAPABLE);
 	if (*err < 0)
 		goto out_free;
-	*err = map_array(u->rows_fd, UNWIND_ROW_STRIDE, u->rows.capacity, &u->tables.rows) ?:
-	       map_array(u->pages_fd, UNWIND_PAGE_STRIDE, u->pages.capacity, &u->tables.pages) ?:
-	       map_array(u->files_fd, UNWIND_FILE_STRIDE, MAX_FILES, &u->tables.files);
+	/* Mappable, for user space to walk copied stacks with what BPF reads. */
+	*err = map_array(u->files_fd, UNWIND_FILE_STRIDE, MAX_FILES, &u->tables.files);
 	if (*err)
 		goto out_free;
-	u->tables.nrows = u->rows.capacity;
-	u->tables.npages = u->pages.capacity;
+	u->tables.elems = u->elems;
 	u->tables.nfiles = MAX_FILES;
 	*err = u->procs_fd = create_map(BPF_MAP_TYPE_HASH, "unwind_procs",
 					sizeof(struct unwind_proc), opts->max_processes + 1,
@@ -289,13 +276,8 @@ void unwinder__free(struct unwinder *u)
 			free(f);
 		}
 	}
-	unmap_array(u->tables.rows, UNWIND_ROW_STRIDE, u->rows.capacity);
-	unmap_array(u->tables.pages, UNWIND_PAGE_STRIDE, u->pages.capacity);
 	unmap_array(u->tables.files, UNWIND_FILE_STRIDE, MAX_FILES);
-	if (u->rows_fd >= 0)
-		close(u->rows_fd);
-	if (u->pages_fd >= 0)
-		close(u->pages_fd);
+	chunks__free(u->elems);
 	if (u->files_fd >= 0)
 		close(u->files_fd);
 	if (u->procs_fd >= 0)
@@ -304,19 +286,18 @@ void unwinder__free(struct unwinder *u)
 		close(u->counters_fd);
 	if (u->inodes_fd >= 0)
 		close(u->inodes_fd);
-	extents__exit(&u->rows);
-	extents__exit(&u->pages);
+	extents__exit(&u->room);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
 
-static const char *const map_names[] = { "unwind_rows",	  "unwind_pages",    "unwind_files",
-					 "unwind_procs",  "unwind_counters", "unwind_inodes" };
+static const char *const map_names[] = { "unwind_chunks", "unwind_files", "unwind_procs",
+					 "unwind_counters", "unwind_inodes" };
 
 int unwinder__map_fd(struct unwinder *u, const char *name)
 {
-	const int fds[] = { u->rows_fd,	   u->pages_fd,	   u->files_fd,
-			    u->procs_fd,   u->counters_fd, u->inodes_fd };
+	const int fds[] = { u->elems ? chunks__fd(u->elems) : -1, u->files_fd, u->procs_fd,
+			    u->counters_fd, u->inodes_fd };
 
 	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++)
 		if (!strcmp(name, map_names[i]))
@@ -361,10 +342,15 @@ int unwinder__cache_walks(struct unwinder *u, struct bpf_object *obj)
 	return 1;
 }
 
+/* Elements the file's table takes: its page index, then its rows. */
+static uint64_t file_elems(const struct ufile *f)
+{
+	return (uint64_t)PAGE_ELEMS(f->page_count) + f->row_count;
+}
+
 static uint64_t file_bytes(const struct ufile *f)
 {
-	return (uint64_t)f->row_count * sizeof(struct unwind_row) +
-	       (uint64_t)f->page_count * sizeof(uint32_t);
+	return file_elems(f) * sizeof(struct unwind_row);
 }
 
 /* pending: its table is on its way (walks end at it, truncated, rather than guess). */
@@ -383,12 +369,10 @@ static void publish_file(struct unwinder *u, const struct ufile *f, bool pending
 		u->stats.update_errors++;
 }
 
-/* Gives back what make_room took: rows, and page entries from an even page_start. */
-static void free_room(struct unwinder *u, uint32_t row_start, uint32_t nrows, uint32_t page_start,
-		      uint32_t npages)
+/* Gives back what make_room took: page entries from an even page_start, then the rows. */
+static void free_room(struct unwinder *u, uint32_t nrows, uint32_t page_start, uint32_t npages)
 {
-	extents__release(&u->rows, row_start, nrows);
-	extents__release(&u->pages, page_start / 2, PAGE_ELEMS(npages));
+	extents__release(&u->room, page_start / 2, PAGE_ELEMS(npages) + nrows);
 }
 
 /* Drops the file's rows (the file stays, unwound by frame pointers until rebuilt). */
@@ -401,7 +385,7 @@ static void evict_rows(struct unwinder *u, struct ufile *f)
 	f->flags |= UNWIND_FILE_NO_ROOM;
 	/* BPF stops using the rows before the range can be handed to another file. */
 	publish_file(u, f, false);
-	free_room(u, f->row_start, f->row_count, f->page_start, f->page_count);
+	free_room(u, f->row_count, f->page_start, f->page_count);
 	u->stats.row_bytes -= file_bytes(f);
 	u->stats.files--;
 	u->stats.evictions++;
@@ -450,14 +434,14 @@ static struct ufile *lru_file(struct unwinder *u, bool idle_only, bool with_rows
 	return best;
 }
 
-static uint64_t idle_rows(struct unwinder *u)
+static uint64_t idle_elems(struct unwinder *u)
 {
 	uint64_t n = 0;
 
 	for (int i = 0; i < FILE_BUCKETS; i++)
 		for (struct ufile *f = u->files[i]; f; f = f->next)
 			if (!f->users && f->has_rows)
-				n += f->row_count;
+				n += file_elems(f);
 	return n;
 }
 
@@ -486,28 +470,34 @@ static struct ufile *mru_evicted(struct unwinder *u)
 }
 
 /*
- * Room for rows and page entries: idle tables go first, then (only for a file never loaded, and
+ * Room for page entries and rows: idle tables go first, then (only for a file never loaded, and
  * not too large a share of the budget) the least recently mapped ones. An evicted table coming
  * back never evicts a table in use, or two working sets larger than the budget would evict each
  * other at every maps read; nor does one huge binary blind autoprof to everything else.
- * *page_start: the first of npages page entries, even (PAGE_ELEMS).
+ * *page_start: the first of npages page entries, even (PAGE_ELEMS); the rows follow them. The
+ * chunks under the room are made here (first fit: the lowest room that fits, so they are made
+ * only as the tables in use outgrow them).
  */
 static int make_room(struct unwinder *u, uint32_t nrows, uint32_t npages, bool may_evict_used,
 		     uint32_t *row_start, uint32_t *page_start)
 {
+	uint32_t n = PAGE_ELEMS(npages) + nrows;
+
 	for (;;) {
 		struct ufile *victim;
-		uint32_t elem;
+		uint32_t elem = extents__alloc(&u->room, n);
+		int err;
 
-		*row_start = extents__alloc(&u->rows, nrows);
-		elem = *row_start == UINT32_MAX ? UINT32_MAX :
-						  extents__alloc(&u->pages, PAGE_ELEMS(npages));
 		if (elem != UINT32_MAX) {
+			err = chunks__reserve(u->elems, elem + n);
+			if (err) {
+				extents__release(&u->room, elem, n);
+				return err;
+			}
 			*page_start = elem * 2;
+			*row_start = elem + PAGE_ELEMS(npages);
 			return 0;
 		}
-		if (*row_start != UINT32_MAX)
-			extents__release(&u->rows, *row_start, nrows);
 		victim = lru_file(u, true, true);
 		if (!victim && may_evict_used)
 			victim = lru_file(u, false, true);
@@ -532,21 +522,6 @@ static void page_index(const struct cfi_table *t, uint32_t row_start, uint32_t f
 	}
 }
 
-static int update_array(int fd, uint32_t start, const void *values, uint32_t n)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, bopts);
-	uint32_t *keys = malloc(n * sizeof(*keys)), count = n;
-	int err;
-
-	if (!keys)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		keys[i] = start + i;
-	err = bpf_map_update_batch(fd, keys, values, &count, &bopts) ? -errno : 0;
-	free(keys);
-	return err;
-}
-
 /*
  * With the lock held: takes room for a built table's rows, making room as allowed. 0: f owns
  * [row_start, +nr) and [page_start, +npages) and write_rows fills them, without the lock.
@@ -568,7 +543,7 @@ static int reserve_rows(struct unwinder *u, struct ufile *f, int err, const stru
 		return -ENODATA;
 	f->first_page = t->rows[0].pc >> UNWIND_PAGE_SHIFT;
 	*npages = (t->rows[t->nr - 1].pc >> UNWIND_PAGE_SHIFT) - f->first_page + 1;
-	if (t->nr > u->rows.capacity || PAGE_ELEMS(*npages) > u->pages.capacity) {
+	if ((uint64_t)t->nr + PAGE_ELEMS(*npages) > u->room.capacity) {
 		u->stats.too_big++;
 		pr_warn("unwind table of %s (%u rows) exceeds unwind.memory-limit\n",
 			dso__path(f->dso), t->nr);
@@ -576,7 +551,7 @@ static int reserve_rows(struct unwinder *u, struct ufile *f, int err, const stru
 		f->flags |= UNWIND_FILE_NO_ROOM;
 		return -E2BIG;
 	}
-	may_evict_used = may_evict_used && t->nr <= u->rows.capacity / u->big_table_share;
+	may_evict_used = may_evict_used && t->nr <= u->room.capacity / u->big_table_share;
 	if (make_room(u, t->nr, *npages, may_evict_used, &f->row_start, &f->page_start)) {
 		/* row_count stays: it says how much room bringing it back takes. */
 		f->flags |= UNWIND_FILE_NO_ROOM;
@@ -587,28 +562,28 @@ static int reserve_rows(struct unwinder *u, struct ufile *f, int err, const stru
 }
 
 /*
- * Without the lock: writes the rows into the room reserve_rows took. A big table is hundreds of
- * thousands of rows (tens of ms of map updates), and the lock is what the ingest loop takes to
- * publish a new process's mappings: holding it here delayed a fresh process's trace context past
- * its first samples. The room is f's alone: eviction takes only files with rows installed, and
- * f, still queued, is not freed.
+ * Without the lock: writes the page index and rows into the room reserve_rows took (through the
+ * chunks' mappings). A big table is hundreds of thousands of rows, and the lock is what the
+ * ingest loop takes to publish a new process's mappings: holding it while they were written
+ * (then with map updates, tens of ms) delayed a fresh process's trace context past its first
+ * samples. The room is f's alone: eviction takes only files with rows installed, and f, still
+ * queued, is not freed.
  */
 static int write_rows(struct unwinder *u, const struct ufile *f, const struct cfi_table *t,
 		      uint32_t npages)
 {
 	/* Whole elements: an odd count's last entry repeats the one before (never read). */
 	uint32_t *pages = malloc(PAGE_ELEMS(npages) * sizeof(struct unwind_page_pair));
-	int err;
 
 	if (!pages)
 		return -ENOMEM;
 	page_index(t, f->row_start, f->first_page, pages, npages);
 	if (npages & 1)
 		pages[npages] = pages[npages - 1];
-	err = update_array(u->rows_fd, f->row_start, t->rows, t->nr) ?:
-	      update_array(u->pages_fd, f->page_start / 2, pages, PAGE_ELEMS(npages));
+	chunks__write(u->elems, f->page_start / 2, pages, PAGE_ELEMS(npages));
+	chunks__write(u->elems, f->row_start, t->rows, t->nr);
 	free(pages);
-	return err;
+	return 0;
 }
 
 /* With the lock held again: the rows written (or not) become the file's. */
@@ -617,7 +592,7 @@ static void install_rows(struct unwinder *u, struct ufile *f, int err, const str
 {
 	if (err) {
 		u->stats.update_errors++;
-		free_room(u, f->row_start, t->nr, f->page_start, npages);
+		free_room(u, t->nr, f->page_start, npages);
 		f->row_count = 0;
 		return;
 	}
@@ -980,9 +955,9 @@ void unwinder__maintain(struct unwinder *u)
 	/* Tables evicted while in use come back as room frees up (processes exit, files go
 	 * idle), most recently mapped first, without evicting anything in use: only as many as
 	 * the free and idle rows can take, or they would be rebuilt for nothing. */
-	room = extents__free_count(&u->rows) + idle_rows(u);
-	while ((f = mru_evicted(u)) && f->row_count <= room) {
-		room -= f->row_count;
+	room = extents__free_count(&u->room) + idle_elems(u);
+	while ((f = mru_evicted(u)) && file_elems(f) <= room) {
+		room -= file_elems(f);
 		enqueue(u, f, false, false);
 	}
 	pthread_mutex_unlock(&u->lock);
@@ -1024,6 +999,7 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *out)
 {
 	pthread_mutex_lock(&u->lock);
 	*out = u->stats;
+	out->allocated_bytes = chunks__bytes(u->elems);
 	pthread_mutex_unlock(&u->lock);
 	counters__read(u->counters_fd, out->bpf, UNWIND_CNT__MAX);
 }

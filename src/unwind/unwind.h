@@ -10,9 +10,9 @@
  * The unwinder mirrors what BPF needs to walk user stacks without frame pointers
  * (bpf/unwind.bpf.h): one table of rows per file, built from its .eh_frame when a process first
  * maps it and shared by every process that maps it, and each process's executable mappings.
- * Rows live in one BPF array bounded by the configured memory; when it is full, tables of files
- * no process maps go first, then the least recently mapped (their frames fall back to frame
- * pointers), each eviction counted.
+ * Rows live in one BPF array of chunks that are made as the tables grow, bounded by the
+ * configured memory; when it is full, tables of files no process maps go first, then the least
+ * recently mapped (their frames fall back to frame pointers), each eviction counted.
  *
  * Updated from the ingest thread (the proctab's listener); stats may be read from any thread.
  */
@@ -21,12 +21,13 @@ struct bpf_object;
 struct proc_map;
 struct unwind_proc;
 
-/* What a row takes of unwinder_opts.memory_limit: 8 bytes, and a page index entry (4 bytes) for
- * every two rows. */
+/* What a row takes of unwinder_opts.memory_limit, about: 8 bytes, and a page index entry (4
+ * bytes) for every two rows (code has a few rows per 256-byte page). The limit itself counts
+ * both exactly, 8 bytes an element (bpf/unwind_abi.h). */
 #define UNWINDER_ROW_BYTES 10
 
 struct unwinder_opts {
-	uint64_t memory_limit;	/* UNWINDER_ROW_BYTES a row; at least one row */
+	uint64_t memory_limit;	/* bytes of rows and page index; at least one row */
 	uint32_t max_processes; /* processes with a mapping table at once */
 	/* A table over 1/big_table_share of the budget only takes free or idle room, never a
 	 * table in use (one huge binary must not blind autoprof to the rest); 0: 8. */
@@ -120,8 +121,9 @@ uint32_t unwinder__walk_copy(struct unwinder *u, const struct unwind_proc *proc,
 			     uint32_t max, bool *truncated);
 
 struct unwinder_stats {
-	uint64_t row_bytes;	   /* rows in use, bytes */
-	uint64_t capacity_bytes;   /* rows that fit, bytes */
+	uint64_t row_bytes;	   /* rows and page index in use, bytes */
+	uint64_t capacity_bytes;   /* rows and page index that fit, bytes */
+	uint64_t allocated_bytes;  /* chunks made so far, bytes (the kernel's memlock) */
 	uint64_t files;		   /* files with a table now */
 	uint64_t processes;	   /* processes with a mapping table now */
 	uint64_t builds;	   /* tables built */

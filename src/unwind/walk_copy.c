@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <linux/types.h>
 
+#include "unwind/chunks.h"
 #include "unwind/unwind.h"
 #include "unwind/unwind_priv.h"
 
@@ -45,11 +46,8 @@ static inline int copy_read(const struct unwind_walk_env *e, __u64 *dst, __u64 a
 #define UNWIND_FILE(slot)                                                                  \
 	((const struct unwind_file *)table_elem(tables->files, UNWIND_FILE_STRIDE,        \
 						 tables->nfiles, slot))
-#define UNWIND_PAGE(e)                                                                     \
-	((const struct unwind_page_pair *)table_elem(tables->pages, UNWIND_PAGE_STRIDE,      \
-						      tables->npages, e))
-#define UNWIND_ROW(idx)                                                                    \
-	((const struct unwind_row *)table_elem(tables->rows, UNWIND_ROW_STRIDE, tables->nrows, idx))
+#define UNWIND_PAGE(e) ((const struct unwind_page_pair *)chunks__elem(tables->elems, e))
+#define UNWIND_ROW(idx) ((const struct unwind_row *)chunks__elem(tables->elems, idx))
 #define UNWIND_READ(w, dst, addr) copy_read(&(w)->env, dst, addr)
 #define UNWIND_RET_ADDR(w, ra) (ra)
 #define UNWIND_DEPTH(w) ((w)->env.depth)

@@ -1,4 +1,4 @@
-/* DEPS: src/unwind/unwind.c src/unwind/extents.c src/unwind/walk_copy.c src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/lib/counters.c src/proc/proctab.c src/proc/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/lib/procmaps.c src/lib/strtab.c src/lib/log.c src/lib/procmem.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/unwind/unwind.c src/unwind/chunks.c src/unwind/extents.c src/unwind/walk_copy.c src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c src/symbolize/dso.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/perfmap.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/elf.c src/lib/counters.c src/proc/proctab.c src/proc/procctx.c gen/opentelemetry/proto/processcontext/v1development/process_context.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/common/v1/common.pb-c.c src/symbolize/symbolizer.c src/symbolize/kallsyms.c src/lib/procmaps.c src/lib/strtab.c src/lib/log.c src/lib/procmem.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The unwinder's BPF maps as BPF reads them: per-file tables built once and shared, process
@@ -16,6 +16,7 @@
 #include "src/symbolize/dso_priv.h"
 #include "src/proc/proctab.h"
 #include "src/unwind/cfi.h"
+#include "src/unwind/chunks.h"
 #include "src/unwind/unwind.h"
 #include "src/unwind/unwind_priv.h"
 #include "stackcopy.h"
@@ -70,6 +71,23 @@ static int lookup_file(struct unwinder *u, uint32_t slot, struct unwind_file *v)
 	return bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_files"), &slot, v);
 }
 
+/* Element idx of the rows and page index as BPF reads it, through the kernel: the chunk the
+ * outer map holds (its id), then the element in it. */
+static int lookup_elem(struct unwinder *u, uint32_t idx, void *v)
+{
+	uint32_t c = idx / UNWIND_CHUNK_ELEMS, k = idx % UNWIND_CHUNK_ELEMS, id;
+	int fd, err;
+
+	if (bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_chunks"), &c, &id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	err = bpf_map_lookup_elem(fd, &k, v) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
 /* Index of the last row at or before off, by a full search; -1 if none. */
 static int last_row_at(const struct cfi_table *t, uint32_t off)
 {
@@ -91,12 +109,17 @@ TEST(shared_table_matches_cfi)
 	const struct unwind_tables *tab;
 	struct unwind_row r;
 	struct unwind_page_pair pair;
+	uint64_t chunks;
 	uint32_t key;
 	int want;
 
 	CHECK(libc && u);
 	tab = unwinder__tables(u);
-	CHECK(tab->rows && tab->pages && tab->files);
+	CHECK(tab->elems && tab->files);
+	/* Before any table, the first chunk alone. */
+	unwinder__stats(u, &s);
+	CHECK(s.allocated_bytes >= (uint64_t)UNWIND_CHUNK_ELEMS * 8);
+	CHECK(s.allocated_bytes < (uint64_t)UNWIND_CHUNK_ELEMS * 8 * 2);
 	/* Two processes, libc at different addresses (ASLR), one table. */
 	unwinder__update(u, 100,
 			 (struct proc_map[]){ { 0x7f0000028000, 0x7f000017d000, 0x28000, libc } }, 1);
@@ -122,8 +145,16 @@ TEST(shared_table_matches_cfi)
 	CHECK_EQ(f.row_count, t.nr);
 	CHECK_EQ(f.first_page, t.rows[0].pc >> UNWIND_PAGE_SHIFT);
 	CHECK_EQ(f.page_count, (t.rows[t.nr - 1].pc >> UNWIND_PAGE_SHIFT) - f.first_page + 1);
+	/* The file's page index, then its rows, in one run of elements. */
+	CHECK_EQ(f.page_start / 2 + (f.page_count + 1) / 2, f.row_start);
 	CHECK_EQ(s.row_bytes, (uint64_t)t.nr * sizeof(struct unwind_row) +
-				      (uint64_t)f.page_count * sizeof(uint32_t));
+				      (uint64_t)(f.page_count + 1) / 2 * sizeof(struct unwind_page_pair));
+	/* Chunks are made as far as the tables reach (first fit from 0), not for the budget. */
+	chunks = (s.row_bytes / 8 + UNWIND_CHUNK_ELEMS - 1) / UNWIND_CHUNK_ELEMS;
+	/* (Each as the kernel counts it: its elements, and a page or so of header.) */
+	CHECK(s.allocated_bytes >= chunks * UNWIND_CHUNK_ELEMS * 8);
+	CHECK(s.allocated_bytes < (chunks + 1) * UNWIND_CHUNK_ELEMS * 8);
+	CHECK(s.allocated_bytes < s.capacity_bytes / 4);
 	/* Every offset finds, through the page index (bpf/unwind_step.h's search, over the
 	 * arrays BPF reads), the row a full search finds. */
 	for (uint32_t off = t.rows[0].pc; off < t.rows[t.nr - 1].pc + 64; off += 61) {
@@ -136,14 +167,12 @@ TEST(shared_table_matches_cfi)
 	/* First, middle and last rows are the builder's. */
 	for (uint32_t i = 0; i < t.nr; i += t.nr / 2 ? t.nr / 2 : 1) {
 		key = f.row_start + i;
-		CHECK(!bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_rows"), &key, &r));
+		CHECK(!lookup_elem(u, key, &r));
 		CHECK(!memcmp(&r, &t.rows[i], sizeof(r)));
-		/* And so are the mapped arrays user space walks with, element for element. */
-		CHECK(!memcmp(&r, (const char *)tab->rows + key * UNWIND_ROW_STRIDE, sizeof(r)));
+		/* And so are the mapped chunks user space walks with, element for element. */
+		CHECK(!memcmp(&r, chunks__elem(tab->elems, key), sizeof(r)));
 		CHECK(!memcmp(&t.rows[i + 1 < t.nr ? i + 1 : i],
-			      (const char *)tab->rows +
-				      (key + (i + 1 < t.nr)) * UNWIND_ROW_STRIDE,
-			      sizeof(r)));
+			      chunks__elem(tab->elems, key + (i + 1 < t.nr)), sizeof(r)));
 	}
 	CHECK(!memcmp(&f, (const char *)tab->files + v.maps[0].file * UNWIND_FILE_STRIDE,
 		      sizeof(f)));
@@ -151,9 +180,8 @@ TEST(shared_table_matches_cfi)
 	CHECK_EQ(f.page_start % 2, 0);
 	for (uint32_t k = 0; k < f.page_count; k += 97) {
 		key = (f.page_start + k) / 2;
-		CHECK(!bpf_map_lookup_elem(unwinder__map_fd(u, "unwind_pages"), &key, &pair));
-		CHECK(!memcmp((const char *)tab->pages + key * UNWIND_PAGE_STRIDE, &pair,
-			      sizeof(pair)));
+		CHECK(!lookup_elem(u, key, &pair));
+		CHECK(!memcmp(chunks__elem(tab->elems, key), &pair, sizeof(pair)));
 		/* The entry is the row covering the page's first byte (the first row if none). */
 		want = last_row_at(&t, (f.first_page + k) << UNWIND_PAGE_SHIFT);
 		CHECK_EQ(pair.row[(f.page_start + k) & 1], f.row_start + (want < 0 ? 0 : want));
