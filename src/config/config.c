@@ -128,14 +128,17 @@ static const struct key keys[] = {
 	},
 	{
 		.name = "bpf.ringbuf-size",
-		.type = &config_type_bytes,
-		.def = "1MiB",
+		.type = &config_type_bytes_auto,
+		.def = "auto",
 		.min = 64 * KiB,
 		.max = GiB,
 		.check = ringbuf_size__check,
 		FIELD(bpf_ringbuf_size),
-		.help = "Size of the BPF ring buffer for samples; a power of two and a multiple "
-			"of the page size.",
+		.help = "Size of each BPF ring buffer that carries samples; a power of two and a "
+			"multiple of the page size. auto: the on-CPU ring holds a second of "
+			"samples at profile.frequency on every CPU (256KiB on 2 CPUs at 99 Hz), "
+			"the off-CPU, memory and probe rings 1MiB when that profiler has work "
+			"at start, 256KiB when it is off or has no target yet.",
 	},
 	{
 		.name = "offcpu.enabled",

@@ -21,7 +21,7 @@ struct config {
 	enum log_level log_level;	/* log.level, default info */
 	uint64_t store_memory_limit;	/* store.memory-limit, bytes, default 64MiB, 1MiB..64GiB */
 	uint64_t symbolizer_cache_size;	/* symbolizer.cache-size, bytes, default 64MiB, 1MiB..64GiB */
-	uint64_t bpf_ringbuf_size;	/* bpf.ringbuf-size, bytes, power of two, default 1MiB, 64KiB..1GiB */
+	uint64_t bpf_ringbuf_size;	/* bpf.ringbuf-size, bytes, power of two, 64KiB..1GiB; 0: auto */
 	char otlp_endpoint[512];	/* otlp.endpoint, "" = no push */
 	uint64_t otlp_interval_ns;	/* otlp.interval, default 15s, 1s..1h */
 	uint64_t otlp_timeout_ns;	/* otlp.timeout, default 10s, 1s..5m */

@@ -35,6 +35,8 @@ struct key_type {
 	int (*parse)(const char *s, uint64_t *v);
 	void (*format)(uint64_t v, char *out, size_t n);
 	const char *invalid;	/* reason when parse fails, %s is the value */
+	/* A word that stands for 0, outside the bounds: "auto", chosen by autoprof. */
+	const char *zero_word;
 };
 
 enum key_flags {
@@ -56,8 +58,8 @@ struct key {
 
 /* The kinds of value a key can have (keytypes.c). */
 extern const struct key_type config_type_string, config_type_path, config_type_uint,
-	config_type_duration, config_type_bytes, config_type_level, config_type_unwind_mode,
-	config_type_bool, config_type_ratio;
+	config_type_duration, config_type_bytes, config_type_bytes_auto, config_type_level,
+	config_type_unwind_mode, config_type_bool, config_type_ratio;
 
 /* Decimal digits only, no sign, no unit, no overflow. 0 or -EINVAL/-ERANGE. */
 int config__parse_uint(const char *s, uint64_t *v);

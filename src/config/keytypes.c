@@ -175,6 +175,24 @@ static void bytes__format(uint64_t v, char *out, size_t n)
 	unit__format(byte_units, ARRAY_SIZE(byte_units), false, v, out, n);
 }
 
+/* A size, or "auto" (0): the size is autoprof's to choose. */
+static int bytes_auto__parse(const char *s, uint64_t *v)
+{
+	if (!strcmp(s, "auto")) {
+		*v = 0;
+		return 0;
+	}
+	return bytes__parse(s, v) ?: (*v ? 0 : -EINVAL);
+}
+
+static void bytes_auto__format(uint64_t v, char *out, size_t n)
+{
+	if (!v)
+		snprintf(out, n, "auto");
+	else
+		bytes__format(v, out, n);
+}
+
 static int level__parse(const char *s, uint64_t *v)
 {
 	enum log_level level;
@@ -249,7 +267,7 @@ static int number__set(const struct key *k, void *field, const char *s, char *wh
 		snprintf(why, n, t->invalid, s);
 		return -EINVAL;
 	}
-	if (t->bounded && (v < k->min || v > k->max)) {
+	if (t->bounded && !(t->zero_word && !v) && (v < k->min || v > k->max)) {
 		t->format(k->min, lo, sizeof(lo));
 		t->format(k->max, hi, sizeof(hi));
 		snprintf(why, n, "%s is out of range %s..%s", s, lo, hi);
@@ -329,6 +347,17 @@ const struct key_type config_type_bytes = {
 	.format = bytes__format,
 	.invalid = "invalid size \"%s\" "
 		   "(want e.g. 65536, 512KiB, 64MiB, 1GiB; KB/MB/GB are 1000-based)",
+};
+
+const struct key_type config_type_bytes_auto = {
+	.metavar = "bytes|auto",
+	.bounded = true,
+	.set = number__set,
+	.get = number__get,
+	.parse = bytes_auto__parse,
+	.format = bytes_auto__format,
+	.invalid = "invalid size \"%s\" (want auto, or e.g. 256KiB, 1MiB; KB/MB/GB are 1000-based)",
+	.zero_word = "auto",
 };
 
 const struct key_type config_type_level = {
@@ -595,6 +624,8 @@ int ringbuf_size__check(const char *s, uint64_t v, char *why, size_t n)
 
 	if (page <= 0)
 		page = 4096;
+	if (!v)
+		return 0; /* auto */
 	if (v & (v - 1)) {
 		snprintf(why, n, "%s is not a power of two", s);
 		return -EINVAL;

@@ -35,6 +35,7 @@
 #include "http/webconfig.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "lib/ringsize.h"
 #include "lib/timeconst.h"
 #include "daemon/privs.h"
 #include "store/store.h"
@@ -77,6 +78,24 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
  * more CPU share than before. An older kernel refuses (or ignores) it; nothing else changes.
  */
 #define INGEST_SLICE_NS (100 * NSEC_PER_USEC)
+
+/* bpf.ringbuf-size, or (auto) a ring sized to what its profiler sends (lib/ringsize.h). */
+static uint64_t ring_size(const struct config *cfg, uint64_t auto_bytes)
+{
+	return cfg->bpf_ringbuf_size ? cfg->bpf_ringbuf_size : ring__size_for(auto_bytes);
+}
+
+/*
+ * A second of on-CPU samples on every CPU at profile.frequency: a sample of 1 KiB (a deep
+ * native stack with its kernel frames; most are a few hundred bytes), and the ring wakes the
+ * ingest loop a quarter full.
+ */
+static uint64_t oncpu_ring_bytes(const struct config *cfg)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	return (uint64_t)(cpus > 0 ? cpus : 1) * cfg->profile_frequency * 1024;
+}
 
 static void ingest_prefer_latency(void)
 {
@@ -252,7 +271,9 @@ int main(int argc, char **argv)
 	d.memory = memory__new(&(struct memory_opts){
 				       .mean_interval = d.cfg.memory_sample_interval,
 				       .max_live = d.cfg.memory_max_live,
-				       .ringbuf_size = d.cfg.bpf_ringbuf_size,
+				       .ringbuf_size = ring_size(&d.cfg, d.cfg.memory_targets[0] ?
+										RING_BUSY_BYTES :
+										RING_QUIET_BYTES),
 				       .targets = d.cfg.memory_targets,
 			       },
 			       &d.ctx, &err);
@@ -262,7 +283,9 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	/* Before the sampler, which shares its map of the calls each thread is in. */
-	d.probes = probes__new(&(struct probes_opts){ .ringbuf_size = d.cfg.bpf_ringbuf_size },
+	d.probes = probes__new(&(struct probes_opts){ .ringbuf_size = ring_size(
+							      &d.cfg, d.cfg.probes[0] ? RING_BUSY_BYTES :
+											RING_QUIET_BYTES) },
 			       &d.ctx, &err);
 	/* Asked for at start, they must work; otherwise a kernel without them is no error. */
 	if (!d.probes && d.cfg.probes[0])
@@ -276,7 +299,7 @@ int main(int argc, char **argv)
 	}
 	d.oncpu = oncpu__new(&(struct oncpu_opts){
 				     .frequency = d.cfg.profile_frequency,
-				     .ringbuf_size = d.cfg.bpf_ringbuf_size,
+				     .ringbuf_size = ring_size(&d.cfg, oncpu_ring_bytes(&d.cfg)),
 			     },
 			     &d.ctx, &err);
 	if (!d.oncpu)
@@ -287,7 +310,9 @@ int main(int argc, char **argv)
 					       .min_block_ns = d.cfg.offcpu_min_block_ns,
 					       .sample_ppm = d.cfg.offcpu_sample_ppm,
 				       },
-				       .ringbuf_size = d.cfg.bpf_ringbuf_size,
+				       .ringbuf_size = ring_size(&d.cfg, d.cfg.offcpu_enabled ?
+										RING_BUSY_BYTES :
+										RING_QUIET_BYTES),
 			       },
 			       &d.ctx, &err);
 	/* Asked for, it must work; off by configuration, a kernel without it is no error. */

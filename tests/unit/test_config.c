@@ -127,7 +127,7 @@ static void check_defaults(const struct config *c)
 		FAILF("store_memory_limit %llu", (unsigned long long)c->store_memory_limit);
 	if (c->symbolizer_cache_size != 64 * MiB)
 		FAILF("symbolizer_cache_size %llu", (unsigned long long)c->symbolizer_cache_size);
-	if (c->bpf_ringbuf_size != MiB)
+	if (c->bpf_ringbuf_size != 0) /* auto */
 		FAILF("bpf_ringbuf_size %llu", (unsigned long long)c->bpf_ringbuf_size);
 	if (c->unwind_mode != CONFIG_UNWIND_TABLE)
 		FAILF("unwind_mode %u", c->unwind_mode);
@@ -471,6 +471,12 @@ TEST(good_sizes)
 	CHECK_EQ(c.bpf_ringbuf_size, 65536);
 	CHECK_EQ(load(&c, "--bpf.ringbuf-size=1GiB", NULL), CONFIG_OK);
 	CHECK_EQ(c.bpf_ringbuf_size, GiB);
+	/* auto is 0, and only the word says it: 0 itself is no size. */
+	CHECK_EQ(load(&c, "--bpf.ringbuf-size=auto", NULL), CONFIG_OK);
+	CHECK_EQ(c.bpf_ringbuf_size, 0);
+	CHECK_EQ(load(&c, "--bpf.ringbuf-size=0", NULL), CONFIG_INVALID);
+	CHECK_EQ(load(&c, "--bpf.ringbuf-size=32KiB", NULL), CONFIG_INVALID);
+	CHECK_EQ(load(&c, "--bpf.ringbuf-size=Auto", NULL), CONFIG_INVALID);
 	CHECK_EQ(load(&c, "--log.level=error", NULL), CONFIG_OK);
 	CHECK_EQ(c.log_level, LOG_ERROR);
 	CHECK_EQ(load(&c, "--profile.frequency=1000", NULL), CONFIG_OK);
@@ -690,8 +696,8 @@ TEST(help)
 		"--store.memory-limit=<bytes>",
 		"(default: 64MiB, range: 1MiB..64GiB)",
 		"--symbolizer.cache-size=<bytes>",
-		"--bpf.ringbuf-size=<bytes>",
-		"(default: 1MiB, range: 64KiB..1GiB)",
+		"--bpf.ringbuf-size=<bytes|auto>",
+		"(default: auto, range: 64KiB..1GiB)",
 	};
 	struct config c;
 
