@@ -291,6 +291,10 @@ static const struct metrics_row symbolizer_rows[] = {
 	METRICS_SAMPLE(struct symbolizer_view, s.load_errors_not_elf, "result", "not_elf"),
 	METRICS_SAMPLE(struct symbolizer_view, s.load_errors_too_large, "result", "too_large"),
 	METRICS_SAMPLE(struct symbolizer_view, load_errors_other, "result", "error"),
+	METRICS_FAMILY("autoprof_symbolizer_files_opened", METRIC_COUNTER,
+		       "Mapped files opened to be named: once a file (device and inode) while it "
+		       "stays known, a copy with a known build ID included"),
+	METRICS_SAMPLE(struct symbolizer_view, s.opens),
 	METRICS_FAMILY("autoprof_symbolizer_open_errors", METRIC_COUNTER,
 		       "Mapped files that could not be opened (process gone, permissions)"),
 	METRICS_SAMPLE(struct symbolizer_view, s.open_errors),

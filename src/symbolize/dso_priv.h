@@ -11,6 +11,7 @@
 
 struct objsym;
 struct perf_map;
+struct ino_alias;
 
 struct dso {
 	int refcnt; /* atomic */
@@ -42,6 +43,7 @@ struct dso {
 	uint64_t last_used; /* symbolizer's lookup clock, for LRU eviction of elf */
 	struct dso *next_ino;	/* symbolizer's (dev, ino) index chain */
 	struct dso *next_bid;	/* symbolizer's build-id index chain */
+	struct ino_alias *aliases; /* other files with its build ID, found by theirs (symbolizer) */
 	bool indexed;
 };
 

@@ -75,12 +75,31 @@ struct symbolizer {
 	uint32_t interp_mask;
 	struct dso *by_ino[INDEX_BUCKETS];
 	struct dso *by_bid[INDEX_BUCKETS];
+	struct ino_alias *alias_by_ino[INDEX_BUCKETS];
 	/* Every indexed dso, for trimming. */
 	struct dso **all;
 	size_t nr_all, cap_all;
 	uint64_t clock;
 	struct symbolizer_stats stats;
 };
+
+/*
+ * Another file with an indexed dso's build ID (a container's copy of a library: another device,
+ * another inode), found once by its build ID and from then on by its own inode, as the dso's
+ * own file is: without it, each exec in a container opened every library to read its build ID
+ * again. Holds the file open, so that its inode is not reused and its rewrite is seen.
+ */
+struct ino_alias {
+	struct ino_alias *next;	    /* bucket chain in alias_by_ino */
+	struct ino_alias *next_dso; /* the dso's aliases */
+	dev_t dev;
+	uint64_t ino;
+	int fd;
+	int64_t ctime_ns, size;
+	struct dso *dso; /* indexed: the index's reference keeps it while the alias is there */
+};
+
+static void drop_alias(struct symbolizer *sym, struct ino_alias *a);
 
 static uint32_t ino_bucket(dev_t dev, uint64_t ino)
 {
@@ -162,8 +181,11 @@ void symbolizer__free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
-	for (size_t i = 0; i < sym->nr_all; i++)
+	for (size_t i = 0; i < sym->nr_all; i++) {
+		while (sym->all[i]->aliases)
+			drop_alias(sym, sym->all[i]->aliases);
 		dso__put(sym->all[i]);
+	}
 	free(sym->all);
 	dso__put(sym->kernel);
 	dso__put(sym->unknown);
@@ -267,6 +289,62 @@ static struct dso *find_by_ino(struct symbolizer *sym, dev_t dev, uint64_t ino)
 	return NULL;
 }
 
+static struct ino_alias *find_alias(struct symbolizer *sym, dev_t dev, uint64_t ino)
+{
+	for (struct ino_alias *a = sym->alias_by_ino[ino_bucket(dev, ino)]; a; a = a->next)
+		if (a->dev == dev && a->ino == ino)
+			return a;
+	return NULL;
+}
+
+/* Takes over fd: the dso's file under another inode is found by that one from now on. */
+static void add_alias(struct symbolizer *sym, struct dso *dso, dev_t dev, uint64_t ino, int fd)
+{
+	struct ino_alias *a = calloc(1, sizeof(*a));
+	uint32_t b = ino_bucket(dev, ino);
+
+	if (!a) {
+		close(fd);
+		return;
+	}
+	*a = (struct ino_alias){ .dev = dev, .ino = ino, .fd = fd, .dso = dso };
+	file_stamp(fd, &a->ctime_ns, &a->size);
+	a->next = sym->alias_by_ino[b];
+	sym->alias_by_ino[b] = a;
+	a->next_dso = dso->aliases;
+	dso->aliases = a;
+}
+
+static void drop_alias(struct symbolizer *sym, struct ino_alias *a)
+{
+	struct ino_alias **pp = &sym->alias_by_ino[ino_bucket(a->dev, a->ino)];
+
+	while (*pp != a)
+		pp = &(*pp)->next;
+	*pp = a->next;
+	for (pp = &a->dso->aliases; *pp != a; pp = &(*pp)->next_dso)
+		;
+	*pp = a->next_dso;
+	close(a->fd);
+	free(a);
+}
+
+/* The dso of another file with its build ID, found by that file's inode, unless rewritten. */
+static struct dso *find_by_alias(struct symbolizer *sym, dev_t dev, uint64_t ino)
+{
+	struct ino_alias *a = find_alias(sym, dev, ino);
+	int64_t ctime_ns, size;
+
+	if (!a)
+		return NULL;
+	file_stamp(a->fd, &ctime_ns, &size);
+	if (ctime_ns != a->ctime_ns || size != a->size) {
+		drop_alias(sym, a);
+		return NULL;
+	}
+	return a->dso;
+}
+
 static struct dso *find_by_bid(struct symbolizer *sym, const char *bid)
 {
 	for (struct dso *d = sym->by_bid[bid_bucket(bid)]; d; d = d->next_bid)
@@ -310,6 +388,8 @@ static void unindex_dso(struct symbolizer *sym, struct dso *dso)
 
 	if (!dso->indexed)
 		return;
+	while (dso->aliases)
+		drop_alias(sym, dso->aliases);
 	for (pp = &sym->by_ino[ino_bucket(dso->dev, dso->ino)]; *pp; pp = &(*pp)->next_ino) {
 		if (*pp == dso) {
 			*pp = dso->next_ino;
@@ -357,12 +437,15 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 		__atomic_fetch_add(&sym->stats.files_rewritten, 1, __ATOMIC_RELAXED);
 		dso = NULL;
 	}
+	if (!dso && !e->deleted)
+		dso = find_by_alias(sym, dev, e->inode);
 	if (dso)
 		dso__get(dso);
 	pthread_mutex_unlock(&sym->index_lock);
 	if (dso)
 		return dso;
 
+	__atomic_fetch_add(&sym->stats.opens, 1, __ATOMIC_RELAXED);
 	fd = maps__open_file(pid, e);
 	if (fd < 0) {
 		__atomic_fetch_add(&sym->stats.open_errors, 1, __ATOMIC_RELAXED);
@@ -378,10 +461,14 @@ struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const s
 	pthread_mutex_lock(&sym->index_lock);
 	dso = bid[0] ? find_by_bid(sym, bid) : NULL;
 	if (dso) {
-		/* The same file under another inode (another container's copy): share it. */
+		/* The same file under another inode (another container's copy): share it, and
+		 * find it by this inode from now on. */
 		dso__get(dso);
+		if (!e->deleted && !find_alias(sym, dev, e->inode))
+			add_alias(sym, dso, dev, e->inode, fd);
+		else
+			close(fd);
 		pthread_mutex_unlock(&sym->index_lock);
-		close(fd);
 		return dso;
 	}
 	dso = dso__new(DSO_ELF, e->path, fd);
@@ -507,7 +594,8 @@ static int load_syms(struct symbolizer *sym, struct dso *dso)
 		sym->stats.load_errors_too_large++;
 		pr_debug("%s: a symbol source is over its size budget\n", dso->path);
 	}
-	pr_debug("loaded %s: sources 0x%x\n", dso->path, objsym__sources(dso->syms));
+	pr_debug("loaded %s: sources 0x%x, %zu bytes\n", dso->path, objsym__sources(dso->syms),
+		 objsym__bytes(dso->syms));
 	return 0;
 }
 

@@ -97,6 +97,7 @@ struct symbolizer_stats {
 	uint64_t load_errors_not_elf;	 /* not an ELF file, or a corrupt one */
 	uint64_t load_errors_too_large;	 /* over a size budget: the whole file, or one of its
 					  * sources (loads and load_errors count that one too) */
+	uint64_t opens;		  /* mapped files opened (once a file, while it stays known) */
 	uint64_t open_errors;	  /* a mapped file could not be opened */
 	uint64_t files_rewritten; /* a file found rewritten in place since it was read: read anew */
 	uint64_t evictions;	  /* symbol tables dropped for the memory budget */

@@ -522,6 +522,67 @@ TEST(two_processes_of_one_binary_share_a_dso)
 	env__fini(&e);
 }
 
+/*
+ * A copy of a binary (a container's: another inode, the same build ID) shares the original's
+ * dso, and is opened once: later execs of the copy find it by its own inode, as the original's
+ * find theirs. Rewritten in place, the copy is opened again.
+ */
+TEST(copy_of_a_binary_opened_once)
+{
+	const char *path = fixture("waiter");
+	struct symbolizer_stats s0, s1, s2, s3;
+	struct frame f1, f2;
+	uint64_t b1, b2;
+	struct env e;
+	pid_t p1, p2, p3, p4;
+
+	CHECK_EQ(env__init(&e), 0);
+	CHECK_EQ(tmp_waiter__make(), 0);
+	p1 = child__start(path);
+	CHECK(p1 > 0);
+	b1 = load_base(p1, path, NULL);
+	proctab__exec(e.pt, (uint32_t)p1, NULL, now_ns());
+	symbolizer__stats(e.sym, &s0);
+	CHECK(s0.opens >= 1);
+
+	p2 = child__start(tmp_waiter);
+	CHECK(p2 > 0);
+	b2 = load_base(p2, tmp_waiter, NULL);
+	CHECK(b1 && b2);
+	proctab__exec(e.pt, (uint32_t)p2, NULL, now_ns());
+	symbolizer__stats(e.sym, &s1);
+	/* The copy alone is new: opened to read its build ID, then shared. */
+	CHECK_EQ(s1.opens, s0.opens + 1);
+	CHECK_EQ(s1.dsos, s0.dsos);
+	f1 = user_frame(&e, p1, waiter_addr("waiter_sleep", b1, 0));
+	f2 = user_frame(&e, p2, waiter_addr("waiter_sleep", b2, 0));
+	CHECK(f1.dso && f1.dso == f2.dso);
+	CHECK_STR(frame_name(&e, &f2, NULL), "waiter_sleep");
+
+	/* Its next exec: nothing opened. */
+	p3 = child__start(tmp_waiter);
+	CHECK(p3 > 0);
+	CHECK(load_base(p3, tmp_waiter, NULL));
+	proctab__exec(e.pt, (uint32_t)p3, NULL, now_ns());
+	symbolizer__stats(e.sym, &s2);
+	CHECK_EQ(s2.opens, s1.opens);
+
+	/* Its change time moves (as a rewrite in place would move it): read again. */
+	child__kill(p2);
+	child__kill(p3);
+	CHECK_EQ(chmod(tmp_waiter, 0700), 0);
+	p4 = child__start(tmp_waiter);
+	CHECK(p4 > 0);
+	CHECK(load_base(p4, tmp_waiter, NULL));
+	proctab__exec(e.pt, (uint32_t)p4, NULL, now_ns());
+	symbolizer__stats(e.sym, &s3);
+	CHECK_EQ(s3.opens, s2.opens + 1);
+	child__kill(p1);
+	child__kill(p4);
+	tmp_waiter__remove();
+	env__fini(&e);
+}
+
 /* Start of a kernel text symbol from /proc/kallsyms; 0 if absent or hidden. */
 static uint64_t kallsyms_addr(const char *name)
 {
@@ -758,6 +819,7 @@ int main(void)
 	RUN(deleted_binary_symbolizes_through_map_files);
 	tmp_waiter__remove();
 	RUN(two_processes_of_one_binary_share_a_dso);
+	RUN(copy_of_a_binary_opened_once);
 	RUN(kernel_frame_names_schedule);
 	RUN(unmapped_address_is_unknown);
 	RUN(elf_offset_without_symbol_gets_basename_and_offset);
