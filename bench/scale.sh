@@ -8,8 +8,16 @@
 #   idle           nothing but the machine's own processes
 #   exec100        100 exec/s of 100 distinct short-lived binaries (bench/spawn_loop.c, paced)
 #   exec1000       1,000 exec/s of the same
+#   new100         100 exec/s of binaries never seen before: each exec a file of its own (the
+#                  same program with another build ID), 100 x PHASE of them
 #   busy10/100/500 that many processes of distinct binaries, each spinning 1 ms then sleeping
 #                  N ms (about one CPU in all, however many)
+#   serve          busy100 for PHASE seconds, then three scrapes of
+#                  /debug/pprof/profile?seconds=SERVE_WINDOW (default 300; perf: perf report
+#                  of its data so far): memory is the peak while they run (VmHWM less the BPF
+#                  maps' mapped pages, plus the maps), CPU the phase's
+# PHASES picks phases (default all but serve, which wants PHASE >= SERVE_WINDOW to mean it).
+# After each exec phase, how whole autoprof's stacks of that phase were (stacks(), below).
 # One profiler at a time over every phase, PROFILERS (default "$BUILD/autoprof perf") in turn;
 # the ratio is the first profiler's figure over the second's. perf's memory is its RSS (its
 # rings are mapped into it).
@@ -58,6 +66,28 @@ for i in $(seq 500); do
 	[ "$i" -le 100 ] && cc "$tmp/true.o" -Wl,--build-id=0x$id -o "$tmp/true$i" && progs+=("$tmp/true$i")
 	cc "$tmp/busy.o" -Wl,--build-id=0x$id -o "$tmp/busy$i"
 done
+# Never-seen binaries, made per profiler (each sees its own): true1 with its build ID's bytes
+# replaced, a file and an ID of its own for every exec of the phase.
+make_new() {
+	rm -rf "$tmp/new"
+	mkdir -p "$tmp/new"
+	python3 - "$tmp/true1" "$tmp/new" "$((100 * PHASE + 200))" <<'PY'
+import sys, os, struct
+src, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = open(src, "rb").read()
+# The build-ID note: namesz 4, descsz 20, NT_GNU_BUILD_ID, "GNU", then the ID.
+note = struct.pack("<III", 4, 20, 3) + b"GNU\0"
+old = note + bytes.fromhex("%040x" % 1)
+assert data.count(old) == 1, "build ID not found once"
+for i in range(n):
+    p = os.path.join(out, "new%d" % i)
+    with open(p, "wb") as f:
+        f.write(data.replace(old, note + bytes.fromhex("ee%038x" % i)))
+    os.chmod(p, 0o755)
+PY
+	newprogs=()
+	for i in $(seq 0 $((100 * PHASE + 199))); do newprogs+=("$tmp/new/new$i"); done
+}
 
 # KiB of BPF maps a process holds, each map once.
 maps_kib() {
@@ -88,23 +118,83 @@ busy_stop() {
 	busy=()
 }
 
+# KiB of the BPF maps' pages a process has mapped and resident (in its RSS and its VmHWM).
+mapped_maps_kib() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 == "anon_inode:bpf-map")}
+	     /^Rss:/ {if (m) mapped += $2} END {print mapped + 0}' /proc/"$1"/smaps
+}
+
+# Scrapes of a SERVE_WINDOW-second profile, as a user's tool makes them.
+serve_scrapes() {
+	local prof=$1 i
+	for i in 1 2 3; do
+		if [ "$prof" = perf ]; then
+			perf report -q -i "$tmp/perf.data" --stdio -g none >/dev/null 2>&1 || true
+		else
+			curl -sf -o "$tmp/serve.pb.gz" \
+				"http://127.0.0.1:$port/debug/pprof/profile?seconds=${SERVE_WINDOW:-300}"
+		fi
+	done
+}
+
+# How whole the phase's stacks are, every process's (the churn's own included): complete (from
+# _start or a thread's clone), marked [truncated], complete-looking but unnamed (a process gone
+# before its maps were read: its addresses stay raw), kernel threads, anything else.
+stacks() {
+	curl -sf "http://127.0.0.1:$port/debug/pprof/profile?seconds=$PHASE&format=folded" |
+		python3 -c '
+import re, sys
+c = dict.fromkeys(("complete", "truncated", "unnamed", "kernel", "other"), 0)
+for line in sys.stdin:
+    stack, n = line.rsplit(" ", 1)
+    fr = stack.split(";")
+    if "[truncated]" in fr:
+        k = "truncated"
+    elif fr[0] == "[kernel]":
+        k = "kernel"
+    elif len(fr) > 1 and fr[1] in ("_start", "clone3", "__clone3", "clone", "__clone"):
+        k = "complete"
+    elif len(fr) > 1 and re.match(r"0x[0-9a-f]+$", fr[1]):
+        k = "unnamed"
+    else:
+        k = "other"
+    c[k] += int(n)
+t = sum(c.values()) or 1
+print("%-22s %-9s stacks: %d samples, " % (sys.argv[1], sys.argv[2], t) +
+      ", ".join("%s %.1f %%" % (k, 100.0 * v / t) for k, v in c.items()))
+' "$prof" "$1"
+}
+
 # One phase against a running profiler: prints "phase cpu% rss_kib maps_kib".
 phase() {
-	local name=$1 pid=$2 c0 c1 t0 t1
+	local name=$1 pid=$2 prof=$3 c0 c1 t0 t1 rss
 	case $name in
 	busy*) busy_start "${name#busy}"; sleep 2 ;;
+	serve) busy_start 100 ;;
+	new*) make_new ;;
 	esac
 	c0=$(cpu_ns "$pid")
 	t0=$(date +%s%N)
 	case $name in
 	idle | busy*) sleep "$PHASE" ;;
 	exec*) SPAWN_RATE=${name#exec} "$LOOP" "$PHASE" "${progs[@]}" >"$tmp/loop.out" ;;
+	new*) SPAWN_RATE=${name#new} "$LOOP" "$PHASE" "${newprogs[@]}" >"$tmp/loop.out" ;;
+	serve)
+		sleep "$PHASE"
+		# The high-water mark from here: what the scrapes add to what the run holds.
+		echo "$(rss_kib "$pid")" >"$tmp/serve.before"
+		echo 5 >/proc/"$pid"/clear_refs
+		serve_scrapes "$prof"
+		;;
 	esac
 	c1=$(cpu_ns "$pid")
 	t1=$(date +%s%N)
-	echo "$name $(echo "($c1 - $c0) * 100 / ($t1 - $t0)" | bc -l) $(rss_kib "$pid") $(maps_kib "$pid")"
+	rss=$(rss_kib "$pid")
+	[ "$name" = serve ] &&
+		rss=$(($(awk '/^VmHWM:/ {print $2}' /proc/"$pid"/status) - $(mapped_maps_kib "$pid")))
+	echo "$name $(echo "($c1 - $c0) * 100 / ($t1 - $t0)" | bc -l) $rss $(maps_kib "$pid")"
 	case $name in
-	busy*) busy_stop ;;
+	busy* | serve) busy_stop ;;
 	esac
 }
 
@@ -124,12 +214,17 @@ for prof in $PROFILERS; do
 		done
 	fi
 	pids+=($pid)
-	for ph in ${PHASES:-idle exec100 exec1000 busy10 busy100 busy500}; do
-		read -r name cpu rss maps < <(phase "$ph" "$pid")
+	for ph in ${PHASES:-idle exec100 exec1000 new100 busy10 busy100 busy500}; do
+		read -r name cpu rss maps < <(phase "$ph" "$pid" "$prof")
 		printf '%-22s %-9s %6.3f %% CPU  RSS outside maps %6.1f MiB  maps %6.1f MiB  all %6.1f MiB\n' \
 			"$prof" "$name" "$cpu" "$(echo "$rss / 1024" | bc -l)" \
 			"$(echo "$maps / 1024" | bc -l)" "$(echo "($rss + $maps) / 1024" | bc -l)"
 		echo "$prof $name $cpu $rss $maps" >>"$tmp/results"
+		[ "$name" = serve ] && [ "$prof" != perf ] &&
+			printf '%-22s %-9s RSS outside maps before the scrapes %6.1f MiB, profile %s bytes\n' \
+				"$prof" serve "$(echo "$(cat "$tmp/serve.before") / 1024" | bc -l)" \
+				"$(stat -c %s "$tmp/serve.pb.gz")"
+		[ "$prof" != perf ] && [[ $name == exec* || $name == new* ]] && stacks "$name"
 	done
 	kill -INT "$pid"
 	wait "$pid" 2>/dev/null || true
@@ -146,7 +241,7 @@ a, b = profs[0], profs[1]
 get = {(r[0], r[1]): (float(r[2]), int(r[3]) + int(r[4])) for r in rows}
 print("%-9s %22s %22s %10s %10s" % ("phase", "CPU % (a / b)", "MiB (a / b)", "CPU ratio",
                                      "mem ratio"))
-for ph in ("idle", "exec100", "exec1000", "busy10", "busy100", "busy500"):
+for ph in ("idle", "exec100", "exec1000", "new100", "busy10", "busy100", "busy500", "serve"):
     if (a, ph) not in get or (b, ph) not in get:
         continue  # not in PHASES
     (ca, ma), (cb, mb) = get[(a, ph)], get[(b, ph)]
