@@ -17,7 +17,8 @@
 #                  of its data so far): memory is the peak while they run (VmHWM less the BPF
 #                  maps' mapped pages, plus the maps), CPU the phase's
 # PHASES picks phases (default all but serve, which wants PHASE >= SERVE_WINDOW to mean it).
-# After each exec phase, how whole autoprof's stacks of that phase were (stacks(), below).
+# STACKS=1: after each exec phase, how whole autoprof's stacks of that phase were (stacks(),
+# below); the scrape loads symbol tables, which the later phases' memory then includes.
 # One profiler at a time over every phase, PROFILERS (default "$BUILD/autoprof perf") in turn;
 # the ratio is the first profiler's figure over the second's. perf's memory is its RSS (its
 # rings are mapped into it).
@@ -89,21 +90,6 @@ PY
 	for i in $(seq 0 $((100 * PHASE + 199))); do newprogs+=("$tmp/new/new$i"); done
 }
 
-# KiB of BPF maps a process holds, each map once.
-maps_kib() {
-	local pid=$1 fd
-	for fd in /proc/"$pid"/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-map" ] || continue
-		awk '/^map_id/ {id = $2} /^memlock/ {m = $2} END {print id, m}' \
-			/proc/"$pid"/fdinfo/"${fd##*/}" 2>/dev/null
-	done | sort -u | awk '{s += $2} END {printf "%d\n", s / 1024}'
-}
-# KiB resident outside the BPF maps it mmaps (those are counted with the maps, once).
-rss_kib() {
-	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 == "anon_inode:bpf-map")}
-	     /^Rss:/ {if (m) mapped += $2; else rss += $2} END {print rss}' /proc/"$1"/smaps
-}
-
 busy_start() {
 	local n=$1 i
 	busy=()
@@ -116,12 +102,6 @@ busy_stop() {
 	kill "${busy[@]}" 2>/dev/null || true
 	wait "${busy[@]}" 2>/dev/null || true
 	busy=()
-}
-
-# KiB of the BPF maps' pages a process has mapped and resident (in its RSS and its VmHWM).
-mapped_maps_kib() {
-	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 == "anon_inode:bpf-map")}
-	     /^Rss:/ {if (m) mapped += $2} END {print mapped + 0}' /proc/"$1"/smaps
 }
 
 # Scrapes of a SERVE_WINDOW-second profile, as a user's tool makes them.
@@ -138,7 +118,7 @@ serve_scrapes() {
 }
 
 # How whole the phase's stacks are, every process's (the churn's own included): complete (from
-# _start or a thread's clone), marked [truncated], complete-looking but unnamed (a process gone
+# _start, the loader's entry, or a thread's clone), marked [truncated], complete-looking but unnamed (a process gone
 # before its maps were read: its addresses stay raw), kernel threads, anything else.
 stacks() {
 	curl -sf "http://127.0.0.1:$port/debug/pprof/profile?seconds=$PHASE&format=folded" |
@@ -152,7 +132,8 @@ for line in sys.stdin:
         k = "truncated"
     elif fr[0] == "[kernel]":
         k = "kernel"
-    elif len(fr) > 1 and fr[1] in ("_start", "clone3", "__clone3", "clone", "__clone"):
+    elif len(fr) > 1 and fr[1] in ("_start", "_dl_start_user", "clone3", "__clone3", "clone",
+                                   "__clone"):
         k = "complete"
     elif len(fr) > 1 and re.match(r"0x[0-9a-f]+$", fr[1]):
         k = "unnamed"
@@ -224,7 +205,8 @@ for prof in $PROFILERS; do
 			printf '%-22s %-9s RSS outside maps before the scrapes %6.1f MiB, profile %s bytes\n' \
 				"$prof" serve "$(echo "$(cat "$tmp/serve.before") / 1024" | bc -l)" \
 				"$(stat -c %s "$tmp/serve.pb.gz")"
-		[ "$prof" != perf ] && [[ $name == exec* || $name == new* ]] && stacks "$name"
+		[ -n "${STACKS:-}" ] && [ "$prof" != perf ] && [[ $name == exec* || $name == new* ]] &&
+			stacks "$name"
 	done
 	kill -INT "$pid"
 	wait "$pid" 2>/dev/null || true

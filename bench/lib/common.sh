@@ -75,3 +75,25 @@ gated_finish() {
 	while kill -0 "$loop_pid" 2>/dev/null; do sleep 0.05; done
 	awk -v key="$1" '$1 == key {print $2}' "$tmp/out"
 }
+
+# Memory as users' tools count an agent's: the BPF maps it holds, and its resident pages
+# outside them (scale.sh, oncpu.sh).
+# KiB of BPF maps a process holds, each map once.
+maps_kib() {
+	local pid=$1 fd
+	for fd in /proc/"$pid"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:bpf-map" ] || continue
+		awk '/^map_id/ {id = $2} /^memlock/ {m = $2} END {print id, m}' \
+			/proc/"$pid"/fdinfo/"${fd##*/}" 2>/dev/null
+	done | sort -u | awk '{s += $2} END {printf "%d\n", s / 1024}'
+}
+# KiB resident outside the BPF maps it mmaps (those are counted with the maps, once).
+rss_kib() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 == "anon_inode:bpf-map")}
+	     /^Rss:/ {if (m) mapped += $2; else rss += $2} END {print rss}' /proc/"$1"/smaps
+}
+# KiB of the BPF maps' pages a process has mapped and resident (in its RSS and its VmHWM).
+mapped_maps_kib() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 == "anon_inode:bpf-map")}
+	     /^Rss:/ {if (m) mapped += $2} END {print mapped + 0}' /proc/"$1"/smaps
+}
