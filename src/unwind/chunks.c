@@ -191,6 +191,11 @@ const void *chunks__elem(const struct chunks *c, uint32_t idx)
 	return mem ? mem + (size_t)(idx % UNWIND_CHUNK_ELEMS) * ELEM_BYTES : NULL;
 }
 
+uint32_t chunks__made(const struct chunks *c)
+{
+	return c->nr;
+}
+
 uint64_t chunks__bytes(const struct chunks *c)
 {
 	return (uint64_t)c->nr * c->chunk_memlock;

@@ -35,6 +35,9 @@ void chunks__write(struct chunks *c, uint32_t start, const void *elems, uint32_t
 /* Element idx as BPF sees it, or NULL: past the capacity or in no chunk yet. */
 const void *chunks__elem(const struct chunks *c, uint32_t idx);
 
+/* Chunks made so far: elements [0, that * UNWIND_CHUNK_ELEMS) are backed. */
+uint32_t chunks__made(const struct chunks *c);
+
 /* Bytes of chunks made so far (the kernel's memlock of each: its elements and header). */
 uint64_t chunks__bytes(const struct chunks *c);
 

@@ -78,6 +78,25 @@ void extents__release(struct extents *p, uint32_t start, uint32_t n)
 	p->nr++;
 }
 
+void extents__cap(struct extents *p, uint32_t capacity)
+{
+	uint32_t n = 0;
+
+	if (capacity >= p->capacity)
+		return;
+	for (uint32_t i = 0; i < p->nr; i++) {
+		struct extent e = p->free[i];
+
+		if (e.start >= capacity)
+			continue;
+		if (e.len > capacity - e.start)
+			e.len = capacity - e.start;
+		p->free[n++] = e;
+	}
+	p->nr = n;
+	p->capacity = capacity;
+}
+
 uint64_t extents__free_count(const struct extents *p)
 {
 	uint64_t n = 0;

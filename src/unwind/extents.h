@@ -25,6 +25,9 @@ int extents__init(struct extents *p, uint32_t capacity);
 uint32_t extents__alloc(struct extents *p, uint32_t n);
 /* [start, start + n) free again; on out of memory the range is lost until restart, logged. */
 void extents__release(struct extents *p, uint32_t start, uint32_t n);
+/* The array ends at capacity from now on (when smaller): free ranges past it are dropped; the
+ * caller has none in use there. */
+void extents__cap(struct extents *p, uint32_t capacity);
 /* Entries free in all. */
 uint64_t extents__free_count(const struct extents *p);
 /* Accepts a zeroed or exited one. */

@@ -470,6 +470,25 @@ static struct ufile *mru_evicted(struct unwinder *u)
 }
 
 /*
+ * The kernel would not make another chunk (memory, or the memory cgroup's limit): the budget
+ * is what the chunks made hold, from now on, rather than a retry at every table that would fail
+ * the same way. Said once; the capacity metric shows it.
+ */
+static void cap_room(struct unwinder *u, int err)
+{
+	uint32_t cap = chunks__made(u->elems) * UNWIND_CHUNK_ELEMS;
+
+	if (cap >= u->room.capacity)
+		return;
+	pr_warn("unwind tables capped at %u KiB (unwind.memory-limit %llu KiB): the kernel made no "
+		"more chunks: %s\n",
+		(uint32_t)((uint64_t)cap * sizeof(struct unwind_row) >> 10),
+		(unsigned long long)u->stats.capacity_bytes >> 10, strerror(-err));
+	extents__cap(&u->room, cap);
+	u->stats.capacity_bytes = (uint64_t)cap * sizeof(struct unwind_row);
+}
+
+/*
  * Room for page entries and rows: idle tables go first, then (only for a file never loaded, and
  * not too large a share of the budget) the least recently mapped ones. An evicted table coming
  * back never evicts a table in use, or two working sets larger than the budget would evict each
@@ -492,7 +511,8 @@ static int make_room(struct unwinder *u, uint32_t nrows, uint32_t npages, bool m
 			err = chunks__reserve(u->elems, elem + n);
 			if (err) {
 				extents__release(&u->room, elem, n);
-				return err;
+				cap_room(u, err);
+				continue;
 			}
 			*page_start = elem * 2;
 			*row_start = elem + PAGE_ELEMS(npages);

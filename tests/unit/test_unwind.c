@@ -17,6 +17,7 @@
 #include "src/proc/proctab.h"
 #include "src/unwind/cfi.h"
 #include "src/unwind/chunks.h"
+#include "src/unwind/extents.h"
 #include "src/unwind/unwind.h"
 #include "src/unwind/unwind_priv.h"
 #include "stackcopy.h"
@@ -197,6 +198,28 @@ TEST(shared_table_matches_cfi)
 	CHECK_EQ(s.files, 1);
 	unwinder__free(u);
 	dso__put(libc);
+}
+
+/* A budget capped (the kernel made no more chunks) keeps the free ranges below the cap only. */
+TEST(extents_cap_drops_room_past_it)
+{
+	struct extents x;
+
+	CHECK_EQ(extents__init(&x, 1000), 0);
+	CHECK_EQ(extents__alloc(&x, 100), 0);
+	CHECK_EQ(extents__alloc(&x, 100), 100);
+	extents__release(&x, 0, 100);
+	/* Free: [0, 100) and [200, 1000). */
+	extents__cap(&x, 500);
+	CHECK_EQ(x.capacity, 500);
+	CHECK_EQ(extents__free_count(&x), 100 + 300);
+	CHECK_EQ(extents__alloc(&x, 301), UINT32_MAX);
+	CHECK_EQ(extents__alloc(&x, 300), 200);
+	/* A larger cap changes nothing. */
+	extents__cap(&x, 800);
+	CHECK_EQ(x.capacity, 500);
+	CHECK_EQ(extents__free_count(&x), 100);
+	extents__exit(&x);
 }
 
 TEST(idle_table_reused)
@@ -684,6 +707,7 @@ int main(void)
 {
 	ra_main = (uint64_t)__builtin_return_address(0);
 	RUN(shared_table_matches_cfi);
+	RUN(extents_cap_drops_room_past_it);
 	RUN(idle_table_reused);
 	RUN(memory_limit_evicts_lru);
 	RUN(big_table_never_blinds_the_rest);
