@@ -265,6 +265,13 @@ def test_metrics():
     while want < os.cpu_count() * 99 * 1024:
         want <<= 1
     assert metric_value(text, "autoprof_bpf_ringbuf_size_bytes", 'ring="oncpu"') == want
+    # The off-CPU profiler is off at start: its ring is the quiet size.
+    assert metric_value(text, "autoprof_bpf_ringbuf_size_bytes", 'ring="offcpu"') == 256 << 10
+    # Unwind tables take chunks as they grow: what the host's tables use, not the budget.
+    used = metric_value(text, "autoprof_unwind_table_bytes")
+    made = metric_value(text, "autoprof_unwind_table_allocated_bytes")
+    cap = metric_value(text, "autoprof_unwind_table_capacity_bytes")
+    assert used <= made < cap / 2, (used, made, cap)
     assert metric_value(text, "autoprof_http_requests_total", 'handler="profile",code="400"') >= 11
     assert metric_value(text, "autoprof_build_info") == 1
     assert metric_value(text, "autoprof_cpus_sampled") == os.cpu_count()
