@@ -35,8 +35,8 @@ struct key_type {
 	int (*parse)(const char *s, uint64_t *v);
 	void (*format)(uint64_t v, char *out, size_t n);
 	const char *invalid;	/* reason when parse fails, %s is the value */
-	/* A word that stands for 0, outside the bounds: "auto", chosen by autoprof. */
-	const char *zero_word;
+	/* 0 is a word's ("auto": autoprof chooses), not a number: outside the bounds. */
+	bool zero_is_word;
 };
 
 enum key_flags {

@@ -267,7 +267,7 @@ static int number__set(const struct key *k, void *field, const char *s, char *wh
 		snprintf(why, n, t->invalid, s);
 		return -EINVAL;
 	}
-	if (t->bounded && !(t->zero_word && !v) && (v < k->min || v > k->max)) {
+	if (t->bounded && !(t->zero_is_word && !v) && (v < k->min || v > k->max)) {
 		t->format(k->min, lo, sizeof(lo));
 		t->format(k->max, hi, sizeof(hi));
 		snprintf(why, n, "%s is out of range %s..%s", s, lo, hi);
@@ -357,7 +357,7 @@ const struct key_type config_type_bytes_auto = {
 	.parse = bytes_auto__parse,
 	.format = bytes_auto__format,
 	.invalid = "invalid size \"%s\" (want auto, or e.g. 256KiB, 1MiB; KB/MB/GB are 1000-based)",
-	.zero_word = "auto",
+	.zero_is_word = true,
 };
 
 const struct key_type config_type_level = {

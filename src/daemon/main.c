@@ -85,6 +85,12 @@ static uint64_t ring_size(const struct config *cfg, uint64_t auto_bytes)
 	return cfg->bpf_ringbuf_size ? cfg->bpf_ringbuf_size : ring__size_for(auto_bytes);
 }
 
+/* The ring of a profiler that has work at start (on, or given targets), or none yet. */
+static uint64_t ring_size_if(const struct config *cfg, bool busy)
+{
+	return ring_size(cfg, busy ? RING_BUSY_BYTES : RING_QUIET_BYTES);
+}
+
 /*
  * A second of on-CPU samples on every CPU at profile.frequency: a sample of 1 KiB (a deep
  * native stack with its kernel frames; most are a few hundred bytes), and the ring wakes the
@@ -271,9 +277,7 @@ int main(int argc, char **argv)
 	d.memory = memory__new(&(struct memory_opts){
 				       .mean_interval = d.cfg.memory_sample_interval,
 				       .max_live = d.cfg.memory_max_live,
-				       .ringbuf_size = ring_size(&d.cfg, d.cfg.memory_targets[0] ?
-										RING_BUSY_BYTES :
-										RING_QUIET_BYTES),
+				       .ringbuf_size = ring_size_if(&d.cfg, d.cfg.memory_targets[0]),
 				       .targets = d.cfg.memory_targets,
 			       },
 			       &d.ctx, &err);
@@ -283,9 +287,8 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	/* Before the sampler, which shares its map of the calls each thread is in. */
-	d.probes = probes__new(&(struct probes_opts){ .ringbuf_size = ring_size(
-							      &d.cfg, d.cfg.probes[0] ? RING_BUSY_BYTES :
-											RING_QUIET_BYTES) },
+	d.probes = probes__new(&(struct probes_opts){ .ringbuf_size = ring_size_if(&d.cfg,
+										    d.cfg.probes[0]) },
 			       &d.ctx, &err);
 	/* Asked for at start, they must work; otherwise a kernel without them is no error. */
 	if (!d.probes && d.cfg.probes[0])
@@ -310,9 +313,7 @@ int main(int argc, char **argv)
 					       .min_block_ns = d.cfg.offcpu_min_block_ns,
 					       .sample_ppm = d.cfg.offcpu_sample_ppm,
 				       },
-				       .ringbuf_size = ring_size(&d.cfg, d.cfg.offcpu_enabled ?
-										RING_BUSY_BYTES :
-										RING_QUIET_BYTES),
+				       .ringbuf_size = ring_size_if(&d.cfg, d.cfg.offcpu_enabled),
 			       },
 			       &d.ctx, &err);
 	/* Asked for, it must work; off by configuration, a kernel without it is no error. */

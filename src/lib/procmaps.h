@@ -5,6 +5,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A device as the kernel encodes dev_t inside (major << 20 | minor): what BPF reads from a
+ * superblock, unlike glibc's makedev(). */
+static inline uint64_t kernel_dev(uint32_t major, uint32_t minor)
+{
+	return (uint64_t)major << 20 | minor;
+}
+
 /* One line of /proc/PID/maps. */
 struct map_entry {
 	uint64_t start;

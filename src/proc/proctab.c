@@ -172,7 +172,7 @@ static int add_map(const struct map_entry *e, void *arg)
 	struct dso *dso;
 
 	if (!ctx->exe_path && p->exe_id.ino && e->inode == p->exe_id.ino &&
-	    e->dev_major == p->exe_id.dev >> 20 && e->dev_minor == (p->exe_id.dev & 0xfffff))
+	    kernel_dev(e->dev_major, e->dev_minor) == p->exe_id.dev)
 		ctx->exe_path = strdup(e->path);
 	if (!e->executable) {
 		/* The process context is read-only data: the one other line worth a look. */

@@ -269,16 +269,22 @@ static void file_stamp(int fd, int64_t *ctime_ns, int64_t *size)
 	*size = st.st_size;
 }
 
+/* Whether the file open at fd, stamped (ctime_ns, size) when opened, was written since. */
+static bool stamp_moved(int fd, int64_t ctime_ns, int64_t size)
+{
+	int64_t now_ctime_ns, now_size;
+
+	/* Not told when it was opened (no fd, fstat failed): as read. */
+	if (ctime_ns < 0)
+		return false;
+	file_stamp(fd, &now_ctime_ns, &now_size);
+	return now_ctime_ns != ctime_ns || now_size != size;
+}
+
 /* Whether dso's file was written since it was opened: what was read of it is of the old bytes. */
 static bool file_changed(const struct dso *dso)
 {
-	int64_t ctime_ns, size;
-
-	/* Not told when it was opened (no fd, fstat failed): as read. */
-	if (dso->ctime_ns < 0)
-		return false;
-	file_stamp(dso->fd, &ctime_ns, &size);
-	return ctime_ns != dso->ctime_ns || size != dso->size;
+	return stamp_moved(dso->fd, dso->ctime_ns, dso->size);
 }
 
 static struct dso *find_by_ino(struct symbolizer *sym, dev_t dev, uint64_t ino)
@@ -333,12 +339,10 @@ static void drop_alias(struct symbolizer *sym, struct ino_alias *a)
 static struct dso *find_by_alias(struct symbolizer *sym, dev_t dev, uint64_t ino)
 {
 	struct ino_alias *a = find_alias(sym, dev, ino);
-	int64_t ctime_ns, size;
 
 	if (!a)
 		return NULL;
-	file_stamp(a->fd, &ctime_ns, &size);
-	if (ctime_ns != a->ctime_ns || size != a->size) {
+	if (stamp_moved(a->fd, a->ctime_ns, a->size)) {
 		drop_alias(sym, a);
 		return NULL;
 	}

@@ -200,8 +200,3 @@ uint64_t chunks__bytes(const struct chunks *c)
 {
 	return (uint64_t)c->nr * c->chunk_memlock;
 }
-
-int chunks__chunk_fd(const struct chunks *c, uint32_t i)
-{
-	return i < c->nr ? c->fds[i] : -ENOENT;
-}

@@ -10,7 +10,7 @@
  * mapped here, writable: the unwinder writes rows with memcpy, and walks of copied stacks read
  * what BPF reads.
  *
- * Not locked: chunks__reserve, chunks__bytes and chunks__chunk_fd are the unwinder's, under its
+ * Not locked: chunks__reserve, chunks__made and chunks__bytes are the unwinder's, under its
  * lock; chunks__write too, or on room it owns; chunks__elem may be called from any thread (a
  * chunk, once visible, stays).
  */
@@ -40,8 +40,5 @@ uint32_t chunks__made(const struct chunks *c);
 
 /* Bytes of chunks made so far (the kernel's memlock of each: its elements and header). */
 uint64_t chunks__bytes(const struct chunks *c);
-
-/* Chunk i's map fd, or -ENOENT (tests: read back through the kernel). */
-int chunks__chunk_fd(const struct chunks *c, uint32_t i);
 
 #endif

@@ -17,6 +17,7 @@
 #include "lib/hash.h"
 #include "lib/counters.h"
 #include "lib/log.h"
+#include "lib/procmaps.h"
 #include "lib/timeconst.h"
 #include "symbolize/dso.h"
 #include "proc/proctab.h"
@@ -636,7 +637,7 @@ static void publish_inode(struct unwinder *u, struct ufile *f)
 	if (dso__file_key(f->dso, &key))
 		return;
 	f->inode = (struct unwind_inode){
-		.dev = (uint64_t)major(key.dev) << 20 | minor(key.dev),
+		.dev = kernel_dev(major(key.dev), minor(key.dev)),
 		.ino = key.ino,
 		.ctime_ns = key.ctime_ns,
 	};
