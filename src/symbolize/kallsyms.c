@@ -7,12 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "lib/log.h"
 #include "lib/hex.h"
 #include "symbolize/kallsyms.h"
 
-#define NO_MODULE UINT32_MAX
+/*
+ * A kernel of ~120,000 text symbols has ~3 MiB of names, which a profile needs a few hundred
+ * of. So the table is kept small (1.8 MiB rather than 5):
+ * - each symbol is 8 bytes: its address as an offset from KSYM_BASE, and its line's index
+ *   among the kept lines of the file;
+ * - the names are compressed (zlib) in blocks of KS_BLOCK lines in file order, 4:1; a lookup
+ *   inflates its block (about 1 KiB, microseconds), and the last block is kept for the next;
+ * - module names are runs of line indexes (the file lists a module's symbols together).
+ */
+
+/* x86-64 puts the kernel's text, its modules, BPF programs and trampolines in the top 2 GiB. */
+#define KSYM_BASE 0xffffffff80000000ull
+#define KS_BLOCK  32
+/* Line indexes share a word with the sort's rank (ksym__cmp). */
+#define KS_IDX_MASK ((1u << 30) - 1)
+#define NO_MODULE   UINT32_MAX
 
 /*
  * The kernel reports no symbol sizes, so a symbol runs to the next one. The last one gets a
@@ -21,69 +37,65 @@
 #define LAST_SYMBOL_MAX 4096
 
 struct ksym {
-	uint64_t addr;
-	uint32_t name;	 /* offset into kallsyms.blob */
-	uint32_t module; /* offset into kallsyms.blob, or NO_MODULE */
+	uint32_t off; /* address - KSYM_BASE */
+	uint32_t idx; /* the line's index among kept lines; while sorting, the rank above it */
+};
+
+/* Lines [first, next run's first) are of module name (an offset into mods), or the core's. */
+struct kmod_run {
+	uint32_t first;
+	uint32_t name;
 };
 
 struct kallsyms {
 	struct ksym *syms;
 	size_t nr_syms;
-	char *blob;
-	size_t blob_size;
+	uint32_t *block_off; /* nr_blocks + 1 offsets into z */
+	uint32_t *block_raw; /* each block's inflated size */
+	size_t nr_blocks;
+	uint8_t *z;
+	struct kmod_run *runs;
+	size_t nr_runs;
+	char *mods;
+	size_t mods_size;
+	/* The block inflated last, and its names; lookups are serialized by the caller. */
+	size_t cur_block;
+	char *cur_names;
+	size_t cur_cap;
 };
 
-/* procfs files report size 0, so read until EOF into a buffer that grows. */
-static int file__read_all(const char *path, char **out, size_t *out_len)
+/* A growing byte array. */
+struct kbytes {
+	char *p;
+	size_t len, alloc;
+};
+
+static int kbytes__reserve(struct kbytes *b, size_t more)
 {
-	size_t len = 0, alloc = 4 << 20;
-	char *buf = NULL;
-	int fd, err;
+	size_t alloc = b->alloc ? b->alloc : 4096;
+	char *p;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(alloc);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out_close;
-	}
-	for (;;) {
-		ssize_t n;
-
-		/* Keep one byte for the terminating NUL. */
-		if (alloc - len < 2) {
-			char *tmp = realloc(buf, alloc * 2);
-
-			if (!tmp) {
-				err = -ENOMEM;
-				goto out_free;
-			}
-			buf = tmp;
-			alloc *= 2;
-		}
-		n = read(fd, buf + len, alloc - len - 1);
-		if (n < 0) {
-			err = -errno;
-			if (err == -EINTR)
-				continue;
-			goto out_free;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	close(fd);
-	*out = buf;
-	*out_len = len;
+	if (b->len + more <= b->alloc)
+		return 0;
+	while (alloc < b->len + more)
+		alloc *= 2;
+	p = realloc(b->p, alloc);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->alloc = alloc;
 	return 0;
+}
 
-out_free:
-	free(buf);
-out_close:
-	close(fd);
-	return err;
+static int kbytes__add(struct kbytes *b, const void *s, size_t n)
+{
+	int err = kbytes__reserve(b, n);
+
+	if (err)
+		return err;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	return 0;
 }
 
 /* Text symbols: local and global code, and weak symbols (which kallsyms shows for code). */
@@ -103,191 +115,315 @@ static int ksym_type__rank(char type)
 	}
 }
 
-/*
- * Orders by address; among aliases, global text beats local beats weak, then file order.
- * Name offsets grow in file order, so they break ties without storing the line number. The
- * rank is carried in the top bits of module while sorting, see kallsyms__parse().
- */
+/* Orders by address; among aliases, global text beats local beats weak, then file order. */
 static int ksym__cmp(const void *pa, const void *pb)
 {
 	const struct ksym *a = pa, *b = pb;
 
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	if (a->module >> 30 != b->module >> 30)
-		return (a->module >> 30) < (b->module >> 30) ? -1 : 1;
-	return a->name < b->name ? -1 : a->name > b->name;
+	if (a->off != b->off)
+		return a->off < b->off ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-struct ksyms {
-	struct ksym *v;
+struct kparse {
+	struct ksym *syms;
 	size_t nr, alloc;
+	struct kbytes block; /* the names of the block being filled */
+	struct kbytes z;
+	struct kbytes block_off, block_raw; /* uint32_t each */
+	struct kbytes runs;		    /* struct kmod_run */
+	struct kbytes mods;
+	z_stream zs; /* one deflate state for every block: its setup costs more than a block */
+	bool zs_ready;
+	uint32_t lines; /* kept so far */
+	size_t below_base;
+	bool all_zero;
 };
 
-static int ksyms__add(struct ksyms *s, const struct ksym *sym)
+static int kparse__u32(struct kbytes *b, uint32_t v)
 {
-	if (s->nr == s->alloc) {
-		size_t alloc = s->alloc ? 2 * s->alloc : 65536;
-		struct ksym *v = realloc(s->v, alloc * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->alloc = alloc;
-	}
-	s->v[s->nr++] = *sym;
-	return 0;
+	return kbytes__add(b, &v, sizeof(v));
 }
 
-/*
- * Parses buf in place: each kept name (and each module name, once per run of lines from the
- * same module) is moved down to the write cursor, which never overtakes the line being read
- * because the address and type columns dropped are longer than the NUL terminators added.
- * buf then is the string blob, without one malloc a name. *blob_len gets its used length.
- */
-static int kallsyms__parse(char *buf, size_t len, struct ksyms *s, size_t *blob_len, bool *all_zero)
+static int kparse__flush_block(struct kparse *ps)
 {
-	char *r = buf, *end = buf + len, *w = buf;
-	uint32_t cur_mod = NO_MODULE;
-	size_t cur_mod_len = 0;
+	uLong bound;
 	int err;
 
-	*all_zero = true;
-	while (r < end) {
-		char *line = r, *eol = memchr(r, '\n', (size_t)(end - r));
-		char *p = line, *name, *name_end, *mod = NULL, *mod_end = NULL;
-		uint64_t addr = 0;
-		struct ksym sym;
-		int rank, digits = 0;
+	if (!ps->block.len)
+		return 0;
+	if (!ps->zs_ready) {
+		/* A block is about 1 KiB: a window and hash that size make each reset cheap. */
+		if (deflateInit2(&ps->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 10, 2,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
+			return -ENOMEM;
+		ps->zs_ready = true;
+	} else if (deflateReset(&ps->zs) != Z_OK) {
+		return -EINVAL;
+	}
+	bound = deflateBound(&ps->zs, ps->block.len);
+	if (ps->z.len > UINT32_MAX - bound)
+		return -EFBIG;
+	err = kbytes__reserve(&ps->z, bound);
+	if (err)
+		return err;
+	ps->zs.next_in = (Bytef *)ps->block.p;
+	ps->zs.avail_in = (uInt)ps->block.len;
+	ps->zs.next_out = (Bytef *)ps->z.p + ps->z.len;
+	ps->zs.avail_out = (uInt)bound;
+	if (deflate(&ps->zs, Z_FINISH) != Z_STREAM_END)
+		return -EINVAL;
+	err = kparse__u32(&ps->block_raw, (uint32_t)ps->block.len);
+	if (!err)
+		err = kparse__u32(&ps->block_off, (uint32_t)ps->z.len);
+	ps->z.len += bound - ps->zs.avail_out;
+	ps->block.len = 0;
+	return err;
+}
 
-		if (!eol)
-			eol = end;
-		r = eol + 1;
-		for (int v; p < eol && (v = hex__digit(*p)) >= 0; p++, digits++)
-			addr = addr << 4 | (uint64_t)v;
-		if (!digits || digits > 16 || p + 3 > eol || p[0] != ' ' || p[2] != ' ')
-			continue;
-		if (addr)
-			*all_zero = false;
-		rank = ksym_type__rank(p[1]);
-		if (rank < 0)
-			continue;
-		name = p + 3;
-		name_end = name;
-		while (name_end < eol && *name_end != '\t' && *name_end != ' ')
-			name_end++;
-		if (name_end == name)
-			continue;
-		if (name_end < eol) {
-			mod = memchr(name_end, '[', (size_t)(eol - name_end));
-			mod_end = mod ? memchr(mod, ']', (size_t)(eol - mod)) : NULL;
-			if (mod && mod_end)
-				mod++;
-			else
-				mod = NULL;
-		}
+/* The module of the line being kept: a new run when it is not the last run's. */
+static int kparse__module(struct kparse *ps, const char *mod, size_t mod_len)
+{
+	struct kmod_run run = {.first = ps->lines, .name = NO_MODULE};
+	const struct kmod_run *last = NULL;
+	const char *last_name = NULL;
+	int err;
 
-		sym.addr = addr;
-		sym.name = (uint32_t)(w - buf);
-		memmove(w, name, (size_t)(name_end - name));
-		w += name_end - name;
-		*w++ = '\0';
-		if (!mod) {
-			sym.module = NO_MODULE;
-		} else {
-			size_t mod_len = (size_t)(mod_end - mod);
-
-			/* Modules' symbols come in runs: store each run's name once. */
-			if (cur_mod == NO_MODULE || cur_mod_len != mod_len ||
-			    memcmp(buf + cur_mod, mod, mod_len)) {
-				cur_mod = (uint32_t)(w - buf);
-				cur_mod_len = mod_len;
-				memmove(w, mod, mod_len);
-				w += mod_len;
-				*w++ = '\0';
-			}
-			sym.module = cur_mod;
-		}
-		if (sym.name >= 1u << 30 ||
-		    (sym.module != NO_MODULE && sym.module >= (1u << 30) - 1))
-			return -EFBIG;
-		/* Park the rank in module's spare top bits for the sort. */
-		if (sym.module == NO_MODULE)
-			sym.module = (uint32_t)rank << 30 | ((1u << 30) - 1);
-		else
-			sym.module |= (uint32_t)rank << 30;
-		err = ksyms__add(s, &sym);
+	if (ps->runs.len) {
+		last = (const struct kmod_run *)(ps->runs.p + ps->runs.len) - 1;
+		last_name = last->name == NO_MODULE ? NULL : ps->mods.p + last->name;
+	}
+	if (last &&
+	    (mod ? last_name && strlen(last_name) == mod_len && !memcmp(last_name, mod, mod_len)
+		 : !last_name))
+		return 0;
+	if (mod) {
+		run.name = (uint32_t)ps->mods.len;
+		err = kbytes__add(&ps->mods, mod, mod_len);
+		if (!err)
+			err = kbytes__add(&ps->mods, "", 1);
 		if (err)
 			return err;
 	}
-	*blob_len = (size_t)(w - buf);
+	return kbytes__add(&ps->runs, &run, sizeof(run));
+}
+
+static int kparse__keep(struct kparse *ps, uint64_t addr, int rank, const char *name,
+			size_t name_len, const char *mod, size_t mod_len)
+{
+	int err;
+
+	if (ps->lines >= KS_IDX_MASK)
+		return -EFBIG;
+	if (addr < KSYM_BASE) {
+		/* Not x86-64 kernel text: the name keeps its block slot, the symbol is dropped. */
+		ps->below_base++;
+	} else {
+		if (ps->nr == ps->alloc) {
+			size_t alloc = ps->alloc ? 2 * ps->alloc : 65536;
+			struct ksym *v = realloc(ps->syms, alloc * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			ps->syms = v;
+			ps->alloc = alloc;
+		}
+		/* The rank rides above the index until ksyms__finish. */
+		ps->syms[ps->nr++] = (struct ksym){
+		    .off = (uint32_t)(addr - KSYM_BASE),
+		    .idx = (uint32_t)rank << 30 | ps->lines,
+		};
+	}
+	err = kparse__module(ps, mod, mod_len);
+	if (!err)
+		err = kbytes__add(&ps->block, name, name_len);
+	if (!err)
+		err = kbytes__add(&ps->block, "", 1);
+	if (err)
+		return err;
+	if (++ps->lines % KS_BLOCK == 0)
+		return kparse__flush_block(ps);
 	return 0;
 }
 
+/* One line, "ADDR TYPE NAME[\t[MODULE]]", without its newline. */
+static int kparse__line(struct kparse *ps, const char *line, const char *eol)
+{
+	const char *p = line, *name, *name_end, *mod = NULL, *mod_end = NULL;
+	uint64_t addr = 0;
+	int rank, digits = 0;
+
+	for (int v; p < eol && (v = hex__digit(*p)) >= 0; p++, digits++)
+		addr = addr << 4 | (uint64_t)v;
+	if (!digits || digits > 16 || p + 3 > eol || p[0] != ' ' || p[2] != ' ')
+		return 0;
+	if (addr)
+		ps->all_zero = false;
+	rank = ksym_type__rank(p[1]);
+	if (rank < 0)
+		return 0;
+	name = p + 3;
+	name_end = name;
+	while (name_end < eol && *name_end != '\t' && *name_end != ' ')
+		name_end++;
+	if (name_end == name)
+		return 0;
+	if (name_end < eol) {
+		mod = memchr(name_end, '[', (size_t)(eol - name_end));
+		mod_end = mod ? memchr(mod, ']', (size_t)(eol - mod)) : NULL;
+		if (mod && mod_end)
+			mod++;
+		else
+			mod = NULL;
+	}
+	return kparse__keep(ps, addr, rank, name, (size_t)(name_end - name), mod,
+			    mod ? (size_t)(mod_end - mod) : 0);
+}
+
+/*
+ * Reads the file a buffer at a time: the whole file (about 8 MiB of text for 200,000 symbols)
+ * is never held. procfs files report size 0, so this reads until EOF. A line longer than the
+ * buffer is not a symbol's: it is skipped.
+ */
+#define KALLSYMS_READ_BUF (64 << 10)
+
+static int kparse__file(struct kparse *ps, int fd)
+{
+	char *buf = malloc(KALLSYMS_READ_BUF);
+	size_t have = 0;
+	bool skipping = false;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, KALLSYMS_READ_BUF - have);
+		char *r = buf, *end, *eol;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		end = buf + have + n;
+		while ((eol = memchr(r, '\n', (size_t)(end - r)))) {
+			if (!skipping)
+				err = kparse__line(ps, r, eol);
+			skipping = false;
+			if (err)
+				goto out;
+			r = eol + 1;
+		}
+		if (!n) {
+			if (r < end && !skipping)
+				err = kparse__line(ps, r, end);
+			break;
+		}
+		have = (size_t)(end - r);
+		if (have == KALLSYMS_READ_BUF) {
+			skipping = true;
+			have = 0;
+		} else {
+			memmove(buf, r, have);
+		}
+	}
+out:
+	free(buf);
+	return err ? err : kparse__flush_block(ps);
+}
+
 /* Sorts, drops aliases (the best name sorted first) and strips the ranks again. */
-static void ksyms__finish(struct ksyms *s)
+static size_t ksyms__finish(struct ksym *v, size_t nr)
 {
 	size_t kept = 0;
 
-	qsort(s->v, s->nr, sizeof(*s->v), ksym__cmp);
-	for (size_t i = 0; i < s->nr; i++) {
-		struct ksym sym = s->v[i];
-		uint32_t mod = sym.module & ((1u << 30) - 1);
-
-		if (kept && s->v[kept - 1].addr == sym.addr)
+	qsort(v, nr, sizeof(*v), ksym__cmp);
+	for (size_t i = 0; i < nr; i++) {
+		if (kept && v[kept - 1].off == v[i].off)
 			continue;
-		sym.module = mod == (1u << 30) - 1 ? NO_MODULE : mod;
-		s->v[kept++] = sym;
+		v[kept] = v[i];
+		v[kept++].idx &= KS_IDX_MASK;
 	}
-	s->nr = kept;
+	return kept;
+}
+
+static void kparse__free(struct kparse *ps)
+{
+	if (ps->zs_ready)
+		deflateEnd(&ps->zs);
+	free(ps->syms);
+	free(ps->block.p);
+	free(ps->z.p);
+	free(ps->block_off.p);
+	free(ps->block_raw.p);
+	free(ps->runs.p);
+	free(ps->mods.p);
+}
+
+/* A block moved out of the parse, shrunk to its length (the old one stays if that fails). */
+static void *shrunk(struct kbytes *b)
+{
+	void *p = realloc(b->p, b->len ? b->len : 1) ?: b->p;
+
+	b->p = NULL;
+	return p;
 }
 
 int kallsyms__load(const char *path, struct kallsyms **out)
 {
-	struct ksyms syms = {};
+	struct kparse ps = {.all_zero = true};
 	struct kallsyms *ks;
-	size_t len = 0, blob_len = 0;
-	bool all_zero;
-	char *buf = NULL;
-	int err;
+	int fd, err;
 
 	if (!path)
 		path = "/proc/kallsyms";
-	err = file__read_all(path, &buf, &len);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	err = fd < 0 ? -errno : kparse__file(&ps, fd);
+	if (fd >= 0)
+		close(fd);
+	if (!err)
+		err = kparse__u32(&ps.block_off, (uint32_t)ps.z.len);
 	if (err) {
 		/* The caller decides how loud a kernel without symbols is. */
 		pr_debug("%s: %s\n", path, strerror(-err));
-		return err;
-	}
-	err = kallsyms__parse(buf, len, &syms, &blob_len, &all_zero);
-	if (err)
 		goto out_free;
-	if (all_zero) {
+	}
+	if (ps.all_zero) {
 		/* kptr_restrict hides addresses from readers without CAP_SYSLOG. */
 		err = -EPERM;
 		goto out_free;
 	}
-	if (!syms.nr) {
+	if (!ps.nr) {
 		err = -ENODATA;
 		goto out_free;
 	}
-	ksyms__finish(&syms);
+	if (ps.below_base)
+		pr_debug("%zu symbols below %#llx left out\n", ps.below_base, KSYM_BASE);
 	ks = calloc(1, sizeof(*ks));
 	if (!ks) {
 		err = -ENOMEM;
 		goto out_free;
 	}
-	/* Shrinking never fails in practice, and the old block stays valid if it does. */
-	ks->blob = realloc(buf, blob_len ? blob_len : 1) ?: buf;
-	ks->blob_size = blob_len;
-	ks->syms = realloc(syms.v, syms.nr * sizeof(*syms.v)) ?: syms.v;
-	ks->nr_syms = syms.nr;
+	ps.nr = ksyms__finish(ps.syms, ps.nr);
+	ks->nr_syms = ps.nr;
+	ks->syms = realloc(ps.syms, ps.nr * sizeof(*ps.syms)) ?: ps.syms;
+	ps.syms = NULL;
+	ks->nr_blocks = ps.block_raw.len / sizeof(uint32_t);
+	ks->block_off = shrunk(&ps.block_off);
+	ks->block_raw = shrunk(&ps.block_raw);
+	ks->z = (uint8_t *)shrunk(&ps.z);
+	ks->nr_runs = ps.runs.len / sizeof(struct kmod_run);
+	ks->runs = shrunk(&ps.runs);
+	ks->mods_size = ps.mods.len;
+	ks->mods = shrunk(&ps.mods);
+	ks->cur_block = SIZE_MAX;
+	kparse__free(&ps);
 	*out = ks;
 	return 0;
 
 out_free:
-	free(syms.v);
-	free(buf);
+	kparse__free(&ps);
 	return err;
 }
 
@@ -296,20 +432,79 @@ void kallsyms__free(struct kallsyms *ks)
 	if (!ks)
 		return;
 	free(ks->syms);
-	free(ks->blob);
+	free(ks->block_off);
+	free(ks->block_raw);
+	free(ks->z);
+	free(ks->runs);
+	free(ks->mods);
+	free(ks->cur_names);
 	free(ks);
 }
 
-const char *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr, uint64_t *sym_start,
-			     const char **module)
+/* The name of kept line idx, inflating its block unless it is the last one inflated. */
+static const char *kallsyms__name(struct kallsyms *ks, uint32_t idx)
 {
-	size_t lo = 0, hi = ks->nr_syms;
-	const struct ksym *sym;
+	size_t b = idx / KS_BLOCK;
+	const char *p, *end;
+
+	if (b >= ks->nr_blocks)
+		return NULL;
+	if (b != ks->cur_block) {
+		uLongf raw = ks->block_raw[b];
+
+		if (raw > ks->cur_cap) {
+			char *names = realloc(ks->cur_names, raw);
+
+			if (!names)
+				return NULL;
+			ks->cur_names = names;
+			ks->cur_cap = raw;
+		}
+		ks->cur_block = SIZE_MAX;
+		if (uncompress((Bytef *)ks->cur_names, &raw, ks->z + ks->block_off[b],
+			       ks->block_off[b + 1] - ks->block_off[b]) != Z_OK ||
+		    raw != ks->block_raw[b])
+			return NULL;
+		ks->cur_block = b;
+	}
+	p = ks->cur_names;
+	end = p + ks->block_raw[b];
+	for (uint32_t k = idx % KS_BLOCK; k && p < end; k--)
+		p += strnlen(p, (size_t)(end - p)) + 1;
+	return p < end ? p : NULL;
+}
+
+static const char *kallsyms__module(const struct kallsyms *ks, uint32_t idx)
+{
+	size_t lo = 0, hi = ks->nr_runs;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
+		if (ks->runs[mid].first <= idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || ks->runs[lo - 1].name == NO_MODULE)
+		return NULL;
+	return ks->mods + ks->runs[lo - 1].name;
+}
+
+const char *kallsyms__lookup(struct kallsyms *ks, uint64_t addr, uint64_t *sym_start,
+			     const char **module)
+{
+	size_t lo = 0, hi = ks->nr_syms;
+	const struct ksym *sym;
+	uint64_t off;
+
+	if (addr < KSYM_BASE)
+		return NULL;
+	off = addr - KSYM_BASE;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].off <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -317,13 +512,13 @@ const char *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr, uint64_t 
 	if (!lo)
 		return NULL;
 	sym = &ks->syms[lo - 1];
-	if (lo == ks->nr_syms && addr - sym->addr >= LAST_SYMBOL_MAX)
+	if (lo == ks->nr_syms && off - sym->off >= LAST_SYMBOL_MAX)
 		return NULL;
 	if (sym_start)
-		*sym_start = sym->addr;
+		*sym_start = KSYM_BASE + sym->off;
 	if (module)
-		*module = sym->module == NO_MODULE ? NULL : ks->blob + sym->module;
-	return ks->blob + sym->name;
+		*module = kallsyms__module(ks, sym->idx);
+	return kallsyms__name(ks, sym->idx);
 }
 
 size_t kallsyms__nr_symbols(const struct kallsyms *ks)
@@ -333,5 +528,7 @@ size_t kallsyms__nr_symbols(const struct kallsyms *ks)
 
 size_t kallsyms__bytes(const struct kallsyms *ks)
 {
-	return sizeof(*ks) + ks->nr_syms * sizeof(struct ksym) + ks->blob_size;
+	return sizeof(*ks) + ks->nr_syms * sizeof(struct ksym) +
+	       (2 * ks->nr_blocks + 1) * sizeof(uint32_t) + ks->block_off[ks->nr_blocks] +
+	       ks->nr_runs * sizeof(struct kmod_run) + ks->mods_size + ks->cur_cap;
 }

@@ -104,6 +104,47 @@ TEST(fixture_lookups)
 	kallsyms__free(ks);
 }
 
+/*
+ * The file is read a buffer (64 KiB) at a time: lines that straddle two reads are whole, and
+ * a line longer than the buffer (no symbol's) is skipped without losing the ones around it.
+ */
+TEST(read_across_buffers)
+{
+	size_t n = 20000, len = 0, cap = 4 << 20;
+	char *text = malloc(cap), path[64], want[32];
+	struct kallsyms *ks = NULL;
+	const char *name;
+	int err;
+
+	CHECK(text != NULL);
+	for (size_t i = 0; i < n; i++) {
+		len += (size_t)snprintf(text + len, cap - len, "ffffffff81%06zx T fn_%zu\n", i * 16,
+					i);
+		if (i == n / 2) {
+			len += (size_t)snprintf(text + len, cap - len, "ffffffff8f000000 T ");
+			memset(text + len, 'x', 100000);
+			len += 100000;
+			text[len++] = '\n';
+		}
+	}
+	text[len] = '\0';
+	CHECK_EQ(write_temp(text, path, sizeof(path)), 0);
+	free(text);
+	err = kallsyms__load(path, &ks);
+	unlink(path);
+	CHECK_EQ(err, 0);
+	CHECK_EQ(kallsyms__nr_symbols(ks), n);
+	for (size_t i = 0; i < n; i += 997) {
+		snprintf(want, sizeof(want), "fn_%zu", i);
+		name = kallsyms__lookup(ks, 0xffffffff81000000ULL + i * 16 + 3, NULL, NULL);
+		if (!name || strcmp(name, want)) {
+			FAILF("symbol %zu: %s, expected %s", i, name ? name : "(null)", want);
+			break;
+		}
+	}
+	kallsyms__free(ks);
+}
+
 TEST(all_zero_is_eperm)
 {
 	struct kallsyms *ks = NULL;
@@ -182,6 +223,7 @@ TEST(real_kallsyms)
 int main(void)
 {
 	RUN(fixture_lookups);
+	RUN(read_across_buffers);
 	RUN(all_zero_is_eperm);
 	RUN(missing_file);
 	RUN(real_kallsyms);
