@@ -231,6 +231,45 @@ static size_t debug_sections_bytes(Elf *elf)
 	return bytes;
 }
 
+/*
+ * Sections libdw would read (and inflate, when compressed) that no lookup here uses: locations
+ * and macros are for debuggers, the name indexes and CFI for other tools. Marked SHT_NOBITS in
+ * the in-memory headers (the file is not touched), libdw skips them: 1.4 MiB of glibc's
+ * libc6-dbg file is its location lists.
+ */
+static void hide_unused_sections(Elf *elf)
+{
+	static const char *const unused[] = {
+	    "debug_loc",	  "debug_loclists",	"debug_macro", "debug_macinfo",
+	    "debug_pubnames",	  "debug_pubtypes",	"debug_frame", "debug_names",
+	    "debug_gnu_pubnames", "debug_gnu_pubtypes",
+	};
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		/* ".debug_x", or ".zdebug_x" (the older GNU compression) */
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		name += name[1] == 'z' ? 2 : 1;
+		for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+			if (!strcmp(name, unused[i])) {
+				shdr.sh_type = SHT_NOBITS;
+				gelf_update_shdr(scn, &shdr);
+				break;
+			}
+		}
+	}
+}
+
 static int dwarf_info__add_cu(struct dwarf_info *di, Dwarf_Die *cudie, size_t *cus_cap)
 {
 	if (di->nr_cus == *cus_cap) {
@@ -305,6 +344,7 @@ int dwarf_info__open(int fd, struct dwarf_info **out)
 		err = -EINVAL;
 		goto out_free;
 	}
+	hide_unused_sections(di->elf);
 	di->dw = dwarf_begin_elf(di->elf, DWARF_C_READ, NULL);
 	if (!di->dw) {
 		pr_debug("dwarf_begin_elf: %s\n", dwarf_errmsg(-1));
