@@ -29,7 +29,7 @@ HARDEN_LDFLAGS := -pie -Wl,-z,relro,-z,now
 CFLAGS += $(HARDEN_CFLAGS)
 LDFLAGS += $(HARDEN_LDFLAGS)
 LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -ljansson -lprotobuf-c -lpthread -llzma -liberty \
-	  -lcurl -lgnutls -lcrypt -lcap -lm
+	  -lgnutls -lcrypt -lcap -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #define pr_fmt(fmt) "otlp: " fmt
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -14,6 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "export/curl_dl.h"
 #include "export/otlp_push.h"
 #include "lib/log.h"
 #include "lib/timeconst.h"
@@ -44,6 +44,7 @@ struct otlp_pusher {
 	otlp_collect_fn collect;
 	void *ctx;
 
+	const struct curl_dl *lib; /* libcurl, loaded by the first pusher */
 	CURL *curl;
 	struct curl_slist *hdrs_plain;
 	struct curl_slist *hdrs_gzip;
@@ -72,18 +73,6 @@ struct otlp_pusher {
 	struct buf response;
 	uint64_t retry_after_ns;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_ret;
-
-static void curl_init_once(void)
-{
-	/*
-	 * Once per process and never cleaned up: curl_global_cleanup would tear down TLS state
-	 * that other pushers or libraries in the process may still use.
-	 */
-	curl_init_ret = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* Told to stop, or draining past the shutdown deadline. */
 static bool pusher__stopping(struct otlp_pusher *p)
@@ -398,7 +387,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 	errno = 0;
 	secs = strtoull(value, &end, 10);
 	if (end == value || *end || errno) {
-		time_t when = curl_getdate(value, NULL);
+		time_t when = p->lib->getdate(value, NULL);
 		time_t now = time(NULL);
 
 		if (when == -1)
@@ -449,7 +438,7 @@ static void pusher__sent(struct otlp_pusher *p, struct batch *b)
 	char msg[256];
 	char *type = NULL;
 
-	curl_easy_getinfo(p->curl, CURLINFO_CONTENT_TYPE, &type);
+	p->lib->easy_getinfo(p->curl, CURLINFO_CONTENT_TYPE, &type);
 	/* A collector may answer in JSON if it ignored our Content-Type; that we cannot read. */
 	if (p->response.len && (!type || strstr(type, "protobuf"))) {
 		/* A malformed answer must not count what it half-said. */
@@ -489,13 +478,13 @@ static enum send_result pusher__send(struct otlp_pusher *p, struct batch *b)
 
 		/* The last requests end by the deadline, connecting included. */
 		if (left < p->timeout_ns)
-			curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS,
-					 (long)(left / NSEC_PER_MSEC) + 1);
+			p->lib->easy_setopt(p->curl, CURLOPT_TIMEOUT_MS,
+					    (long)(left / NSEC_PER_MSEC) + 1);
 	}
-	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, b->gzipped ? p->hdrs_gzip : p->hdrs_plain);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, b->data.data);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)b->data.len);
-	res = curl_easy_perform(p->curl);
+	p->lib->easy_setopt(p->curl, CURLOPT_HTTPHEADER, b->gzipped ? p->hdrs_gzip : p->hdrs_plain);
+	p->lib->easy_setopt(p->curl, CURLOPT_POSTFIELDS, b->data.data);
+	p->lib->easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)b->data.len);
+	res = p->lib->easy_perform(p->curl);
 	if ((res == CURLE_ABORTED_BY_CALLBACK || res == CURLE_OPERATION_TIMEDOUT) &&
 	    pusher__stopping(p))
 		return SEND_ABORTED;
@@ -506,12 +495,12 @@ static enum send_result pusher__send(struct otlp_pusher *p, struct batch *b)
 		pthread_mutex_unlock(&p->lock);
 		if (!p->failing)
 			pr_warn("collector unreachable (%s), retrying\n",
-				p->curl_err[0] ? p->curl_err : curl_easy_strerror(res));
+				p->curl_err[0] ? p->curl_err : p->lib->easy_strerror(res));
 		p->failing = true;
 		pusher__back_off(p);
 		return SEND_RETRY;
 	}
-	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+	p->lib->easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300) {
 		pusher__recovered(p);
 		p->last_rejected = 0;
@@ -634,24 +623,25 @@ static bool header_ok(const struct otlp_header *h)
 	return true;
 }
 
-static int headers__build(const struct otlp_push_opts *opts, bool gzip, struct curl_slist **out)
+static int headers__build(const struct curl_dl *lib, const struct otlp_push_opts *opts, bool gzip,
+			  struct curl_slist **out)
 {
 	struct curl_slist *list = NULL, *next;
 	struct buf line = { 0 };
 	int ret = -ENOMEM;
 	size_t i;
 
-	next = curl_slist_append(list, "Content-Type: application/x-protobuf");
+	next = lib->slist_append(list, "Content-Type: application/x-protobuf");
 	if (!next)
 		goto free_list;
 	list = next;
 	/* libcurl would otherwise wait up to a second for "100 Continue" on large bodies. */
-	next = curl_slist_append(list, "Expect:");
+	next = lib->slist_append(list, "Expect:");
 	if (!next)
 		goto free_list;
 	list = next;
 	if (gzip) {
-		next = curl_slist_append(list, "Content-Encoding: gzip");
+		next = lib->slist_append(list, "Content-Encoding: gzip");
 		if (!next)
 			goto free_list;
 		list = next;
@@ -664,7 +654,7 @@ static int headers__build(const struct otlp_push_opts *opts, bool gzip, struct c
 		if (*h->value ? buf__printf(&line, "%s: %s", h->name, h->value) :
 				buf__printf(&line, "%s;", h->name))
 			goto free_list;
-		next = curl_slist_append(list, line.data);
+		next = lib->slist_append(list, line.data);
 		if (!next)
 			goto free_list;
 		list = next;
@@ -675,7 +665,7 @@ static int headers__build(const struct otlp_push_opts *opts, bool gzip, struct c
 
 free_list:
 	buf__free(&line);
-	curl_slist_free_all(list);
+	lib->slist_free_all(list);
 	return ret;
 }
 
@@ -709,35 +699,35 @@ static int pusher__setup_curl(struct otlp_pusher *p, const struct otlp_push_opts
 {
 	CURL *c;
 
-	c = curl_easy_init();
+	c = p->lib->easy_init();
 	if (!c)
 		return -ENOMEM;
 	p->curl = c;
-	if (curl_easy_setopt(c, CURLOPT_URL, p->url) != CURLE_OK)
+	if (p->lib->easy_setopt(c, CURLOPT_URL, p->url) != CURLE_OK)
 		return -EINVAL;
 	/* Only the scheme we were configured with; no redirect may take us elsewhere. */
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	p->lib->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	p->lib->easy_setopt(c, CURLOPT_POST, 1L);
 	/* We are a library thread: libcurl must not install signal handlers or use alarm(). */
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(opts->timeout_ns / NSEC_PER_MSEC));
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, p);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, p);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, p->curl_err);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "autoprof");
+	p->lib->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	p->lib->easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(opts->timeout_ns / NSEC_PER_MSEC));
+	p->lib->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	p->lib->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	p->lib->easy_setopt(c, CURLOPT_XFERINFODATA, p);
+	p->lib->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	p->lib->easy_setopt(c, CURLOPT_WRITEDATA, p);
+	p->lib->easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	p->lib->easy_setopt(c, CURLOPT_HEADERDATA, p);
+	p->lib->easy_setopt(c, CURLOPT_ERRORBUFFER, p->curl_err);
+	p->lib->easy_setopt(c, CURLOPT_USERAGENT, "autoprof");
 	if (opts->ca_file && *opts->ca_file &&
-	    curl_easy_setopt(c, CURLOPT_CAINFO, opts->ca_file) != CURLE_OK)
+	    p->lib->easy_setopt(c, CURLOPT_CAINFO, opts->ca_file) != CURLE_OK)
 		return -EINVAL;
 	if (opts->cert_file && *opts->cert_file &&
-	    curl_easy_setopt(c, CURLOPT_SSLCERT, opts->cert_file) != CURLE_OK)
+	    p->lib->easy_setopt(c, CURLOPT_SSLCERT, opts->cert_file) != CURLE_OK)
 		return -EINVAL;
 	if (opts->key_file && *opts->key_file &&
-	    curl_easy_setopt(c, CURLOPT_SSLKEY, opts->key_file) != CURLE_OK)
+	    p->lib->easy_setopt(c, CURLOPT_SSLKEY, opts->key_file) != CURLE_OK)
 		return -EINVAL;
 	return 0;
 }
@@ -747,9 +737,9 @@ static void pusher__destroy(struct otlp_pusher *p)
 	while (p->head)
 		batch__free(queue__pop(p));
 	if (p->curl)
-		curl_easy_cleanup(p->curl);
-	curl_slist_free_all(p->hdrs_plain);
-	curl_slist_free_all(p->hdrs_gzip);
+		p->lib->easy_cleanup(p->curl);
+	p->lib->slist_free_all(p->hdrs_plain);
+	p->lib->slist_free_all(p->hdrs_gzip);
 	buf__free(&p->response);
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
@@ -760,6 +750,7 @@ static void pusher__destroy(struct otlp_pusher *p)
 struct otlp_pusher *otlp_pusher__new(const struct otlp_push_opts *opts, otlp_collect_fn collect,
 				     void *ctx, int *err)
 {
+	const struct curl_dl *lib;
 	pthread_condattr_t attr;
 	struct otlp_pusher *p;
 	sigset_t all, old;
@@ -776,17 +767,16 @@ struct otlp_pusher *otlp_pusher__new(const struct otlp_push_opts *opts, otlp_col
 			goto fail;
 		}
 	}
-	pthread_once(&curl_once, curl_init_once);
-	if (curl_init_ret != CURLE_OK) {
-		ret = -ENOMEM;
+	ret = curl_dl__get(&lib);
+	if (ret)
 		goto fail;
-	}
 
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		ret = -ENOMEM;
 		goto fail;
 	}
+	p->lib = lib;
 	pthread_mutex_init(&p->lock, NULL);
 	/* A monotonic clock so that a wall clock step neither stalls nor floods the sender. */
 	pthread_condattr_init(&attr);
@@ -809,10 +799,10 @@ struct otlp_pusher *otlp_pusher__new(const struct otlp_push_opts *opts, otlp_col
 	ret = url__build(opts->endpoint, &p->url);
 	if (ret)
 		goto destroy;
-	ret = headers__build(opts, false, &p->hdrs_plain);
+	ret = headers__build(p->lib, opts, false, &p->hdrs_plain);
 	if (ret)
 		goto destroy;
-	ret = headers__build(opts, true, &p->hdrs_gzip);
+	ret = headers__build(p->lib, opts, true, &p->hdrs_gzip);
 	if (ret)
 		goto destroy;
 	ret = pusher__setup_curl(p, opts);

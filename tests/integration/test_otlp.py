@@ -480,6 +480,31 @@ def test_sigterm_bounded():
     rx.stop()
 
 
+def test_libcurl_only_when_pushing():
+    """libcurl (and its OpenSSL, Kerberos, LDAP... tree) is loaded by the first pusher, not
+    linked: an agent that does not push OTLP maps none of it."""
+    def maps_libcurl(d):
+        with open("/proc/%d/maps" % d.proc.pid) as f:
+            return "libcurl.so" in f.read()
+
+    d = Daemon()
+    try:
+        assert not maps_libcurl(d), "libcurl mapped without --otlp.endpoint"
+    finally:
+        d.stop()
+    rx = Receiver()
+    d = Daemon("--otlp.endpoint=http://127.0.0.1:%d/" % rx.port, "--otlp.interval=1s")
+    try:
+        assert maps_libcurl(d), "libcurl not mapped while pushing"
+        deadline = time.time() + 10
+        while not rx.accepted() and time.time() < deadline:
+            time.sleep(0.2)
+        assert rx.accepted(), "nothing pushed through the loaded libcurl"
+    finally:
+        d.stop()
+        rx.stop()
+
+
 check("otlp_push_matches_pprof", test_push_matches_pprof)
 check("otlp_heap_inuse_is_the_live_heap", test_heap_inuse)
 check("otlp_process_context_service_name", test_process_context_resource)
@@ -490,4 +515,5 @@ check("otlp_tls_client_cert_headers_file", test_tls_headers_file)
 check("otlp_bad_secret_files_exit_2", test_bad_secret_files)
 check("otlp_sigterm_flushes_last_push", test_sigterm_flushes_last_push)
 check("otlp_sigterm_bounded", test_sigterm_bounded)
+check("otlp_libcurl_only_when_pushing", test_libcurl_only_when_pushing)
 sys.exit(exit_status())

@@ -1,4 +1,4 @@
-/* DEPS: src/export/otlp_push.c src/export/otlp_headers.c src/http/server.c src/http/listen.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
+/* DEPS: src/export/otlp_push.c src/export/curl_dl.c src/export/otlp_headers.c src/http/server.c src/http/listen.c src/http/webconfig.c src/lib/metrics.c src/lib/buf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <netinet/in.h>
