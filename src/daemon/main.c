@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) "main: " fmt
 
 #include <errno.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -182,6 +183,13 @@ int main(int argc, char **argv)
 	char why[512];
 	int err, ret = 1;
 
+	/*
+	 * Two malloc arenas: glibc's default (8 a CPU) gives each thread that allocates its own,
+	 * and each keeps the pages a burst freed (a scrape's symbol loads, a profile's encoding)
+	 * resident after it: 3 MiB of RSS after a scrape on 2 CPUs. autoprof's threads are few and
+	 * mostly asleep; two arenas spare the ingest thread most contention with the others.
+	 */
+	mallopt(M_ARENA_MAX, 2);
 	switch (config__load(&d.cfg, argc, argv)) {
 	case CONFIG_OK:
 		break;
