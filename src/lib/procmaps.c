@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/log.h"
 #include "lib/ufile.h"
@@ -99,15 +100,36 @@ int maps__parse_line(char *line, struct map_entry *e)
 int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
 		   void *ctx)
 {
-	char path[64], *line = NULL;
+	char path[32];
+	int dirfd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	err = maps__for_each_at(dirfd, exec_only, fn, ctx);
+	close(dirfd);
+	return err;
+}
+
+int maps__for_each_at(int procfd, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
+		      void *ctx)
+{
+	const char *path = "maps";
+	char *line = NULL;
 	size_t line_size = 0;
-	int err = 0;
+	int fd, err = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	for (;;) {
 		struct map_entry e;
 		ssize_t n;

@@ -38,6 +38,10 @@ int maps__parse_line(char *line, struct map_entry *e);
  */
 int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
 		   void *ctx);
+/* The same for the process whose /proc/PID directory procfd is (O_PATH is enough): the
+ * directory is looked up once for all the files read of a process at its exec. */
+int maps__for_each_at(int procfd, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
+		      void *ctx);
 
 /*
  * Opens the file behind a mapping of a live process: through /proc/PID/map_files (the very file

@@ -223,14 +223,13 @@ static void set_exe(struct proc *p, const char *path)
 }
 
 /* From /proc/PID/exe: for a process not seen at its exec (a readlink costs ~10 us there). */
-static void read_exe(struct proc *p)
+static void read_exe(struct proc *p, int procfd)
 {
-	char link[64], path[4096];
+	char path[4096];
 	ssize_t n;
 	char *del;
 
-	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
-	n = readlink(link, path, sizeof(path) - 1);
+	n = readlinkat(procfd, "exe", path, sizeof(path) - 1);
 	if (n <= 0)
 		return;
 	path[n] = '\0';
@@ -244,18 +243,17 @@ static void read_exe(struct proc *p)
  * The OpenTelemetry service name a process declares in its environment: OTEL_SERVICE_NAME, else
  * service.name in OTEL_RESOURCE_ATTRIBUTES (the SDKs' own precedence).
  */
-static void read_service_env(struct proctab *pt, struct proc *p)
+static void read_service_env(struct proctab *pt, struct proc *p, int procfd)
 {
 	const size_t cap = ENV_CAP;
 	const char *attrs = NULL;
-	char path[64], *env;
+	char *env;
 	size_t n = 0;
 	ssize_t r;
 	int fd;
 
 	p->service_env[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/environ", p->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(procfd, "environ", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	/* Kept: a fresh 128 KiB buffer was an mmap and a munmap at every exec. */
@@ -349,28 +347,29 @@ static bool is_hex(char c)
  * The container id is the 64-hex-digit name that Docker, containerd, CRI-O and Kubernetes put
  * in the process's cgroup path (docker-<id>.scope, cri-containerd-<id>.scope, /docker/<id>).
  */
-static void read_container_id(struct proc *p)
+static void read_container_id(struct proc *p, int procfd)
 {
-	char path[64], line[1024];
-	FILE *f;
+	/* One line a hierarchy (a dozen on a hybrid host); an id past this is not looked for. */
+	char buf[8192];
+	size_t run = 0, n = 0;
+	ssize_t r;
+	int fd;
 
 	p->container_id[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
-	f = fopen(path, "re");
-	if (!f)
+	fd = openat(procfd, "cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		size_t run = 0;
-
-		for (char *c = line; *c; c++) {
-			run = is_hex(*c) ? run + 1 : 0;
-			if (run == 64 && !is_hex(c[1])) {
-				memcpy(p->container_id, c - 63, 64);
-				p->container_id[64] = '\0';
-			}
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	for (char *c = buf; *c; c++) {
+		run = is_hex(*c) ? run + 1 : 0;
+		if (run == 64 && !is_hex(c[1])) {
+			memcpy(p->container_id, c - 63, 64);
+			p->container_id[64] = '\0';
 		}
 	}
-	fclose(f);
 }
 
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
@@ -378,33 +377,45 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	struct proc fresh = { .pid = p->pid, .jit = p->jit, .exe_id = p->exe_id };
 	struct maps_ctx ctx = { pt, &fresh, 0, 0, NULL };
 	bool named = p->exe[0];
-	int err;
+	char dir[32];
+	int procfd, err;
 
 	p->maps_read_ns = now_ns;
 	if (p->kthread)
 		return;
 	pt->stats.maps_reads++;
+	/* The process's directory is looked up once for every file read below: a new process's
+	 * lookup (its dentry and inode made) was most of each open. It also pins the process: a
+	 * pid reused meanwhile is not read as this one. */
+	snprintf(dir, sizeof(dir), "/proc/%u", p->pid);
+	procfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0) {
+		err = -errno;
+		goto failed;
+	}
 	/* Also when named: maps read again for pcs they lacked may be those of an exec whose
 	 * event waits in another ring behind the samples, and the name then is the new image's
 	 * too (the event, when it comes, starts the process over). Seen at its exec, it is named
 	 * by its executable's line of the maps. */
 	if (!p->exe_id.ino)
-		read_exe(p);
+		read_exe(p, procfd);
 	if (!named) {
-		read_container_id(p);
-		read_service_env(pt, p);
+		read_container_id(p, procfd);
+		read_service_env(pt, p, procfd);
 		pick_service(p);
 	}
 	/* Every line, not only executable ones: the process context is data. */
-	err = maps__for_each(p->pid, false, add_map, &ctx);
+	err = maps__for_each_at(procfd, false, add_map, &ctx);
 	p->jit = fresh.jit;
 	if (p->exe_id.ino) {
 		if (ctx.exe_path)
 			set_exe(p, ctx.exe_path);
 		else if (!err)
-			read_exe(p); /* not mapped as it was at exec: exec'd again since */
+			read_exe(p, procfd); /* not mapped as it was at exec: exec'd again since */
 		free(ctx.exe_path);
 	}
+	close(procfd);
+failed:
 	if (err) {
 		/* Keep what we knew: a process that exited is still resolved by its last maps. */
 		proc__drop_maps(&fresh);
