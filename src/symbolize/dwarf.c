@@ -206,44 +206,11 @@ static bool strings_terminated(Elf *elf)
 	return true;
 }
 
-/*
- * The debug sections' bytes: the file is read with ELF_C_READ (never mapped: its owner could
- * truncate it under us, and a mapped page past the end is SIGBUS), so libdw holds each section
- * it reads in the heap for as long as the Dwarf lives; the cache budget must see them.
- */
-static size_t debug_sections_bytes(Elf *elf)
+/* Calls fn for each debug section with data in the file (".debug_x", or ".zdebug_x": the
+ * older GNU compression), with its name past the prefix ("x"). */
+static void debug_sections__each(
+    Elf *elf, void (*fn)(Elf_Scn *scn, GElf_Shdr *shdr, const char *name, void *ctx), void *ctx)
 {
-	size_t shstrndx, bytes = 0;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (name && (!strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8)))
-			bytes += shdr.sh_size;
-	}
-	return bytes;
-}
-
-/*
- * Sections libdw would read (and inflate, when compressed) that no lookup here uses: locations
- * and macros are for debuggers, the name indexes and CFI for other tools. Marked SHT_NOBITS in
- * the in-memory headers (the file is not touched), libdw skips them: 1.4 MiB of glibc's
- * libc6-dbg file is its location lists.
- */
-static void hide_unused_sections(Elf *elf)
-{
-	static const char *const unused[] = {
-	    "debug_loc",	  "debug_loclists",	"debug_macro", "debug_macinfo",
-	    "debug_pubnames",	  "debug_pubtypes",	"debug_frame", "debug_names",
-	    "debug_gnu_pubnames", "debug_gnu_pubtypes",
-	};
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
@@ -256,18 +223,60 @@ static void hide_unused_sections(Elf *elf)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		/* ".debug_x", or ".zdebug_x" (the older GNU compression) */
-		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
-			continue;
-		name += name[1] == 'z' ? 2 : 1;
-		for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-			if (!strcmp(name, unused[i])) {
-				shdr.sh_type = SHT_NOBITS;
-				gelf_update_shdr(scn, &shdr);
-				break;
-			}
+		if (name && !strncmp(name, ".debug_", 7))
+			fn(scn, &shdr, name + 1, ctx);
+		else if (name && !strncmp(name, ".zdebug_", 8))
+			fn(scn, &shdr, name + 2, ctx);
+	}
+}
+
+static void add_bytes(Elf_Scn *scn, GElf_Shdr *shdr, const char *name, void *ctx)
+{
+	(void)scn;
+	(void)name;
+	*(size_t *)ctx += shdr->sh_size;
+}
+
+/*
+ * The debug sections' bytes: the file is read with ELF_C_READ (never mapped: its owner could
+ * truncate it under us, and a mapped page past the end is SIGBUS), so libdw holds each section
+ * it reads in the heap for as long as the Dwarf lives; the cache budget must see them.
+ */
+static size_t debug_sections_bytes(Elf *elf)
+{
+	size_t bytes = 0;
+
+	debug_sections__each(elf, add_bytes, &bytes);
+	return bytes;
+}
+
+static void hide_if_unused(Elf_Scn *scn, GElf_Shdr *shdr, const char *name, void *ctx)
+{
+	static const char *const unused[] = {
+	    "debug_loc",	  "debug_loclists",	"debug_macro", "debug_macinfo",
+	    "debug_pubnames",	  "debug_pubtypes",	"debug_frame", "debug_names",
+	    "debug_gnu_pubnames", "debug_gnu_pubtypes",
+	};
+
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+		if (!strcmp(name, unused[i])) {
+			shdr->sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, shdr);
+			return;
 		}
 	}
+}
+
+/*
+ * Sections libdw would read (and inflate, when compressed) that no lookup here uses: locations
+ * and macros are for debuggers, the name indexes and CFI for other tools. Marked SHT_NOBITS in
+ * the in-memory headers (the file is not touched), libdw skips them: 1.4 MiB of glibc's
+ * libc6-dbg file is its location lists.
+ */
+static void hide_unused_sections(Elf *elf)
+{
+	debug_sections__each(elf, hide_if_unused, NULL);
 }
 
 static int dwarf_info__add_cu(struct dwarf_info *di, Dwarf_Die *cudie, size_t *cus_cap)

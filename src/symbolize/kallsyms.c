@@ -9,8 +9,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "lib/log.h"
+#include "lib/buf.h"
 #include "lib/hex.h"
+#include "lib/log.h"
 #include "symbolize/kallsyms.h"
 
 /*
@@ -64,40 +65,6 @@ struct kallsyms {
 	size_t cur_cap;
 };
 
-/* A growing byte array. */
-struct kbytes {
-	char *p;
-	size_t len, alloc;
-};
-
-static int kbytes__reserve(struct kbytes *b, size_t more)
-{
-	size_t alloc = b->alloc ? b->alloc : 4096;
-	char *p;
-
-	if (b->len + more <= b->alloc)
-		return 0;
-	while (alloc < b->len + more)
-		alloc *= 2;
-	p = realloc(b->p, alloc);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->alloc = alloc;
-	return 0;
-}
-
-static int kbytes__add(struct kbytes *b, const void *s, size_t n)
-{
-	int err = kbytes__reserve(b, n);
-
-	if (err)
-		return err;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	return 0;
-}
-
 /* Text symbols: local and global code, and weak symbols (which kallsyms shows for code). */
 static int ksym_type__rank(char type)
 {
@@ -128,11 +95,11 @@ static int ksym__cmp(const void *pa, const void *pb)
 struct kparse {
 	struct ksym *syms;
 	size_t nr, alloc;
-	struct kbytes block; /* the names of the block being filled */
-	struct kbytes z;
-	struct kbytes block_off, block_raw; /* uint32_t each */
-	struct kbytes runs;		    /* struct kmod_run */
-	struct kbytes mods;
+	struct buf block; /* the names of the block being filled */
+	struct buf z;
+	struct buf block_off, block_raw; /* uint32_t each */
+	struct buf runs;		 /* struct kmod_run */
+	struct buf mods;
 	z_stream zs; /* one deflate state for every block: its setup costs more than a block */
 	bool zs_ready;
 	uint32_t lines; /* kept so far */
@@ -140,9 +107,9 @@ struct kparse {
 	bool all_zero;
 };
 
-static int kparse__u32(struct kbytes *b, uint32_t v)
+static int kparse__u32(struct buf *b, uint32_t v)
 {
-	return kbytes__add(b, &v, sizeof(v));
+	return buf__append(b, &v, sizeof(v));
 }
 
 static int kparse__flush_block(struct kparse *ps)
@@ -164,12 +131,12 @@ static int kparse__flush_block(struct kparse *ps)
 	bound = deflateBound(&ps->zs, ps->block.len);
 	if (ps->z.len > UINT32_MAX - bound)
 		return -EFBIG;
-	err = kbytes__reserve(&ps->z, bound);
+	err = buf__reserve(&ps->z, bound);
 	if (err)
 		return err;
-	ps->zs.next_in = (Bytef *)ps->block.p;
+	ps->zs.next_in = (Bytef *)ps->block.data;
 	ps->zs.avail_in = (uInt)ps->block.len;
-	ps->zs.next_out = (Bytef *)ps->z.p + ps->z.len;
+	ps->zs.next_out = (Bytef *)ps->z.data + ps->z.len;
 	ps->zs.avail_out = (uInt)bound;
 	if (deflate(&ps->zs, Z_FINISH) != Z_STREAM_END)
 		return -EINVAL;
@@ -190,8 +157,8 @@ static int kparse__module(struct kparse *ps, const char *mod, size_t mod_len)
 	int err;
 
 	if (ps->runs.len) {
-		last = (const struct kmod_run *)(ps->runs.p + ps->runs.len) - 1;
-		last_name = last->name == NO_MODULE ? NULL : ps->mods.p + last->name;
+		last = (const struct kmod_run *)(ps->runs.data + ps->runs.len) - 1;
+		last_name = last->name == NO_MODULE ? NULL : ps->mods.data + last->name;
 	}
 	if (last &&
 	    (mod ? last_name && strlen(last_name) == mod_len && !memcmp(last_name, mod, mod_len)
@@ -199,13 +166,13 @@ static int kparse__module(struct kparse *ps, const char *mod, size_t mod_len)
 		return 0;
 	if (mod) {
 		run.name = (uint32_t)ps->mods.len;
-		err = kbytes__add(&ps->mods, mod, mod_len);
+		err = buf__append(&ps->mods, mod, mod_len);
 		if (!err)
-			err = kbytes__add(&ps->mods, "", 1);
+			err = buf__append(&ps->mods, "", 1);
 		if (err)
 			return err;
 	}
-	return kbytes__add(&ps->runs, &run, sizeof(run));
+	return buf__append(&ps->runs, &run, sizeof(run));
 }
 
 static int kparse__keep(struct kparse *ps, uint64_t addr, int rank, const char *name,
@@ -236,9 +203,9 @@ static int kparse__keep(struct kparse *ps, uint64_t addr, int rank, const char *
 	}
 	err = kparse__module(ps, mod, mod_len);
 	if (!err)
-		err = kbytes__add(&ps->block, name, name_len);
+		err = buf__append(&ps->block, name, name_len);
 	if (!err)
-		err = kbytes__add(&ps->block, "", 1);
+		err = buf__append(&ps->block, "", 1);
 	if (err)
 		return err;
 	if (++ps->lines % KS_BLOCK == 0)
@@ -353,20 +320,20 @@ static void kparse__free(struct kparse *ps)
 	if (ps->zs_ready)
 		deflateEnd(&ps->zs);
 	free(ps->syms);
-	free(ps->block.p);
-	free(ps->z.p);
-	free(ps->block_off.p);
-	free(ps->block_raw.p);
-	free(ps->runs.p);
-	free(ps->mods.p);
+	buf__free(&ps->block);
+	buf__free(&ps->z);
+	buf__free(&ps->block_off);
+	buf__free(&ps->block_raw);
+	buf__free(&ps->runs);
+	buf__free(&ps->mods);
 }
 
 /* A block moved out of the parse, shrunk to its length (the old one stays if that fails). */
-static void *shrunk(struct kbytes *b)
+static void *shrunk(struct buf *b)
 {
-	void *p = realloc(b->p, b->len ? b->len : 1) ?: b->p;
+	void *p = realloc(b->data, b->len ? b->len : 1) ?: b->data;
 
-	b->p = NULL;
+	*b = (struct buf){0};
 	return p;
 }
 

@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/kallsyms.c src/lib/log.c */
+/* DEPS: src/symbolize/kallsyms.c src/lib/buf.c src/lib/log.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /* kallsyms parsing and lookup, on a written fixture and on the running kernel's table. */
 #include <errno.h>
