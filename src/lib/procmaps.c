@@ -97,33 +97,15 @@ int maps__parse_line(char *line, struct map_entry *e)
 	return 0;
 }
 
-int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
-		   void *ctx)
+/* The lines of an open maps file (closed here). */
+static int maps__for_each_fd(int fd, bool exec_only,
+			     int (*fn)(const struct map_entry *e, void *ctx), void *ctx)
 {
-	char path[32];
-	int dirfd, err;
-
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return -errno;
-	err = maps__for_each_at(dirfd, exec_only, fn, ctx);
-	close(dirfd);
-	return err;
-}
-
-int maps__for_each_at(int procfd, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
-		      void *ctx)
-{
-	const char *path = "maps";
 	char *line = NULL;
 	size_t line_size = 0;
-	int fd, err = 0;
+	int err = 0;
 	FILE *f;
 
-	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	f = fdopen(fd, "r");
 	if (!f) {
 		err = -errno;
@@ -143,7 +125,7 @@ int maps__for_each_at(int procfd, bool exec_only, int (*fn)(const struct map_ent
 			break;
 		}
 		if (maps__parse_line(line, &e)) {
-			pr_debug("%s: cannot parse: %s", path, line);
+			pr_debug("cannot parse: %s", line);
 			continue;
 		}
 		if (exec_only && !e.executable)
@@ -155,6 +137,29 @@ int maps__for_each_at(int procfd, bool exec_only, int (*fn)(const struct map_ent
 	free(line);
 	fclose(f);
 	return err;
+}
+
+int maps__for_each(int pid, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
+		   void *ctx)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return maps__for_each_fd(fd, exec_only, fn, ctx);
+}
+
+int maps__for_each_at(int procfd, bool exec_only, int (*fn)(const struct map_entry *e, void *ctx),
+		      void *ctx)
+{
+	int fd = openat(procfd, "maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return maps__for_each_fd(fd, exec_only, fn, ctx);
 }
 
 int maps__open_file(int pid, const struct map_entry *e)

@@ -239,37 +239,49 @@ static void read_exe(struct proc *p, int procfd)
 	set_exe(p, path);
 }
 
+/* File name of the process whose /proc/PID is procfd into buf, at most cap - 1 bytes (the rest
+ * is not read), NUL-terminated: its length, or -1 when it cannot be opened. */
+static ssize_t read_proc_file(int procfd, const char *name, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* Small reads: the kernel hands some files (environ) out a page per read. */
+	while (n < cap - 1 && (r = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
 /*
  * The OpenTelemetry service name a process declares in its environment: OTEL_SERVICE_NAME, else
  * service.name in OTEL_RESOURCE_ATTRIBUTES (the SDKs' own precedence).
  */
 static void read_service_env(struct proctab *pt, struct proc *p, int procfd)
 {
-	const size_t cap = ENV_CAP;
 	const char *attrs = NULL;
+	ssize_t n;
 	char *env;
-	size_t n = 0;
-	ssize_t r;
-	int fd;
 
 	p->service_env[0] = '\0';
-	fd = openat(procfd, "environ", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
 	/* Kept: a fresh 128 KiB buffer was an mmap and a munmap at every exec. */
 	if (!pt->env)
-		pt->env = malloc(cap);
+		pt->env = malloc(ENV_CAP);
 	env = pt->env;
 	if (!env)
-		goto out_close;
-	/* The kernel hands the environment out a page per read. */
-	while (n < cap - 1 && (r = read(fd, env + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	env[n] = '\0';
+		return;
+	n = read_proc_file(procfd, "environ", env, ENV_CAP);
+	if (n < 0)
+		return;
 	for (char *v = env; v < env + n; v += strlen(v) + 1) {
 		if (!strncmp(v, "OTEL_SERVICE_NAME=", 18) && v[18]) {
 			snprintf(p->service_env, sizeof(p->service_env), "%s", v + 18);
-			goto out_close;
+			return;
 		}
 		if (!strncmp(v, "OTEL_RESOURCE_ATTRIBUTES=", 25))
 			attrs = v + 25;
@@ -282,8 +294,6 @@ static void read_service_env(struct proctab *pt, struct proc *p, int procfd)
 			break;
 		}
 	}
-out_close:
-	close(fd);
 }
 
 /*
@@ -351,18 +361,11 @@ static void read_container_id(struct proc *p, int procfd)
 {
 	/* One line a hierarchy (a dozen on a hybrid host); an id past this is not looked for. */
 	char buf[8192];
-	size_t run = 0, n = 0;
-	ssize_t r;
-	int fd;
+	size_t run = 0;
 
 	p->container_id[0] = '\0';
-	fd = openat(procfd, "cgroup", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc_file(procfd, "cgroup", buf, sizeof(buf)) < 0)
 		return;
-	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
 	for (char *c = buf; *c; c++) {
 		run = is_hex(*c) ? run + 1 : 0;
 		if (run == 64 && !is_hex(c[1])) {

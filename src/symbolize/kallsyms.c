@@ -93,8 +93,7 @@ static int ksym__cmp(const void *pa, const void *pb)
 }
 
 struct kparse {
-	struct ksym *syms;
-	size_t nr, alloc;
+	struct buf syms;  /* struct ksym */
 	struct buf block; /* the names of the block being filled */
 	struct buf z;
 	struct buf block_off, block_raw; /* uint32_t each */
@@ -186,20 +185,15 @@ static int kparse__keep(struct kparse *ps, uint64_t addr, int rank, const char *
 		/* Not x86-64 kernel text: the name keeps its block slot, the symbol is dropped. */
 		ps->below_base++;
 	} else {
-		if (ps->nr == ps->alloc) {
-			size_t alloc = ps->alloc ? 2 * ps->alloc : 65536;
-			struct ksym *v = realloc(ps->syms, alloc * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			ps->syms = v;
-			ps->alloc = alloc;
-		}
 		/* The rank rides above the index until ksyms__finish. */
-		ps->syms[ps->nr++] = (struct ksym){
+		struct ksym sym = {
 		    .off = (uint32_t)(addr - KSYM_BASE),
 		    .idx = (uint32_t)rank << 30 | ps->lines,
 		};
+
+		err = buf__append(&ps->syms, &sym, sizeof(sym));
+		if (err)
+			return err;
 	}
 	err = kparse__module(ps, mod, mod_len);
 	if (!err)
@@ -319,7 +313,7 @@ static void kparse__free(struct kparse *ps)
 {
 	if (ps->zs_ready)
 		deflateEnd(&ps->zs);
-	free(ps->syms);
+	buf__free(&ps->syms);
 	buf__free(&ps->block);
 	buf__free(&ps->z);
 	buf__free(&ps->block_off);
@@ -341,6 +335,7 @@ int kallsyms__load(const char *path, struct kallsyms **out)
 {
 	struct kparse ps = {.all_zero = true};
 	struct kallsyms *ks;
+	size_t nr;
 	int fd, err;
 
 	if (!path)
@@ -361,7 +356,8 @@ int kallsyms__load(const char *path, struct kallsyms **out)
 		err = -EPERM;
 		goto out_free;
 	}
-	if (!ps.nr) {
+	nr = ps.syms.len / sizeof(struct ksym);
+	if (!nr) {
 		err = -ENODATA;
 		goto out_free;
 	}
@@ -372,10 +368,9 @@ int kallsyms__load(const char *path, struct kallsyms **out)
 		err = -ENOMEM;
 		goto out_free;
 	}
-	ps.nr = ksyms__finish(ps.syms, ps.nr);
-	ks->nr_syms = ps.nr;
-	ks->syms = realloc(ps.syms, ps.nr * sizeof(*ps.syms)) ?: ps.syms;
-	ps.syms = NULL;
+	ks->nr_syms = ksyms__finish((struct ksym *)ps.syms.data, nr);
+	ps.syms.len = ks->nr_syms * sizeof(struct ksym);
+	ks->syms = shrunk(&ps.syms);
 	ks->nr_blocks = ps.block_raw.len / sizeof(uint32_t);
 	ks->block_off = shrunk(&ps.block_off);
 	ks->block_raw = shrunk(&ps.block_raw);
