@@ -85,9 +85,9 @@ def share_where(t, pred, what):
     n, all_ = sum(x[0] for x in t if pred(x[-1])), total(t)
     assert all_ >= 100, "only %d samples" % all_
     if n < SHARE * all_:
-        stacks = sorted(t, key=lambda x: -x[0])[:4]
-        raise AssertionError("%d of %d samples %s; most common stacks: %s" % (
-            n, all_, what, [(x[0], x[-1][:5]) for x in stacks]))
+        miss = sorted((x for x in t if not pred(x[-1])), key=lambda x: -x[0])[:6]
+        raise AssertionError("%d of %d samples %s; the most common of the rest: %s" % (
+            n, all_, what, [(x[0], x[-1][:6]) for x in miss]))
     return n
 
 
