@@ -32,6 +32,7 @@ struct {
 
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+#include "ustack.bpf.h"
 
 /* Live sampled allocations of every target process; sized by memory.max-live before load. */
 struct {
@@ -205,63 +206,20 @@ int memory_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Where a stack walk starts: a pc with its stack and frame pointers. */
-struct walk_start {
-	__u64 pc, sp, bp;
-};
-
-/* The stack of the allocating call from `at` (the caller's registers right after the return);
- * by frame pointers from ctx when there is no table. *python: worth walking Python frames (a
- * CPython process, or one the tables do not know yet). */
+/* The stack of the allocating call from `at` into e; *python: worth walking Python frames. */
 static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_start *at,
 					 struct memory_alloc_event *e, bool *python)
 {
-	struct unwind_outcome out = {};
-	bool truncated;
-	long n = -1;
+	struct ustack_out o;
+	__u32 n = ustack__walk(ctx, e->pid, at, e->stack, MEMORY_MAX_USTACK, &o);
 
-	if (unwind_tables)
-		n = unwind__user_stack(e->pid, at->pc, at->sp, at->bp, e->stack, &out);
-	truncated = out.truncated;
-	*python = n < 0 || (out.proc_flags & UNWIND_PROC_PYTHON);
-	if (n < 0) {
+	if (o.fp)
 		e->flags |= MEMORY_F_USTACK_FP;
-		n = bpf_get_stack(ctx, e->stack, MEMORY_MAX_USTACK * sizeof(__u64),
-				  BPF_F_USER_STACK);
-		if (n < 0)
-			n = 0;
-		n /= sizeof(__u64);
-		truncated = n >= MEMORY_MAX_USTACK;
-	}
-	if (n > MEMORY_MAX_USTACK)
-		n = MEMORY_MAX_USTACK;
-	if (truncated)
+	if (o.truncated)
 		e->flags |= MEMORY_F_USTACK_TRUNCATED;
+	*python = o.python;
 	e->nr_ustack = n;
 	return n;
-}
-
-/* The current thread's Python frames into e after its n native ones: the pairs written. */
-static __always_inline __u32 alloc_python(struct memory_alloc_event *e, __u32 n)
-{
-	struct python__out *pbuf;
-	__u32 zero = 0;
-	__u64 pn, psize;
-
-	pn = python__walk(e->pid);
-	if (!pn || n > MEMORY_MAX_USTACK)
-		return 0;
-	pbuf = bpf_map_lookup_elem(&python_frames, &zero);
-	if (!pbuf)
-		return 0;
-	if (pn > MEMORY_MAX_PYTHON)
-		pn = MEMORY_MAX_PYTHON;
-	psize = pn * 2 * sizeof(__u64);
-	barrier_var(psize);
-	if (psize > MEMORY_MAX_PYTHON * 2 * sizeof(__u64) ||
-	    bpf_probe_read_kernel(&e->stack[n], psize, pbuf->words))
-		return 0;
-	return pn;
 }
 
 /*
@@ -301,10 +259,12 @@ static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_
 	n = alloc_stack(ctx, at, e, &python);
 	if (n > MEMORY_MAX_USTACK)
 		n = MEMORY_MAX_USTACK;
-	if (python && !(flags & MEMORY_F_GO))
-		pn = alloc_python(e, n);
+	if (python && !(flags & MEMORY_F_GO) && n <= MEMORY_MAX_USTACK)
+		pn = ustack__python(pid, &e->stack[n], MEMORY_MAX_PYTHON);
 	e->nr_python = pn;
 	len = __builtin_offsetof(struct memory_alloc_event, stack) + (n + 2 * pn) * sizeof(__u64);
+	/* Kept for the verifier, which cannot know what bounds n and pn. */
+	barrier_var(len);
 	if (len > sizeof(*e))
 		len = sizeof(*e);
 	/* Copied into the ring before the ticket is checked: nothing can change it there. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Process life cycle for every profiler: exec (learn the new image's mappings while the process
- * is alive, so that short-lived processes still symbolize) and exit (drop per-process state).
+ * is alive, so that short-lived processes still symbolize), exit (drop per-process state) and
+ * dlopen (learn the maps again).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -118,6 +119,31 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	emit(PROC_EV_EXEC, p);
 	if (unwind_tables)
 		publish_exec_table(p, pid);
+	return 0;
+}
+
+/*
+ * The dynamic loader calls _dl_debug_state (the debuggers' breakpoint, r_debug protocol)
+ * before and after each dlopen and dlclose: a library loaded long after exec (CUDA by PyTorch
+ * or ctypes) is in the maps the second time. User space probes each loader it sees, for every
+ * process that maps it, and reads the maps again when told.
+ */
+SEC("uprobe.multi")
+int proc_dlopen(struct pt_regs *ctx)
+{
+	struct proc_ev *e;
+
+	count(PROC_CNT_MAPPED);
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		count(PROC_CNT_DROP_RINGBUF);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = PROC_EV_MAPPED;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

@@ -335,6 +335,26 @@ static const struct key keys[] = {
 			"(autoprof_memory_dropped_total) and appear in allocs only.",
 	},
 	{
+		.name = "gpu.enabled",
+		.type = &config_type_bool,
+		.def = "true",
+		FIELD(gpu_enabled),
+		.help = "GPU memory profiles (gpuheap, gpuallocs): probe the CUDA runtime "
+			"(libcudart.so.*) and driver (libcuda.so.1) of every process that maps "
+			"them.",
+	},
+	{
+		.name = "gpu.max-live",
+		.type = &config_type_uint,
+		.def = "16384",
+		.min = 1024,
+		.max = 16 * 1024 * 1024,
+		FIELD(gpu_max_live),
+		.help = "Live GPU allocations held at most (each keeps its stack: up to 2KiB); "
+			"more are counted (autoprof_gpu_dropped_total) and appear in gpuallocs "
+			"only.",
+	},
+	{
 		.name = "jvm.perf-map",
 		.type = &config_type_bool,
 		.def = "true",

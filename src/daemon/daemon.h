@@ -11,6 +11,7 @@ struct otlp_pusher;
 struct oncpu;
 struct offcpu;
 struct memory;
+struct gpumem;
 struct jvm;
 struct probes;
 struct proc_collector;
@@ -34,6 +35,7 @@ struct daemon {
 	struct oncpu *oncpu;
 	struct offcpu *offcpu; /* NULL when the kernel cannot run it and it is off */
 	struct memory *memory;
+	struct gpumem *gpumem; /* NULL when gpu.enabled is false */
 	struct jvm *jvm; /* NULL when jvm.perf-map is off */
 	struct probes *probes;
 	struct http_server *http;

@@ -24,6 +24,7 @@
 #include "sample/offcpu.h"
 #include "runtime/jvm.h"
 #include "memory/memory.h"
+#include "gpu/gpumem.h"
 #include "sample/ingest.h"
 #include "sample/oncpu.h"
 #include "probes/probes.h"
@@ -294,6 +295,20 @@ int main(int argc, char **argv)
 	err = memory__observe(d.memory, d.ctx.proctab);
 	if (err)
 		goto cleanup;
+	if (d.cfg.gpu_enabled) {
+		d.gpumem = gpumem__new(&(struct gpumem_opts){
+					       .max_live = d.cfg.gpu_max_live,
+					       .ringbuf_size = ring_size(&d.cfg, RING_QUIET_BYTES),
+				       },
+				       &d.ctx, &err);
+		if (!d.gpumem)
+			goto cleanup;
+		/* CUDA is often loaded long after exec (PyTorch, ctypes): seen at its dlopen. */
+		err = gpumem__observe(d.gpumem, d.ctx.proctab) ?:
+		      proc_collector__watch_dlopen(d.procs);
+		if (err)
+			goto cleanup;
+	}
 	/* Before the sampler, which shares its map of the calls each thread is in. */
 	d.probes = probes__new(&(struct probes_opts){ .ringbuf_size = ring_size_if(&d.cfg,
 										    d.cfg.probes[0]) },
@@ -354,6 +369,7 @@ cleanup:
 	oncpu__free(d.oncpu);
 	offcpu__free(d.offcpu);
 	memory__free(d.memory);
+	gpumem__free(d.gpumem);
 	probes__free(d.probes);
 	proc_collector__free(d.procs);
 	metrics__unregister_all();

@@ -32,7 +32,9 @@ static int collect(uint64_t window_ns, struct buf *out, void *ctx)
 {
 	struct daemon *d = ctx;
 	struct otlp_state *o = &d->otlp;
-	const struct query_sources src = { .store = d->ctx.store, .memory = d->memory };
+	const struct query_sources src = { .store = d->ctx.store,
+					   .memory = d->memory,
+					   .gpumem = d->gpumem };
 	const struct store_result *results[PROFILE__MAX];
 	struct query_result *qrs[PROFILE__MAX];
 	struct query_window w;

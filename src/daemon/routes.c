@@ -63,7 +63,7 @@ static const struct http_route routes[] = {
 	  .fn = webui__profiles },
 	{ "GET", "/api/v1/processes", "webui",
 	  "Processes with samples in the last N seconds (JSON), most first: ?type=cpu|offcpu|"
-	  "allocs|heap&seconds=N (default 30)",
+	  "allocs|heap|gpuallocs|gpuheap&seconds=N (default 30)",
 	  .fn = webui__processes },
 	{ "GET", "/api/v1/status", "status",
 	  "Server state (JSON): admin_api (whether the routes that change state are on), ready",
@@ -96,6 +96,15 @@ static const struct http_route routes[] = {
 	{ "GET", "/debug/pprof/heap", "heap",
 	  "Live sampled allocations now (inuse_*) and allocations over the retention (alloc_*) "
 	  "of memory targets: ?pid=1,2, format=folded (inuse_space)",
+	  .fn = handle_heap, .heavy = true },
+	{ "GET", "/debug/pprof/gpuallocs", "gpuallocs",
+	  "GPU memory allocations (CUDA) of the last N seconds, every one, labelled gpu (device "
+	  "ordinal) and api (runtime, driver, vmm, managed, async, host_pinned): ?seconds=N "
+	  "(default 30), pid=1,2, comm=NAME, format=folded (gpu_alloc_space)",
+	  .fn = handle_profile, .heavy = true },
+	{ "GET", "/debug/pprof/gpuheap", "gpuheap",
+	  "GPU memory live now (gpu_inuse_*) and allocations over the retention (gpu_alloc_*): "
+	  "?pid=1,2, format=folded (gpu_inuse_space)",
 	  .fn = handle_heap, .heavy = true },
 	{ "GET", "/api/v1/targets/memory", "memory_targets",
 	  "Memory-profiled targets (JSON); POST {\"pid\": N}, {\"exe\": \"glob\"} or "
@@ -257,7 +266,9 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	const char *probe = http__query(req, "probe");
 	const char *latency = http__query(req, "latency");
 	uint8_t trace_bytes[16], span_bytes[8];
-	const struct query_sources src = { .store = d->ctx.store, .memory = d->memory };
+	const struct query_sources src = { .store = d->ctx.store,
+					   .memory = d->memory,
+					   .gpumem = d->gpumem };
 	struct store_filter filter = { 0 };
 	const struct store_result *res;
 	struct query_result *qr;
@@ -268,6 +279,10 @@ static void handle_profile(const struct http_request *req, struct http_response 
 
 	if (!desc) {
 		http__error(resp, 404, "no profile type at %s", http__path(req));
+		return;
+	}
+	if (desc->type == PROFILE_GPUALLOCS && !d->gpumem) {
+		http__error(resp, 503, "GPU memory profiling is not running (gpu.enabled)");
 		return;
 	}
 	if (seconds) {
@@ -428,13 +443,17 @@ static void handle_offcpu_config(const struct http_request *req, struct http_res
 		http__error(resp, 500, "out of memory");
 }
 
-/* Live rows (inuse_*) beside the allocations over the retention (alloc_*): query.h. */
+/* Live rows (inuse_*) beside the allocations over the retention (alloc_*), of memory (heap)
+ * or GPU memory (gpuheap): query.h. */
 static void handle_heap(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	struct daemon *d = ctx;
+	const struct profile_desc *desc = profile__by_path(http__path(req));
 	const char *pid = http__query(req, "pid");
 	const char *format = http__query(req, "format");
-	const struct query_sources src = { .store = d->ctx.store, .memory = d->memory };
+	const struct query_sources src = { .store = d->ctx.store,
+					   .memory = d->memory,
+					   .gpumem = d->gpumem };
 	const struct query_window w = { .window_ns = store__retention_ns(d->ctx.store) };
 	struct store_filter filter = { 0 };
 	const struct store_result *heap;
@@ -442,8 +461,10 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 	uint32_t pids[MAX_PIDS];
 	int err;
 
-	if (!d->memory) {
-		http__error(resp, 503, "memory profiling is not running");
+	if (desc->type == PROFILE_GPUHEAP ? !d->gpumem : !d->memory) {
+		http__error(resp, 503, "%s profiling is not running%s",
+			    desc->type == PROFILE_GPUHEAP ? "GPU memory" : "memory",
+			    desc->type == PROFILE_GPUHEAP ? " (gpu.enabled)" : "");
 		return;
 	}
 	if (pid) {
@@ -455,7 +476,7 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 		http__error(resp, 400, "format: \"%s\" is not one of pprof, folded", format);
 		return;
 	}
-	err = query__profile(&src, PROFILE_HEAP, &w, &filter, &qr);
+	err = query__profile(&src, desc->type, &w, &filter, &qr);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;

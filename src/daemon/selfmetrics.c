@@ -7,6 +7,8 @@
 #include "sample/offcpu.h"
 #include "runtime/jvm.h"
 #include "memory/memory.h"
+#include "gpu/gpumem.h"
+#include "bpf/gpumem_abi.h"
 #include "sample/oncpu.h"
 #include "bpf/memory_abi.h"
 #include "sample/proc.h"
@@ -241,6 +243,16 @@ static const struct metrics_row proc_rows[] = {
 		       "Maps read again 1 and 4 ms after an exec, once the loader had mapped "
 		       "the libraries (trace-context variables in them)"),
 	METRICS_SAMPLE(struct proc_view, p.relearned),
+	METRICS_FAMILY("autoprof_maps_rereads_dlopen", METRIC_COUNTER,
+		       "Maps read again at a dlopen or dlclose (the dynamic loader's "
+		       "_dl_debug_state, twice a call), with GPU memory profiling on"),
+	METRICS_SAMPLE(struct proc_view, p.mapped),
+	METRICS_FAMILY("autoprof_dlopen_watched_loaders", METRIC_GAUGE,
+		       "Dynamic loader files probed for dlopen calls (at most 16)"),
+	METRICS_SAMPLE(struct proc_view, p.loaders),
+	METRICS_FAMILY("autoprof_dlopen_watch_failures", METRIC_COUNTER,
+		       "Dynamic loader files whose dlopen calls could not be probed"),
+	METRICS_SAMPLE(struct proc_view, p.loader_failed),
 	METRICS_FAMILY("autoprof_maps_reads", METRIC_COUNTER,
 		       "Reads of /proc/PID/maps, by result (gone: the process exited first)"),
 	METRICS_SAMPLE(struct proc_view, maps_ok, "result", "ok"),
@@ -537,6 +549,60 @@ static void memory_metrics(struct metrics_writer *w, void *ctx)
 	METRICS_TABLE(w, memory_rows, &s);
 }
 
+static const struct metrics_row gpumem_rows[] = {
+	METRICS_FAMILY("autoprof_gpu_libraries", METRIC_GAUGE,
+		       "CUDA library files (libcudart.so.*, libcuda.so.1) probed for every process "
+		       "that maps them"),
+	METRICS_SAMPLE(struct gpumem_stats, libraries),
+	METRICS_FAMILY("autoprof_gpu_attach_failures", METRIC_COUNTER,
+		       "CUDA library files that could not be probed (no memory functions found, "
+		       "attach failed, or more than 64 files)"),
+	METRICS_SAMPLE(struct gpumem_stats, attach_failed),
+	METRICS_FAMILY("autoprof_gpu_calls", METRIC_COUNTER,
+		       "Probed CUDA calls, by outcome: entered, nested (inside another probed call, "
+		       "counted there), failed (an error returned: nothing recorded), unreadable "
+		       "(its result could not be read), alloc and free (sent)"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_CALLS], "outcome", "entered"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_NESTED], "outcome", "nested"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_FAILED], "outcome", "failed"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_UNREADABLE], "outcome", "unreadable"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_ALLOCS], "outcome", "alloc"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_FREES], "outcome", "free"),
+	METRICS_FAMILY("autoprof_gpu_live_allocations", METRIC_GAUGE,
+		       "Live GPU allocations held for gpuheap"),
+	METRICS_SAMPLE(struct gpumem_stats, live),
+	METRICS_FAMILY("autoprof_gpu_frees_unknown", METRIC_COUNTER,
+		       "Frees of GPU memory not held (allocated before autoprof probed the library)"),
+	METRICS_SAMPLE(struct gpumem_stats, frees_unknown),
+	METRICS_FAMILY("autoprof_gpu_samples_stored", METRIC_COUNTER,
+		       "GPU allocations aggregated into the store (gpuallocs)"),
+	METRICS_SAMPLE(struct gpumem_stats, ingested),
+	METRICS_FAMILY("autoprof_gpu_dropped", METRIC_COUNTER,
+		       "GPU allocations lost or not held, by reason: live_full (gpu.max-live "
+		       "reached: in gpuallocs, not in gpuheap), ringbuf_full, raced, ctx_full (a "
+		       "context's device not kept), store_memory, malformed"),
+	METRICS_SAMPLE(struct gpumem_stats, drop_live_full, "reason", "live_full"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_DROP_RINGBUF], "reason",
+		       "ringbuf_full"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_DROP_RACED], "reason", "raced"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_CTX_FULL], "reason", "ctx_full"),
+	METRICS_SAMPLE(struct gpumem_stats, drop_store, "reason", "store_memory"),
+	METRICS_SAMPLE(struct gpumem_stats, drop_malformed, "reason", "malformed"),
+};
+
+static void gpumem_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct gpumem_stats s;
+
+	if (!d->gpumem)
+		return;
+	gpumem__stats(d->gpumem, &s);
+	METRICS_TABLE(w, gpumem_rows, &s);
+	/* By hand: one sample per process and device of the live set. */
+	gpumem__inuse_metrics(d->gpumem, w);
+}
+
 static const struct metrics_row jvm_rows[] = {
 	METRICS_FAMILY("autoprof_jvm_processes", METRIC_GAUGE,
 		       "Live HotSpot JVMs whose samples hit JIT code"),
@@ -663,8 +729,8 @@ int selfmetrics__register(struct daemon *d)
 {
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
-		symbolizer_metrics, file_metrics, unwind_metrics, memory_metrics, jvm_metrics,
-		python_metrics, file_facts_metrics,
+		symbolizer_metrics, file_metrics, unwind_metrics, memory_metrics, gpumem_metrics,
+		jvm_metrics, python_metrics, file_facts_metrics,
 	};
 	int err;
 

@@ -73,6 +73,9 @@ static bool profile_available(const struct daemon *d, enum profile_type type)
 		return d->oncpu;
 	case PROFILE_OFFCPU:
 		return d->offcpu;
+	case PROFILE_GPUALLOCS:
+	case PROFILE_GPUHEAP:
+		return d->gpumem;
 	default:
 		return d->memory;
 	}

@@ -57,13 +57,16 @@ typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit pb_attr;
 
 #define PROFILE_ID_LEN 16
 
-enum { KEY_THREAD_NAME, KEY_THREAD_ID, KEY_FRAME_TYPE, KEY_BUILD_ID, NR_KEYS };
+enum { KEY_THREAD_NAME, KEY_THREAD_ID, KEY_FRAME_TYPE, KEY_BUILD_ID, KEY_GPU, KEY_API, NR_KEYS };
 
 static const char *const key_names[NR_KEYS] = {
 	[KEY_THREAD_NAME] = "thread.name",
 	[KEY_THREAD_ID] = "thread.id",
 	[KEY_FRAME_TYPE] = "profile.frame.type",
 	[KEY_BUILD_ID] = "process.executable.build_id.gnu",
+	/* GPU memory samples: named as their pprof labels, which Pyroscope makes of them. */
+	[KEY_GPU] = "gpu",
+	[KEY_API] = "api",
 };
 
 enum attr_kind { ATTR_STRING, ATTR_INT };
@@ -85,7 +88,7 @@ struct otlp_stack_key {
 	uint32_t len;
 };
 
-#define NR_SAMPLE_ATTRS 2
+#define NR_SAMPLE_ATTRS 4
 
 /* The identity a sample is merged on; no padding, so it hashes as bytes. */
 struct otlp_sample_key {
@@ -394,6 +397,18 @@ static int otlp__row(struct otlp_enc *o, uint32_t res, const struct store_row *r
 	if (attr < 0)
 		return attr;
 	k.attrs[k.nr_attrs++] = attr;
+	if (row->gpu) {
+		attr = otlp__attr(o, KEY_GPU, ATTR_INT, row->gpu - 1, NULL);
+		if (attr < 0)
+			return attr;
+		k.attrs[k.nr_attrs++] = attr;
+	}
+	if (profile__gpu_api_name(row->gpu_api)) {
+		attr = otlp__attr(o, KEY_API, ATTR_STRING, 0, profile__gpu_api_name(row->gpu_api));
+		if (attr < 0)
+			return attr;
+		k.attrs[k.nr_attrs++] = attr;
+	}
 	attr = otlp__link(o, row);
 	if (attr < 0)
 		return attr;

@@ -70,13 +70,17 @@ enum {
 	LABEL_SERVICE,
 	LABEL_TRACE_ID,
 	LABEL_SPAN_ID,
+	LABEL_GPU,
+	LABEL_API,
 	NR_LABELS
 };
 
 /* trace_id and span_id, lower-case hex, are what Grafana Pyroscope links spans to profiles by. */
 /* service_name: the OpenTelemetry service.name, as Pyroscope names it. */
-static const char *const label_names[NR_LABELS] = { "pid",	    "tid",	"comm",	  "exe",
-						    "service_name", "trace_id", "span_id" };
+/* gpu and api: GPU memory's device ordinal and CUDA API (store/profiles.h). */
+static const char *const label_names[NR_LABELS] = {
+	"pid", "tid", "comm", "exe", "service_name", "trace_id", "span_id", "gpu", "api",
+};
 
 
 /* Fills the samples, symbolizing and deduplicating their frames into e on the way. */
@@ -109,7 +113,7 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 		const struct store_row *row = &res->rows[r];
 		Perftools__Profiles__Sample *s = &pb->samples[r];
 		const char *strs[NR_LABELS];
-		char pid[16], tid[16], trace_id[33], span_id[17];
+		char pid[16], tid[16], trace_id[33], span_id[17], gpu[8];
 		uint32_t j;
 
 		perftools__profiles__sample__init(s);
@@ -144,6 +148,12 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 			strs[LABEL_TRACE_ID] = trace_id;
 			strs[LABEL_SPAN_ID] = span_id;
 		}
+		strs[LABEL_GPU] = NULL;
+		if (row->gpu) {
+			snprintf(gpu, sizeof(gpu), "%u", row->gpu - 1u);
+			strs[LABEL_GPU] = gpu;
+		}
+		strs[LABEL_API] = profile__gpu_api_name(row->gpu_api);
 		s->label = &pb->labels_p[r * NR_LABELS];
 		for (i = 0; i < NR_LABELS; i++) {
 			Perftools__Profiles__Label *l = &pb->labels[r * NR_LABELS + s->n_label];

@@ -206,24 +206,12 @@ out:
 	pthread_mutex_unlock(&m->lock);
 	free(all);
 	if (err) {
-		memory_rows__free(rows, nr);
+		store_rows__free(rows, nr);
 		return err;
 	}
 	*rows_out = rows;
 	*nr_out = nr;
 	return 0;
-}
-
-void memory_rows__free(struct store_row *rows, size_t nr)
-{
-	for (size_t i = 0; rows && i < nr; i++) {
-		for (uint32_t k = 0; k < rows[i].nr_frames; k++)
-			dso__put(rows[i].frames[k].dso);
-		free((void *)rows[i].frames);
-		free((void *)rows[i].comm);
-		free((void *)rows[i].exe);
-	}
-	free(rows);
 }
 
 uint64_t memory__mean_interval(const struct memory *m)

@@ -51,11 +51,10 @@ int memory__list_targets(struct memory *m, struct buf *out);
 /*
  * The live sampled allocations matching filter (pids only), aggregated by (pid, tid, stack):
  * values inuse_objects and inuse_space at [2] and [3]. Frames hold dso references until
- * memory_rows__free(). 0 or -ENOMEM.
+ * store_rows__free(). 0 or -ENOMEM.
  */
 int memory__live_rows(struct memory *m, const struct store_filter *filter,
 		      struct store_row **rows, size_t *nr);
-void memory_rows__free(struct store_row *rows, size_t nr);
 uint64_t memory__mean_interval(const struct memory *m);
 
 struct memory_stats {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/hash.h"
@@ -373,6 +374,18 @@ static void read_container_id(struct proc *p, int procfd)
 			p->container_id[64] = '\0';
 		}
 	}
+}
+
+int proc_map__open(uint32_t pid, const struct proc_map *m, struct stat *st)
+{
+	const struct map_entry e = { .start = m->start, .end = m->end, .path = dso__path(m->dso) };
+	int fd = maps__open_file((int)pid, &e);
+
+	if (fd >= 0 && fstat(fd, st)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
 }
 
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)

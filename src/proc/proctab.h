@@ -23,6 +23,14 @@ struct proc_map {
 	struct dso *dso; /* the file; the process's JIT dso for anonymous code */
 };
 
+/*
+ * Opens the very file of pid's mapping m (maps__open_file: /proc/PID/map_files, whatever mount
+ * namespace), its identity in *st: not m->dso's, which may be a copy with the same build ID
+ * under another inode. Returns an fd the caller closes, or a negative errno.
+ */
+struct stat;
+int proc_map__open(uint32_t pid, const struct proc_map *m, struct stat *st);
+
 struct proctab *proctab__new(struct symbolizer *sym);
 
 /*

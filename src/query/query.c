@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpumem.h"
 #include "memory/memory.h"
 #include "query/query.h"
 
 struct query_result {
 	struct store_result view; /* what the encoders read */
 	struct store_result *stored;
-	struct store_row *live; /* heap: memory's rows, freed with memory_rows__free */
+	struct store_row *live; /* heap, gpuheap: the collector's rows, freed with store_rows__free */
 	size_t nr_live;
 };
 
@@ -23,24 +24,29 @@ static int stored(const struct query_sources *src, enum profile_type type,
 	return store__query_secs(src->store, type, w->first_sec, w->last_sec, filter, out);
 }
 
-/* alloc_* of the window's allocations, inuse_* of the allocations live now. */
-static int heap(const struct query_sources *src, const struct query_window *w,
-		const struct store_filter *filter, struct query_result *qr)
+/* alloc_* of the window's allocations, inuse_* of the allocations live now: heap (memory's
+ * sampled ones) or gpuheap (every GPU allocation). */
+static int heap(const struct query_sources *src, enum profile_type type,
+		const struct query_window *w, const struct store_filter *filter,
+		struct query_result *qr)
 {
+	bool gpu = type == PROFILE_GPUHEAP;
 	const struct store_result *res;
 	int err;
 
-	err = stored(src, PROFILE_ALLOCS, w, filter, &qr->stored);
-	if (!err && src->memory)
+	err = stored(src, gpu ? PROFILE_GPUALLOCS : PROFILE_ALLOCS, w, filter, &qr->stored);
+	if (!err && gpu && src->gpumem)
+		err = gpumem__live_rows(src->gpumem, filter, &qr->live, &qr->nr_live);
+	else if (!err && !gpu && src->memory)
 		err = memory__live_rows(src->memory, filter, &qr->live, &qr->nr_live);
 	if (err)
 		return err;
 	res = qr->stored;
 	qr->view = (struct store_result){
-		.type = PROFILE_HEAP,
+		.type = type,
 		.start_ns = res->start_ns,
 		.duration_ns = res->duration_ns,
-		.period = src->memory ? memory__mean_interval(src->memory) : res->period,
+		.period = !gpu && src->memory ? memory__mean_interval(src->memory) : res->period,
 		.rows = calloc(res->nr_rows + qr->nr_live + 1, sizeof(*qr->view.rows)),
 	};
 	if (!qr->view.rows)
@@ -96,8 +102,8 @@ int query__profile(const struct query_sources *src, enum profile_type type,
 	*out = NULL;
 	if (!qr)
 		return -ENOMEM;
-	if (type == PROFILE_HEAP) {
-		err = heap(src, w, filter, qr);
+	if (type == PROFILE_HEAP || type == PROFILE_GPUHEAP) {
+		err = heap(src, type, w, filter, qr);
 	} else if (type == PROFILE_LATENCY) {
 		err = latency_split(src, w, filter, qr);
 	} else {
@@ -126,7 +132,7 @@ void query_result__free(struct query_result *qr)
 	 * live ones. */
 	if (qr->stored && qr->view.rows != qr->stored->rows)
 		free(qr->view.rows);
-	memory_rows__free(qr->live, qr->nr_live);
+	store_rows__free(qr->live, qr->nr_live);
 	store_result__free(qr->stored);
 	free(qr);
 }

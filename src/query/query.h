@@ -4,9 +4,9 @@
 
 /*
  * What a profile type means, answered alike for the HTTP routes, the web view and the OTLP
- * push: cpu, offcpu and allocs are the store's rows of a window; heap is memory's live sampled
- * allocations now (inuse_*) beside the allocations of the window (alloc_*) (asking the store
- * for heap rows finds none: it never holds them); latency is one probe's slow and fast calls
+ * push: cpu, offcpu, allocs and gpuallocs are the store's rows of a window; heap is memory's
+ * live sampled allocations now (inuse_*) beside the allocations of the window (alloc_*) (asking
+ * the store for heap rows finds none: it never holds them), gpuheap the same of GPU memory; latency is one probe's slow and fast calls
  * side by side (a filter naming the probe). The encoders only encode what comes back.
  */
 #include <stdbool.h>
@@ -16,11 +16,14 @@
 #include "store/store.h"
 
 struct memory;
+struct gpumem;
 
-/* Where answers come from. memory is NULL when memory profiling is not running. */
+/* Where answers come from. memory (gpumem) is NULL when memory (GPU memory) profiling is not
+ * running. */
 struct query_sources {
 	struct store *store;
 	struct memory *memory;
+	struct gpumem *gpumem;
 };
 
 /* The last window_ns, or (window_ns 0) the whole CLOCK_MONOTONIC seconds [first, last]. */
@@ -44,16 +47,19 @@ int query__profile(const struct query_sources *src, enum profile_type type,
 const struct store_result *query_result__rows(const struct query_result *qr);
 void query_result__free(struct query_result *qr); /* accepts NULL */
 
-/* Whether type's answer depends on a window (heap is the live set now: it does not). */
+/* Whether type's answer depends on a window (heap and gpuheap are live sets now: they do
+ * not). */
 static inline bool query__windowed(enum profile_type type)
 {
-	return type != PROFILE_HEAP;
+	return type != PROFILE_HEAP && type != PROFILE_GPUHEAP;
 }
 
 /* The type whose stored rows list the processes of type (heap: those that allocated). */
 static inline enum profile_type query__process_type(enum profile_type type)
 {
-	return type == PROFILE_HEAP ? PROFILE_ALLOCS : type;
+	return type == PROFILE_HEAP	 ? PROFILE_ALLOCS :
+	       type == PROFILE_GPUHEAP ? PROFILE_GPUALLOCS :
+					 type;
 }
 
 #endif

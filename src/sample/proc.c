@@ -4,19 +4,27 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <gelf.h>
+#include <libelf.h>
 
 #include "lib/counters.h"
 #include "lib/log.h"
 #include "lib/timeconst.h"
 #include "proc/proctab.h"
+#include "symbolize/dso.h"
+#include "symbolize/elf.h"
 #include "unwind/unwind.h"
 #include "bpf/proc_abi.h"
 #include "bpf/proc.skel.h"
 #include "sample/proc.h"
 
 #define MAX_PENDING_EXITS 4096
+/* Dynamic loader files watched at most: one per distro in the host's containers. */
+#define MAX_LOADERS 16
 /*
  * At exec only the executable and the loader are mapped; the loader maps the libraries a little
  * later, and a trace-context variable in one of them is found only when the maps are read
@@ -57,6 +65,15 @@ struct proc_collector {
 		uint32_t head, nr;
 	} relearn[NR_RELEARN];
 	unsigned long long relearned;
+	unsigned long long mapped; /* dlopen calls seen, maps read again */
+	/* Loaders whose _dl_debug_state is probed (ingest thread only) */
+	struct loader {
+		dev_t dev;
+		ino_t ino;
+		struct bpf_link *link;
+	} loaders[MAX_LOADERS];
+	uint32_t nr_loaders;
+	unsigned long long loader_failed;
 };
 
 /* Full FIFOs drop the newest: a storm of execs is re-read by its samples instead. */
@@ -101,8 +118,109 @@ static int handle_event(void *arg, void *data, size_t size)
 		 * usual end: its exit comes before the first re-read). */
 		proctab__exiting(pc->ctx->proctab, e->pid);
 		break;
+	case PROC_EV_MAPPED:
+		/* dlopen (or dlclose) called _dl_debug_state: the observers see the libraries. */
+		proctab__refresh(pc->ctx->proctab, e->pid, now_ns());
+		pc->mapped++;
+		break;
 	}
 	return 0;
+}
+
+/* ---- dlopen: the loaders' _dl_debug_state ------------------------------------------------- */
+
+/* Whether a file is a dynamic loader (glibc's ld-linux-x86-64.so.2, ld-2.x.so; musl's). */
+static bool is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
+	       (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
+}
+
+struct find_sym {
+	Elf *elf;
+	uint64_t off;
+};
+
+static int find_debug_state(const struct elf_symbol *s, void *arg)
+{
+	struct find_sym *f = arg;
+
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
+	    strcmp(s->name, "_dl_debug_state"))
+		return 0;
+	return elf__vaddr_to_offset(f->elf, s->sym.st_value, &f->off) ? 0 : 1;
+}
+
+/* Probes a loader file's (fd's) _dl_debug_state for every process that maps it. */
+static void attach_loader(struct proc_collector *pc, int fd, const struct stat *st,
+			  const char *name)
+{
+	struct find_sym f = { 0 };
+	unsigned long off;
+	char path[64];
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = &off, .cnt = 1);
+	struct loader *l = &pc->loaders[pc->nr_loaders];
+
+	elf_version(EV_CURRENT);
+	f.elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!f.elf)
+		goto fail;
+	elf__for_each_symbol(f.elf, ELF_DYNSYM | ELF_SYMTAB, find_debug_state, &f);
+	elf_end(f.elf);
+	if (!f.off)
+		goto fail;
+	off = f.off;
+	/* The very file mapped, whichever mount namespace mapped it. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	l->link = bpf_program__attach_uprobe_multi(pc->skel->progs.proc_dlopen, -1, path, NULL,
+						   &opts);
+	if (!l->link)
+		goto fail;
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	pc->nr_loaders++;
+	pr_debug("%s: dlopen watched\n", name);
+	return;
+fail:
+	pc->loader_failed++;
+	pr_warn("%s: cannot watch its dlopen calls\n", name);
+}
+
+static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n)
+{
+	struct proc_collector *pc = ctx;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct stat st;
+		uint32_t k;
+		int fd;
+
+		if ((i && maps[i].dso == maps[i - 1].dso) || !is_loader(dso__path(maps[i].dso)))
+			continue;
+		/* The mapping's own file (a container's loader may share the dso of the host's by
+		 * build ID, never its inode). */
+		fd = proc_map__open(pid, &maps[i], &st);
+		if (fd < 0)
+			continue;
+		for (k = 0; k < pc->nr_loaders; k++)
+			if (pc->loaders[k].dev == st.st_dev && pc->loaders[k].ino == st.st_ino)
+				break;
+		if (k == pc->nr_loaders && pc->nr_loaders < MAX_LOADERS)
+			attach_loader(pc, fd, &st, dso__path(maps[i].dso));
+		close(fd);
+	}
+}
+
+int proc_collector__watch_dlopen(struct proc_collector *pc)
+{
+	return proctab__observe(pc->ctx->proctab, &(struct proc_observer){
+							  .name = "dlopen",
+							  .maps = maps_cb,
+							  .ctx = pc,
+						  });
 }
 
 struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
@@ -123,6 +241,8 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	/* The unwinder's mapping tables, whose entry an exec drops (and replaces with the
 	 * executable's text, found by unwind_inodes). */
 	pc->skel->rodata->unwind_tables = ctx->unwinder != NULL;
+	/* Attached per loader file (proc_collector__watch_dlopen). */
+	bpf_program__set_autoattach(pc->skel->progs.proc_dlopen, false);
 	*err = ctx->unwinder ? bpf_map__reuse_fd(pc->skel->maps.unwind_procs,
 						 unwinder__map_fd(ctx->unwinder, "unwind_procs")) ?:
 				       bpf_map__reuse_fd(pc->skel->maps.unwind_inodes,
@@ -140,6 +260,7 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 		pr_err("cannot attach to sched_process_exec/exit: %s\n", strerror(-*err));
 		goto out_destroy;
 	}
+
 	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
 	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
 	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);
@@ -209,6 +330,8 @@ void proc_collector__free(struct proc_collector *pc)
 {
 	if (!pc)
 		return;
+	for (uint32_t i = 0; i < pc->nr_loaders; i++)
+		bpf_link__destroy(pc->loaders[i].link);
 	proc_bpf__destroy(pc->skel);
 	free(pc);
 }
@@ -223,4 +346,7 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 	out->dropped = c[PROC_CNT_DROP_RINGBUF];
 	out->exec_tables = c[PROC_CNT_EXEC_TABLES];
 	out->relearned = pc->relearned;
+	out->mapped = pc->mapped;
+	out->loaders = pc->nr_loaders;
+	out->loader_failed = pc->loader_failed;
 }

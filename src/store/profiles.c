@@ -62,7 +62,43 @@ static const struct profile_desc profile_table[PROFILE__MAX] = {
 		.period_type = { "cpu", "nanoseconds" },
 		.default_value = 1,
 	},
+	/* GPU memory: every allocation, not sampled; named apart from the heap's so that one
+	 * pprof or OTLP consumer never adds the two. */
+	[PROFILE_GPUALLOCS] = {
+		.type = PROFILE_GPUALLOCS,
+		.name = "gpuallocs",
+		.path = "/debug/pprof/gpuallocs",
+		.help = "GPU memory allocations (CUDA) of the last N seconds (?seconds=N&pid=)",
+		.nr_values = 4,
+		.values = { { "gpu_alloc_objects", "count" }, { "gpu_alloc_space", "bytes" },
+			    { "gpu_inuse_objects", "count" }, { "gpu_inuse_space", "bytes" } },
+		.period_type = { "gpu_space", "bytes" },
+		.default_value = 1,
+	},
+	[PROFILE_GPUHEAP] = {
+		.type = PROFILE_GPUHEAP,
+		.name = "gpuheap",
+		.path = "/debug/pprof/gpuheap",
+		.help = "GPU memory live now (CUDA), and allocations over the retention (?pid=)",
+		.nr_values = 4,
+		.values = { { "gpu_alloc_objects", "count" }, { "gpu_alloc_space", "bytes" },
+			    { "gpu_inuse_objects", "count" }, { "gpu_inuse_space", "bytes" } },
+		.period_type = { "gpu_space", "bytes" },
+		.default_value = 3,
+	},
 };
+
+static const char *const gpu_api_names[GPU_API__MAX] = {
+	[GPU_API_RUNTIME] = "runtime",	   [GPU_API_DRIVER] = "driver",
+	[GPU_API_VMM] = "vmm",		   [GPU_API_MANAGED] = "managed",
+	[GPU_API_ASYNC] = "async",	   [GPU_API_HOST_PINNED] = "host_pinned",
+	[GPU_API_PYTORCH] = "pytorch",
+};
+
+const char *profile__gpu_api_name(unsigned int api)
+{
+	return api < GPU_API__MAX ? gpu_api_names[api] : NULL;
+}
 
 const struct profile_desc *profile__desc(enum profile_type type)
 {

@@ -14,8 +14,26 @@ enum profile_type {
 	PROFILE_ALLOCS, /* sampled allocations (memory attach mode) */
 	PROFILE_HEAP,	/* live sampled allocations, answered from the collector */
 	PROFILE_LATENCY, /* a probe's slow and fast calls side by side (format=diff), never stored */
+	PROFILE_GPUALLOCS, /* GPU memory allocations (CUDA), every one */
+	PROFILE_GPUHEAP,   /* GPU memory live now, answered from the collector */
 	PROFILE__MAX,
 };
+
+/* The CUDA API a GPU memory sample came through: its `api` label. */
+enum gpu_api {
+	GPU_API_NONE = 0,
+	GPU_API_RUNTIME,     /* cudaMalloc, cudaMallocPitch, cudaMalloc3D */
+	GPU_API_DRIVER,	     /* cuMemAlloc_v2, cuMemAllocPitch_v2 */
+	GPU_API_VMM,	     /* cuMemCreate: physical memory for virtual ranges */
+	GPU_API_MANAGED,     /* cudaMallocManaged, cuMemAllocManaged */
+	GPU_API_ASYNC,	     /* stream-ordered: cudaMallocAsync, cuMemAllocAsync... */
+	GPU_API_HOST_PINNED, /* page-locked host memory: cudaMallocHost, cuMemHostAlloc... */
+	GPU_API_PYTORCH,     /* PyTorch's caching allocator (tensors inside segments) */
+	GPU_API__MAX,
+};
+
+/* The label value of api ("runtime"...), or NULL for GPU_API_NONE and unknown values. */
+const char *profile__gpu_api_name(unsigned int api);
 
 struct value_type {
 	const char *type;

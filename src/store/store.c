@@ -36,6 +36,8 @@ struct labels {
 	uint8_t trace[24]; /* trace_id then span_id; all zero: no span */
 	bool has_trace;
 	uint8_t latency;
+	uint8_t gpu_api;
+	uint16_t gpu;
 	uint32_t probe;
 	/* Process strings, one allocation: exe, exe_path, container_id, service. */
 	const char *exe_path;
@@ -260,7 +262,9 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		uint8_t trace[24];
 		uint32_t probe;
 		uint32_t latency;
-	} key = { smp->pid, smp->tid, { 0 }, { 0 }, smp->probe, smp->probe ? smp->latency : 0 };
+		uint32_t gpu; /* api << 16 | device */
+	} key = { smp->pid,   smp->tid, { 0 }, { 0 }, smp->probe, smp->probe ? smp->latency : 0,
+		  (uint32_t)smp->gpu_api << 16 | smp->gpu };
 	const char *exe = smp->exe ? smp->exe : "";
 	const char *path = smp->exe_path ? smp->exe_path : "";
 	const char *cid = smp->container_id ? smp->container_id : "";
@@ -286,7 +290,7 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		    !memcmp(l->comm, key.comm, sizeof(key.comm)) &&
 		    l->has_trace == !!smp->trace_id && !memcmp(l->trace, key.trace, 24) &&
 		    l->probe == key.probe && l->latency == key.latency &&
-		    !strcmp(l->exe, exe) &&
+		    l->gpu_api == smp->gpu_api && l->gpu == smp->gpu && !strcmp(l->exe, exe) &&
 		    !strcmp(l->exe_path, path) && !strcmp(l->container_id, cid) &&
 		    !strcmp(l->service, svc)) {
 			l->refcnt++;
@@ -305,6 +309,8 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	l->has_trace = !!smp->trace_id;
 	l->probe = key.probe;
 	l->latency = (uint8_t)key.latency;
+	l->gpu_api = smp->gpu_api;
+	l->gpu = smp->gpu;
 	memcpy(l->exe, exe, exe_len + 1);
 	memcpy(l->exe + exe_len + 1, path, path_len + 1);
 	memcpy(l->exe + exe_len + path_len + 2, cid, cid_len + 1);
@@ -439,6 +445,18 @@ int store__add(struct store *st, const struct sample *smp)
 	return err;
 }
 
+void store_rows__free(struct store_row *rows, size_t nr)
+{
+	for (size_t i = 0; rows && i < nr; i++) {
+		for (uint32_t k = 0; k < rows[i].nr_frames; k++)
+			dso__put(rows[i].frames[k].dso);
+		free((void *)rows[i].frames);
+		free((void *)rows[i].comm);
+		free((void *)rows[i].exe);
+	}
+	free(rows);
+}
+
 void store__expire(struct store *st)
 {
 	int64_t oldest = (int64_t)(now_ns() / NSEC_PER_SEC) - (int64_t)(st->nr_slots - 1);
@@ -551,6 +569,8 @@ static int query_locked(struct store *st, enum profile_type type, int64_t first,
 					.span_id = r->labels->has_trace ? r->labels->trace + 16 : NULL,
 					.probe = r->labels->probe,
 					.latency = r->labels->latency,
+					.gpu_api = r->labels->gpu_api,
+					.gpu = r->labels->gpu,
 				};
 				index[j] = ++nr;
 				res->pub.nr_rows = nr;

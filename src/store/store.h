@@ -35,6 +35,8 @@ struct sample {
 	const uint8_t *span_id;	  /* 8 bytes, with trace_id */
 	uint32_t probe;		  /* a probed call the sample was taken in (probes.c), 0: none */
 	uint8_t latency;	  /* with probe: enum store_latency of that call */
+	uint8_t gpu_api;	  /* GPU memory: enum gpu_api of the call, 0 for other samples */
+	uint16_t gpu;		  /* GPU memory: the device's ordinal + 1, 0 when not known */
 	const struct frame *frames;
 	uint32_t nr_frames;
 	uint64_t values[PROFILE_MAX_VALUES];
@@ -78,6 +80,8 @@ struct store_row {
 	const char *service;	  /* "" when the process declares none */
 	uint32_t probe;		  /* the filter's probe */
 	uint8_t latency;	  /* enum store_latency, with probe */
+	uint8_t gpu_api;	  /* as struct sample's */
+	uint16_t gpu;
 };
 
 struct store_result {
@@ -123,6 +127,11 @@ int store__query_secs(struct store *st, enum profile_type type, int64_t first, i
 /* The CLOCK_MONOTONIC second now being filled. */
 int64_t store__now_sec(void);
 void store_result__free(struct store_result *res);	/* accepts NULL */
+/*
+ * Frees rows a collector built for a live set (memory's heap, GPU memory): each row's frames
+ * hold dso references and its frames, comm and exe are its own allocations. Accepts NULL.
+ */
+void store_rows__free(struct store_row *rows, size_t nr);
 /* Drops slots older than the retention; called from the main loop about once a second. */
 void store__expire(struct store *st);
 void store__stats(struct store *st, struct store_stats *out);

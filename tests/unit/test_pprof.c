@@ -68,13 +68,13 @@ static int fixture__init(struct fixture *fx)
 	fx->f3[1] = fx->f1[1];
 
 	fx->rows[0] = (struct store_row){ fx->f0, 5, 100, 101, "worker", "app", { 3, 30000000 },
-					  "/usr/bin/app", "", NULL, NULL, "", 0, 0 };
+					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0 };
 	fx->rows[1] = (struct store_row){ fx->f1, 2, 100, 102, "worker 2", "app", { 2, 20000000 },
-					  "/usr/bin/app", "", NULL, NULL, "", 0, 0 };
+					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0 };
 	fx->rows[2] = (struct store_row){ fx->f2, 2, 200, 200, "other", "", { 1, 10000000 }, "",
-					  "", NULL, NULL, "", 0, 0 };
+					  "", NULL, NULL, "", 0, 0, 0, 0 };
 	fx->rows[3] = (struct store_row){ fx->f3, 2, 100, 103, "worker 3", "app", { 4, 40000000 },
-					  "/usr/bin/app", "", NULL, NULL, "", 0, 0 };
+					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0 };
 
 	fx->res.type = PROFILE_CPU;
 	fx->res.start_ns = 1700000000000000000ULL;
@@ -263,6 +263,43 @@ TEST(pprof_raw_reads_back_in_go)
 		       "3: 0x0/0xffffffffffffffff/0x0 /usr/bin/app abcdef0123456789 "
 		       "[FN][FL][LN][IN]\n");
 	CHECK(!strstr(out.data, "     8: "));
+	buf__free(&out);
+}
+
+/* GPU memory rows carry api and gpu (the device ordinal; none when not known). */
+TEST(pprof_gpu_labels)
+{
+	struct dso *dso = fake_dso__new(DSO_ELF, "/bin/x", "");
+	struct frame f[1] = { { dso, 3 } };
+	struct store_row rows[2] = {
+		{ f, 1, 7, 7, "c", "x", { 1, 4096, 1, 4096 }, "", "", NULL, NULL, "", 0, 0,
+		  GPU_API_HOST_PINNED, 1 },
+		{ f, 1, 7, 8, "c", "x", { 2, 8192, 0, 0 }, "", "", NULL, NULL, "", 0, 0,
+		  GPU_API_RUNTIME, 0 },
+	};
+	struct store_result res = { .type = PROFILE_GPUHEAP, .nr_rows = 2, .rows = rows,
+				    .period = 1 };
+	struct buf out = { 0 };
+	int rc;
+
+	if (!have_go()) {
+		dso__put(dso);
+		SKIP("go is not installed");
+	}
+	rc = encode_and_run(&res, "gpu.pb.gz", "-raw", &out);
+	dso__put(dso);
+	if (rc) {
+		FAILF("go tool pprof -raw: %d:\n%s", rc, out.data ? out.data : "");
+		buf__free(&out);
+		return;
+	}
+	CHECK_IN_ORDER(out.data, "PeriodType: gpu_space bytes\n",
+		       "gpu_alloc_objects/count gpu_alloc_space/bytes gpu_inuse_objects/count "
+		       "gpu_inuse_space/bytes[dflt]\n",
+		       "          1       4096          1       4096: 1 \n"
+		       "                api:[host_pinned] comm:[c] exe:[x] gpu:[0] pid:[7] tid:[7]\n",
+		       "          2       8192          0          0: 1 \n"
+		       "                api:[runtime] comm:[c] exe:[x] pid:[7] tid:[8]\n");
 	buf__free(&out);
 }
 
@@ -518,7 +555,7 @@ TEST(pprof_many_rows)
 					dso, 0x10 * ((r * 7 + d * 131) % NR_ADDRS) };
 			rows[r] = (struct store_row){ &frames[r * DEPTH], DEPTH, (uint32_t)r,
 						      (uint32_t)r, "t", "big", { 1, 1 }, "", "", NULL,
-						      NULL, "", 0, 0 };
+						      NULL, "", 0, 0, 0, 0 };
 		}
 		res.rows = rows;
 		res.nr_rows = NR_ROWS;
@@ -588,7 +625,7 @@ TEST(folded_escapes_separators)
 {
 	struct dso *dso = fake_dso__new(DSO_ELF, "/bin/x", "");
 	struct frame f[3] = { { dso, 3 }, { dso, 2 }, { dso, 1 } };
-	struct store_row row = { f, 3, 1, 1, "c", "my;exe", { 5, 0 }, "", "", NULL, NULL, "", 0, 0 };
+	struct store_row row = { f, 3, 1, 1, "c", "my;exe", { 5, 0 }, "", "", NULL, NULL, "", 0, 0, 0, 0 };
 	struct store_result res = { .type = PROFILE_CPU, .nr_rows = 1, .rows = &row };
 	struct buf out = { 0 };
 	int rc = -ENOMEM;
@@ -633,6 +670,7 @@ int main(void)
 
 	RUN(pprof_raw_reads_back_in_go);
 	RUN(pprof_traces_and_totals_in_go);
+	RUN(pprof_gpu_labels);
 	RUN(pprof_decodes_with_dedup);
 	RUN(pprof_empty_result);
 	RUN(pprof_rejects_unknown_type);

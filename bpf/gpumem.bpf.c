@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * GPU memory: uprobes on the CUDA runtime's and driver's allocation, free and device calls
+ * (src/gpu/cudafns.c names them), attached once per library file for every process that maps
+ * it. GPU allocations are few and large, so each one that succeeds is sent with its stack; user
+ * space keeps the live set. The runtime calls the driver underneath, so a probed call inside
+ * another one on the same thread (its entry sp below the outer call's) is the outer call's own
+ * doing and is not counted again.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "helpers.bpf.h"
+#include "gpumem_abi.h"
+
+const volatile bool unwind_tables = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18); /* resized before load */
+} gpumem_events SEC(".maps");
+
+#include "unwind.bpf.h"
+#include "python.bpf.h"
+#include "ustack.bpf.h"
+
+/* One probed call in flight per thread, and the thread's device. */
+struct gpu_thread {
+	__u64 call_sp; /* 0: no call in flight */
+	__u64 arg[4];
+	__u32 fn;      /* enum gpumem_fn */
+	__u32 row;
+	__u32 device;  /* ordinal + 1 of the thread's current device; 0: not known */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct gpu_thread);
+} gpumem_threads SEC(".maps");
+
+/* The device of each context a process made (user space drops a process's at its exit). */
+struct gpumem_ctx_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 ctx;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct gpumem_ctx_key);
+	__type(value, __u32);
+} gpumem_ctxdev SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GPUMEM_CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} gpumem_counters SEC(".maps");
+
+/* The event is too big for the BPF stack; tickets guard it as in memory.bpf.c (uprobes run
+ * preemptibly: another thread's allocation on this CPU may take it over mid-way). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gpumem_alloc_event);
+} gpumem_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} gpumem_seq SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	counters__add(&gpumem_counters, idx, 1);
+}
+
+/* A device ordinal as the thread's device (ordinal + 1), 0 for one that cannot be. */
+static __always_inline __u32 device_of(__u64 ordinal)
+{
+	return (__s32)ordinal >= 0 && (__s32)ordinal < 0xffff ? (__u32)ordinal + 1 : 0;
+}
+
+SEC("uprobe.multi")
+int gpumem_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), sp = PT_REGS_SP(ctx);
+	struct gpu_thread *t;
+	__u64 extent[3];
+	__u32 loc[2];
+
+	t = bpf_task_storage_get(&gpumem_threads, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	count(GPUMEM_CNT_CALLS);
+	/* Inside another probed call (its entry sp is above ours): that call accounts for it. */
+	if (t->call_sp && sp < t->call_sp) {
+		count(GPUMEM_CNT_NESTED);
+		return 0;
+	}
+	t->call_sp = sp;
+	t->fn = cookie & 0xff;
+	t->row = GPUMEM_COOKIE_ROW(cookie);
+	t->arg[0] = PT_REGS_PARM1(ctx);
+	t->arg[1] = PT_REGS_PARM2(ctx);
+	t->arg[2] = PT_REGS_PARM3(ctx);
+	t->arg[3] = PT_REGS_PARM4(ctx);
+	switch (t->fn) {
+	case GPUMEM_FN_ALLOC_3D:
+		/* cudaExtent {width, height, depth} by value: on the stack above the return
+		 * address. arg 1 and 2 become height and depth. */
+		if (bpf_probe_read_user(extent, sizeof(extent), (void *)(sp + 8)))
+			extent[1] = extent[2] = 0;
+		t->arg[1] = extent[1];
+		t->arg[2] = extent[2];
+		break;
+	case GPUMEM_FN_VMM_CREATE:
+		/* The device the physical memory is on, when the properties name one. */
+		if (!t->arg[2] || bpf_probe_read_user(loc, sizeof(loc),
+						      (void *)(t->arg[2] + GPUMEM_PROP_LOCATION_TYPE)))
+			loc[0] = 0;
+		t->arg[2] = loc[0] == GPUMEM_LOCATION_DEVICE ? device_of(loc[1]) : 0;
+		break;
+	case GPUMEM_FN_CTX_CREATE_V3:
+		t->arg[1] = PT_REGS_PARM5(ctx);
+		break;
+	case GPUMEM_FN_CTX_CREATE_V4:
+		t->arg[1] = t->arg[3];
+		break;
+	case GPUMEM_FN_CTX_CREATE:
+		t->arg[1] = t->arg[2];
+		break;
+	}
+	return 0;
+}
+
+/* A successful allocation: to user space with the stack walked from the return's registers. */
+static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 ptr, __u64 size,
+					 __u32 row, __u32 device)
+{
+	struct walk_start at = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+	struct gpumem_alloc_event *e;
+	struct ustack_out o;
+	struct bpf_dynptr rec;
+	__u64 *seq, ticket, len;
+	__u32 zero = 0, n, pn = 0;
+
+	e = bpf_map_lookup_elem(&gpumem_scratch, &zero);
+	seq = bpf_map_lookup_elem(&gpumem_seq, &zero);
+	if (!e || !seq)
+		return;
+	ticket = __sync_fetch_and_add(seq, 1) + 1;
+	e->type = GPUMEM_EV_ALLOC;
+	e->pid = pid;
+	e->ptr = ptr;
+	e->row = row;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->size = size;
+	e->time_ns = bpf_ktime_get_ns();
+	e->device = device;
+	e->flags = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	n = ustack__walk(ctx, pid, &at, e->stack, GPUMEM_MAX_USTACK, &o);
+	if (o.truncated)
+		e->flags |= GPUMEM_F_USTACK_TRUNCATED;
+	if (o.python && n <= GPUMEM_MAX_USTACK)
+		pn = ustack__python(pid, &e->stack[n], GPUMEM_MAX_PYTHON);
+	e->nr_ustack = n;
+	e->nr_python = pn;
+	len = __builtin_offsetof(struct gpumem_alloc_event, stack) + (n + 2 * pn) * sizeof(__u64);
+	/* Kept for the verifier, which cannot know what bounds n and pn. */
+	barrier_var(len);
+	if (len > sizeof(*e))
+		len = sizeof(*e);
+	if (bpf_ringbuf_reserve_dynptr(&gpumem_events, len, 0, &rec)) {
+		bpf_ringbuf_discard_dynptr(&rec, 0);
+		count(GPUMEM_CNT_DROP_RINGBUF);
+		return;
+	}
+	if (bpf_dynptr_write(&rec, 0, e, len, 0)) {
+		bpf_ringbuf_discard_dynptr(&rec, 0);
+		count(GPUMEM_CNT_DROP_RINGBUF);
+		return;
+	}
+	if (*(volatile __u64 *)seq != ticket) {
+		bpf_ringbuf_discard_dynptr(&rec, 0);
+		count(GPUMEM_CNT_DROP_RACED);
+		return;
+	}
+	/* Rare and wanted at once (a test or a user asks right after the call). */
+	bpf_ringbuf_submit_dynptr(&rec, 0);
+	count(GPUMEM_CNT_ALLOCS);
+}
+
+static __always_inline void send_free(__u32 pid, __u64 ptr, __u32 row)
+{
+	struct gpumem_free_event ev = { .type = GPUMEM_EV_FREE, .pid = pid, .ptr = ptr,
+					.row = row, .tid = (__u32)bpf_get_current_pid_tgid() };
+
+	if (bpf_ringbuf_output(&gpumem_events, &ev, sizeof(ev), 0))
+		count(GPUMEM_CNT_DROP_RINGBUF);
+	else
+		count(GPUMEM_CNT_FREES);
+}
+
+/* A word the call wrote through one of its arguments; false when unreadable. */
+static __always_inline bool read_out(__u64 *dst, __u64 addr)
+{
+	if (addr && !bpf_probe_read_user(dst, sizeof(*dst), (void *)addr))
+		return true;
+	count(GPUMEM_CNT_UNREADABLE);
+	return false;
+}
+
+/* The context's device, made current on the thread (ctx 0: none is). */
+static __always_inline void set_context(struct gpu_thread *t, __u32 pid, __u64 cx)
+{
+	struct gpumem_ctx_key key = { .pid = pid, .ctx = cx };
+	__u32 *dev = cx ? bpf_map_lookup_elem(&gpumem_ctxdev, &key) : NULL;
+
+	t->device = dev ? *dev : 0;
+}
+
+static __always_inline void keep_context(__u32 pid, __u64 cx, __u32 device)
+{
+	struct gpumem_ctx_key key = { .pid = pid, .ctx = cx };
+
+	if (device && bpf_map_update_elem(&gpumem_ctxdev, &key, &device, BPF_ANY))
+		count(GPUMEM_CNT_CTX_FULL);
+}
+
+SEC("uretprobe.multi")
+int gpumem_return(struct pt_regs *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, device, row;
+	__u64 ptr = 0, size = 0, pitch = 0, word;
+	struct gpu_thread *t;
+
+	t = bpf_task_storage_get(&gpumem_threads, bpf_get_current_task_btf(), 0, 0);
+	/* Not the return of the call the entry recorded (a nested one's, or none). */
+	if (!t || !t->call_sp || PT_REGS_SP(ctx) != t->call_sp + 8)
+		return 0;
+	t->call_sp = 0;
+	/* cudaError_t and CUresult are ints: 0 is success, anything else did nothing. */
+	if ((__s32)PT_REGS_RC(ctx)) {
+		count(GPUMEM_CNT_FAILED);
+		return 0;
+	}
+	device = t->device;
+	row = t->row;
+	switch (t->fn) {
+	case GPUMEM_FN_ALLOC:
+		if (!read_out(&ptr, t->arg[0]))
+			return 0;
+		size = t->arg[1];
+		break;
+	case GPUMEM_FN_ALLOC_PITCH:
+		if (!read_out(&ptr, t->arg[0]) || !read_out(&pitch, t->arg[1]))
+			return 0;
+		size = pitch * t->arg[3];
+		break;
+	case GPUMEM_FN_ALLOC_3D:
+		/* cudaPitchedPtr {ptr, pitch, xsize, ysize} */
+		if (!read_out(&ptr, t->arg[0]) || !read_out(&pitch, t->arg[0] + 8))
+			return 0;
+		size = pitch * t->arg[1] * t->arg[2];
+		break;
+	case GPUMEM_FN_VMM_CREATE:
+		if (!read_out(&ptr, t->arg[0]))
+			return 0;
+		size = t->arg[1];
+		if (t->arg[2])
+			device = (__u32)t->arg[2];
+		break;
+	case GPUMEM_FN_FREE:
+		if (t->arg[0])
+			send_free(pid, t->arg[0], row);
+		return 0;
+	case GPUMEM_FN_SET_DEVICE:
+		t->device = device_of(t->arg[0]);
+		return 0;
+	case GPUMEM_FN_CTX_RETAIN:
+		if (read_out(&word, t->arg[0]))
+			keep_context(pid, word, device_of(t->arg[1]));
+		return 0;
+	case GPUMEM_FN_CTX_CREATE:
+	case GPUMEM_FN_CTX_CREATE_V3:
+	case GPUMEM_FN_CTX_CREATE_V4:
+		/* A new context is current on the thread that made it. */
+		t->device = device_of(t->arg[1]);
+		if (read_out(&word, t->arg[0]))
+			keep_context(pid, word, t->device);
+		return 0;
+	case GPUMEM_FN_CTX_SET:
+		set_context(t, pid, t->arg[0]);
+		return 0;
+	case GPUMEM_FN_CTX_GET_DEVICE:
+		if (read_out(&word, t->arg[0]))
+			t->device = device_of((__u32)word);
+		return 0;
+	default:
+		return 0;
+	}
+	if (ptr)
+		record_alloc(ctx, pid, ptr, size, row, device);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""GPU memory profiles end to end without a GPU: stand-ins of the CUDA runtime and driver
+(tests/targets/gpu/, host memory for device memory, the real names and signatures), programs in
+C and in Python (ctypes) that allocate known amounts from known functions through every API, and
+the real daemon's gpuheap, gpuallocs and /metrics read back with go tool pprof -raw. Each
+program prints what it did; the profiles must say exactly that."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from aplib import BUILD, ROOT, TMP, Daemon, check, exit_status, pprof_tool  # noqa: E402
+
+GPU = os.path.join(BUILD, "gputargets")
+VALUES = ("gpu_alloc_objects", "gpu_alloc_space", "gpu_inuse_objects", "gpu_inuse_space")
+
+d = Daemon("--profile.retention=2m")
+
+
+def raw(data):
+    """`go tool pprof -raw`: a list of (values dict, labels dict, function names leaf first)."""
+    text = pprof_tool(data, "-raw")
+    head, rest = text.split("Samples:\n", 1)
+    samples_text, rest = rest.split("\nLocations\n", 1)
+    locs_text = rest.split("\nMappings\n", 1)[0]
+    locs, last = {}, None
+    for line in locs_text.splitlines():
+        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
+        if m:
+            last = int(m.group(1))
+            locs[last] = [m.group(2)]
+        elif last is not None and line.strip():
+            locs[last].append(line.split()[0])  # an inlined frame's line
+    lines = samples_text.splitlines()
+    types = [t.split("/")[0] for t in lines[0].replace("[dflt]", "").split()]
+    out = []
+    for line in lines[1:]:
+        m = re.match(r"^\s+([\d\s]+):\s*([\d\s]*)$", line)
+        if m:
+            vals = dict(zip(types, map(int, m.group(1).split())))
+            frames = [f for i in m.group(2).split() for f in locs[int(i)]]
+            out.append([vals, {}, frames])
+        elif out and line.strip():
+            out[-1][1] = dict(re.findall(r"(\w+):\[([^\]]*)\]", line))
+    return out
+
+
+def by_function(samples, names):
+    """Sums each sample's values under the first of names in its stack: {name: {(api, gpu):
+    values}}, and the samples in none of them."""
+    out, other = {}, []
+    for vals, labels, frames in samples:
+        fn = next((f for f in frames if f in names), None)
+        if fn is None:
+            other.append((vals, labels, frames))
+            continue
+        key = (labels.get("api", ""), labels.get("gpu", ""))
+        acc = out.setdefault(fn, {}).setdefault(key, dict.fromkeys(VALUES, 0))
+        for k in VALUES:
+            acc[k] += vals.get(k, 0)
+    return out, other
+
+
+def expected(truth, fn):
+    """The program's own account of fn: {(api, gpu): values}."""
+    f = truth["functions"][fn]
+    return {(api, f["gpu"]): {"gpu_alloc_objects": c["alloc_objects"],
+                              "gpu_alloc_space": c["alloc_bytes"],
+                              "gpu_inuse_objects": c["inuse_objects"],
+                              "gpu_inuse_space": c["inuse_bytes"]}
+            for api, c in f["apis"].items()}
+
+
+def profile(path):
+    code, _, body = d.get(path)
+    assert code == 200, "%s: HTTP %d %r" % (path, code, body[:300])
+    return body
+
+
+def metric(name, labels=""):
+    return d.metric(name, labels, default=0.0)
+
+
+def wait_metric(name, at_least, labels="", timeout=10):
+    deadline = time.time() + timeout
+    while metric(name, labels) < at_least:
+        assert time.time() < deadline, "%s{%s} stayed below %s" % (name, labels, at_least)
+        time.sleep(0.05)
+
+
+def compare(got, want, what):
+    for fn, per in want.items():
+        g = {k: {t: v[t] for t in VALUES if t.startswith(what)} for k, v in got.get(fn, {}).items()}
+        w = {k: {t: v[t] for t in VALUES if t.startswith(what)} for k, v in per.items()}
+        # A function whose allocations were all freed shows no live rows at all.
+        g = {k: v for k, v in g.items() if any(v.values())}
+        w = {k: v for k, v in w.items() if any(v.values())}
+        assert g == w, "%s %s: profile %s, program %s" % (fn, what, g, w)
+
+
+class Program:
+    """A target that prints its pid, waits for a line, works, prints its JSON truth."""
+
+    def __init__(self, argv):
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+        self.pid = int(self.p.stdout.readline())
+
+    def say(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+
+    def line(self):
+        return self.p.stdout.readline().strip()
+
+    def end(self):
+        self.say()
+        assert self.p.wait(timeout=10) == 0
+
+
+C = {}
+
+
+def test_c_exact():
+    """gpu_alloc.c through every API: live and allocated objects and bytes per function, API
+    and device are exactly what it did; failed calls and the driver calls the runtime makes
+    underneath add nothing."""
+    failed0 = metric("autoprof_gpu_calls_total", 'outcome="failed"')
+    prog = Program([os.path.join(GPU, "gpu_alloc")])
+    C["prog"] = prog
+    # Linked: both stand-ins are mapped at exec and probed from the maps read then.
+    wait_metric("autoprof_gpu_libraries", 2)
+    prog.say()
+    truth = json.loads(prog.line())
+    C["truth"] = truth
+    time.sleep(0.3)  # the ingest loop drains the ring every 100 ms
+    names = set(truth["functions"])
+    heap, other = by_function(raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid)), names)
+    assert not other, "samples outside the program's functions: %s" % other[:3]
+    assert "failing" not in heap, heap["failing"]
+    want = {fn: expected(truth, fn) for fn in names if fn != "failing"}
+    compare(heap, want, "gpu_inuse")
+    compare(heap, want, "gpu_alloc")
+    allocs, _ = by_function(raw(profile("/debug/pprof/gpuallocs?seconds=30&pid=%d" %
+                                        prog.pid)), names)
+    compare(allocs, want, "gpu_alloc")
+    for per in allocs.values():
+        for v in per.values():
+            assert not v["gpu_inuse_objects"] and not v["gpu_inuse_space"], allocs
+    # Two calls failed (a runtime one, whose driver call failed inside it, and a driver one).
+    assert metric("autoprof_gpu_calls_total", 'outcome="failed"') - failed0 == 2
+    assert metric("autoprof_gpu_calls_total", 'outcome="nested"') > 0
+    print("   %d functions, %d allocations, %d bytes live: exact" % (
+        len(want), sum(f["alloc_objects"] for f in truth["functions"].values()),
+        sum(f["inuse_bytes"] for f in truth["functions"].values())))
+
+
+def test_c_metrics():
+    """autoprof_gpu_memory_inuse_bytes{pid,exe,gpu} per device, "" for the thread that chose
+    none; the folded gpuheap is live bytes by stack."""
+    prog, truth = C["prog"], C["truth"]
+    per_gpu = {}
+    for f in truth["functions"].values():
+        per_gpu[f["gpu"]] = per_gpu.get(f["gpu"], 0) + f["inuse_bytes"]
+    for gpu, n in per_gpu.items():
+        if not n:
+            continue
+        got = metric("autoprof_gpu_memory_inuse_bytes",
+                     'pid="%d",exe="gpu_alloc",gpu="%s"' % (prog.pid, gpu))
+        assert got == n, "gpu %r: metric %s, program %d" % (gpu, got, n)
+    code, _, folded = d.get("/debug/pprof/gpuheap?pid=%d&format=folded" % prog.pid)
+    assert code == 200
+    lines = folded.decode().split("\n")
+    total = sum(int(l.rsplit(" ", 1)[1]) for l in lines if l)
+    assert total == sum(per_gpu.values()), (total, per_gpu)
+    assert any(";main;rt_keep " in l for l in lines), lines[:5]
+
+
+def test_c_exit():
+    """Process exit drops its live set (gpuheap, the metric); its allocations stay in
+    gpuallocs."""
+    prog, truth = C["prog"], C["truth"]
+    prog.end()
+    deadline = time.time() + 5
+    while True:
+        samples = raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid))
+        live = sum(v.get("gpu_inuse_space", 0) for v, _, _ in samples)
+        if not live:
+            break
+        assert time.time() < deadline, "%d bytes still live after exit" % live
+        time.sleep(0.1)
+    assert metric("autoprof_gpu_memory_inuse_bytes", 'pid="%d"' % prog.pid) == 0
+    allocs = raw(profile("/debug/pprof/gpuallocs?seconds=60&pid=%d" % prog.pid))
+    assert sum(v["gpu_alloc_objects"] for v, _, _ in allocs) == \
+        sum(f["alloc_objects"] for f in truth["functions"].values())
+
+
+def test_python_dlopen():
+    """A Python program loads its CUDA (copies: files never probed before) with ctypes after it
+    started: the dlopen has them probed, and the live profile names the Python functions."""
+    libdir = os.path.join(TMP, "gpu_pylib")
+    shutil.rmtree(libdir, ignore_errors=True)
+    shutil.copytree(os.path.join(GPU, "lib"), libdir)
+    libs0 = metric("autoprof_gpu_libraries")
+    prog = Program(["python3", os.path.join(ROOT, "tests", "targets", "gpu", "gpu_alloc.py"),
+                    libdir])
+    time.sleep(0.3)
+    assert metric("autoprof_gpu_libraries") == libs0, "probed before it was loaded"
+    prog.say()
+    assert prog.line() == "loaded"
+    wait_metric("autoprof_gpu_libraries", libs0 + 1)
+    prog.say()
+    truth = json.loads(prog.line())
+    time.sleep(0.3)
+    names = set(truth["functions"])
+    heap, _ = by_function(raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid)), names)
+    want = {fn: expected(truth, fn) for fn in names}
+    compare(heap, want, "gpu_inuse")
+    compare(heap, want, "gpu_alloc")
+    # The driver copy came with cudaSetDevice, after the wait: probed at its dlopen too.
+    wait_metric("autoprof_gpu_libraries", libs0 + 2)
+    prog.end()
+
+
+def test_not_cuda():
+    """A library named like the runtime without its functions is counted and left alone."""
+    fake = os.path.join(TMP, "libcudart.so.99")
+    src = os.path.join(TMP, "notcuda.c")
+    with open(src, "w") as f:
+        f.write("int cudaMallocLater(void) { return 0; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,--build-id", src, "-o", fake], check=True)
+    failed0 = metric("autoprof_gpu_attach_failures_total")
+    libs0 = metric("autoprof_gpu_libraries")
+    r = subprocess.run(["python3", "-c", "import ctypes, time; ctypes.CDLL(%r); time.sleep(1)" %
+                        fake], timeout=30)
+    assert r.returncode == 0
+    wait_metric("autoprof_gpu_attach_failures_total", failed0 + 1)
+    assert metric("autoprof_gpu_libraries") == libs0
+    code, _, _ = d.get("/-/healthy")
+    assert code == 200
+
+
+def test_profile_list():
+    """The profile picker lists both types, collected."""
+    code, _, body = d.get("/api/v1/profiles")
+    assert code == 200
+    got = {p["name"]: p for p in json.loads(body)["profiles"]}
+    assert got["gpuheap"]["available"] and got["gpuallocs"]["available"], got
+    assert got["gpuheap"]["path"] == "/debug/pprof/gpuheap"
+    assert got["gpuheap"]["value_type"] == "gpu_inuse_space"
+    assert got["gpuallocs"]["value_type"] == "gpu_alloc_space"
+    assert not got["gpuheap"]["windowed"] and got["gpuallocs"]["windowed"]
+
+
+def test_disabled():
+    """--gpu.enabled=false: no probes, and the endpoints say why."""
+    off = Daemon("--gpu.enabled=false")
+    try:
+        for path in ("/debug/pprof/gpuheap", "/debug/pprof/gpuallocs?seconds=5"):
+            code, _, body = off.get(path)
+            assert code == 503 and b"gpu.enabled" in body, (path, code, body)
+        assert off.metric("autoprof_gpu_libraries", "", default=None) is None
+    finally:
+        off.stop()
+
+
+for name, fn in (("gpu_c_exact", test_c_exact), ("gpu_c_metrics", test_c_metrics),
+                 ("gpu_c_exit", test_c_exit), ("gpu_python_dlopen", test_python_dlopen),
+                 ("gpu_not_cuda_counted", test_not_cuda), ("gpu_profile_list", test_profile_list),
+                 ("gpu_disabled", test_disabled)):
+    if fn in (test_c_metrics, test_c_exit) and "truth" not in C:
+        continue
+    check(name, fn)
+if "prog" in C and C["prog"].p.poll() is None:
+    C["prog"].p.kill()
+rc, _ = d.stop()
+if rc:
+    print("FAIL daemon_exit: exit %d" % rc)
+    sys.exit(1)
+sys.exit(exit_status())
