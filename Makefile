@@ -30,7 +30,10 @@ CFLAGS += $(HARDEN_CFLAGS)
 LDFLAGS += $(HARDEN_LDFLAGS)
 LDLIBS := -lbpf -lelf -ldw -lz -lmicrohttpd -lyaml -ljansson -lprotobuf-c -lpthread -llzma -liberty \
 	  -lgnutls -lcrypt -lcap -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf
+# The multiarch include directory last: libbpf's usdt.bpf.h includes <linux/errno.h>, whose
+# <asm/errno.h> lives there (as libbpf-bootstrap adds clang's system directories).
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -Ibpf \
+	$(addprefix -idirafter ,$(wildcard /usr/include/$(shell $(CC) -dumpmachine)))
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))

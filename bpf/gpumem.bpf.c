@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 
 #include "helpers.bpf.h"
 #include "gpumem_abi.h"
@@ -146,7 +147,8 @@ int gpumem_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* A successful allocation: to user space with the stack walked from the return's registers. */
+/* A successful allocation: to user space with the stack walked from ctx's registers (a call's
+ * return, or a USDT probe's site). */
 static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 ptr, __u64 size,
 					 __u32 row, __u32 device)
 {
@@ -315,6 +317,40 @@ int gpumem_return(struct pt_regs *ctx)
 	}
 	if (ptr)
 		record_alloc(ctx, pid, ptr, size, row, device);
+	return 0;
+}
+
+/*
+ * PyTorch's caching allocator hands tensors out of segments it got from cudaMalloc or
+ * cuMemCreate, without calling CUDA again; its USDT probes (pytorch:malloc and pytorch:free,
+ * semaphore-guarded: the kernel turns them on while attached) say when. The stack is walked
+ * from the probe's site, inside the allocator.
+ */
+SEC("usdt")
+int gpumem_torch_malloc(struct pt_regs *ctx)
+{
+	long ptr = 0, device = -1, size = 0;
+
+	if (bpf_usdt_arg(ctx, 0, &ptr) || bpf_usdt_arg(ctx, 1, &device) ||
+	    bpf_usdt_arg(ctx, 2, &size)) {
+		count(GPUMEM_CNT_UNREADABLE);
+		return 0;
+	}
+	count(GPUMEM_CNT_CALLS);
+	if (ptr && size > 0)
+		record_alloc(ctx, bpf_get_current_pid_tgid() >> 32, ptr, size,
+			     (__u32)bpf_usdt_cookie(ctx), device_of((__s8)device));
+	return 0;
+}
+
+SEC("usdt")
+int gpumem_torch_free(struct pt_regs *ctx)
+{
+	long ptr = 0;
+
+	count(GPUMEM_CNT_CALLS);
+	if (!bpf_usdt_arg(ctx, 0, &ptr) && ptr)
+		send_free(bpf_get_current_pid_tgid() >> 32, ptr, (__u32)bpf_usdt_cookie(ctx));
 	return 0;
 }
 

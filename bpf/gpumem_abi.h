@@ -31,6 +31,9 @@ enum gpumem_fn {
 	GPUMEM_FN_CTX_CREATE_V4, /* cuCtxCreate_v4(CUcontext *out, params *, unsigned, int dev) */
 	GPUMEM_FN_CTX_SET,	/* cuCtxSetCurrent(ctx), cuCtxPushCurrent_v2(ctx) */
 	GPUMEM_FN_CTX_GET_DEVICE, /* cuCtxGetDevice(int *out) */
+	/* PyTorch's caching allocator: its USDT probes (provider pytorch) */
+	GPUMEM_FN_TORCH_MALLOC, /* pytorch:malloc(ptr, device, size, stream): a tensor's memory */
+	GPUMEM_FN_TORCH_FREE,	/* pytorch:free(ptr) */
 	GPUMEM_FN__MAX,
 };
 

@@ -17,6 +17,7 @@ PKGS=(
 	chromium fonts-dejavu-core
 	openjdk-17-jdk-headless nodejs
 	libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev
+	systemtap-sdt-dev
 )
 # The web view is bundled with npm at build time (Makefile: web/). Any node >= 18 with npm will
 # do, Debian's or another vendor's (whose nodejs package carries npm): ask for Debian's only

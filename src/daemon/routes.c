@@ -99,8 +99,8 @@ static const struct http_route routes[] = {
 	  .fn = handle_heap, .heavy = true },
 	{ "GET", "/debug/pprof/gpuallocs", "gpuallocs",
 	  "GPU memory allocations (CUDA) of the last N seconds, every one, labelled gpu (device "
-	  "ordinal) and api (runtime, driver, vmm, managed, async, host_pinned): ?seconds=N "
-	  "(default 30), pid=1,2, comm=NAME, format=folded (gpu_alloc_space)",
+	  "ordinal) and api (runtime, driver, vmm, managed, async, host_pinned, pytorch): "
+	  "?seconds=N (default 30), pid=1,2, comm=NAME, format=folded (gpu_alloc_space)",
 	  .fn = handle_profile, .heavy = true },
 	{ "GET", "/debug/pprof/gpuheap", "gpuheap",
 	  "GPU memory live now (gpu_inuse_*) and allocations over the retention (gpu_alloc_*): "

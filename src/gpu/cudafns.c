@@ -58,6 +58,9 @@ static const struct cudafn table[] = {
 	{ "cuCtxSetCurrent", DRV, GPUMEM_FN_CTX_SET, GPU_API_NONE, DEV },
 	{ "cuCtxPushCurrent_v2", DRV, GPUMEM_FN_CTX_SET, GPU_API_NONE, DEV },
 	{ "cuCtxGetDevice", DRV, GPUMEM_FN_CTX_GET_DEVICE, GPU_API_NONE, DEV },
+	/* USDT probes of PyTorch's caching allocator (attached by name, never found in .dynsym) */
+	{ "malloc", CUDA_LIB_PYTORCH, GPUMEM_FN_TORCH_MALLOC, GPU_API_PYTORCH, GPU_SPACE_TORCH },
+	{ "free", CUDA_LIB_PYTORCH, GPUMEM_FN_TORCH_FREE, GPU_API_PYTORCH, GPU_SPACE_TORCH },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))
@@ -73,6 +76,7 @@ const struct cudafn *cudafn__row(uint32_t i)
 static const char *const lib_prefixes[CUDA_LIB__MAX] = {
 	[CUDA_LIB_RUNTIME] = "libcudart.so",
 	[CUDA_LIB_DRIVER] = "libcuda.so",
+	[CUDA_LIB_PYTORCH] = "libc10_cuda.so",
 };
 
 
@@ -84,6 +88,14 @@ int cudafn__lib_of(const char *path)
 	for (int i = 0; i < CUDA_LIB__MAX; i++)
 		if (!strncmp(base, lib_prefixes[i], strlen(lib_prefixes[i])))
 			return i;
+	return -1;
+}
+
+int cudafn__usdt_row(enum cuda_lib lib, const char *name)
+{
+	for (uint32_t i = 0; i < NR_ROWS; i++)
+		if (table[i].lib == lib && !strcmp(table[i].name, name))
+			return (int)i;
 	return -1;
 }
 

@@ -17,16 +17,18 @@ enum gpu_space {
 	GPU_SPACE_DEVICE = 0, /* device, managed and stream-ordered pointers (one address space) */
 	GPU_SPACE_HOST,	      /* pinned host memory */
 	GPU_SPACE_VMM,	      /* cuMemCreate's handles */
+	GPU_SPACE_TORCH,      /* PyTorch's tensors: inside the segments of the device space */
 };
 
 enum cuda_lib {
 	CUDA_LIB_RUNTIME = 0,
 	CUDA_LIB_DRIVER,
+	CUDA_LIB_PYTORCH, /* libc10_cuda.so: USDT probes, not functions */
 	CUDA_LIB__MAX,
 };
 
 struct cudafn {
-	const char *name;
+	const char *name; /* the exported function, or the USDT probe's name (provider pytorch) */
 	uint8_t lib; /* enum cuda_lib */
 	uint8_t fn;  /* enum gpumem_fn */
 	uint8_t api; /* enum gpu_api (store/profiles.h) of what it allocates or frees */
@@ -47,6 +49,9 @@ struct cudafn_sites {
 	uint32_t nr;
 	uint32_t nr_alloc; /* of them, calls that allocate */
 };
+
+/* The row of lib's USDT probe name, or -1. */
+int cudafn__usdt_row(enum cuda_lib lib, const char *name);
 
 /* Finds lib's functions in the .dynsym of the ELF file fd (owned by the caller). 0 (sites->nr
  * may be 0), -ENOEXEC (not ELF) or -ENOMEM. */

@@ -306,6 +306,34 @@ static int handle_event(void *arg, void *data, size_t size)
 
 /* ---- the libraries -------------------------------------------------------------------------- */
 
+/* PyTorch's allocator: its pytorch:malloc and pytorch:free USDT probes (PyTorch 2.1 and later
+ * have them); l->entry and l->ret set when both are attached. */
+static void attach_torch(struct gpumem *g, struct gpulib *l, const char *path, const char *name)
+{
+	int malloc_row = cudafn__usdt_row(CUDA_LIB_PYTORCH, "malloc");
+	int free_row = cudafn__usdt_row(CUDA_LIB_PYTORCH, "free");
+	LIBBPF_OPTS(bpf_usdt_opts, mopts, .usdt_cookie = (__u64)malloc_row);
+	LIBBPF_OPTS(bpf_usdt_opts, fopts, .usdt_cookie = (__u64)free_row);
+	int err;
+
+	l->entry = bpf_program__attach_usdt(g->skel->progs.gpumem_torch_malloc, -1, path,
+					    "pytorch", "malloc", &mopts);
+	l->ret = l->entry ? bpf_program__attach_usdt(g->skel->progs.gpumem_torch_free, -1, path,
+						     "pytorch", "free", &fopts) :
+			    NULL;
+	if (!l->ret) {
+		err = -errno;
+		bpf_link__destroy(l->entry);
+		l->entry = NULL;
+		/* Without its probes the view stays by segment (cudaMalloc, cuMemCreate). */
+		pr_warn("%s: no pytorch:malloc/free USDT probes to attach (%s): GPU memory by "
+			"segment only\n", name, strerror(-err));
+		g->attach_failed++;
+		return;
+	}
+	pr_info("%s: PyTorch's allocator probed (pytorch:malloc, pytorch:free)\n", name);
+}
+
 /* Probes a CUDA library file (fd, opened from a mapping) for every process that maps it, now
  * or later. */
 static void attach_lib(struct gpumem *g, int fd, const struct stat *st, const char *name,
@@ -317,13 +345,17 @@ static void attach_lib(struct gpumem *g, int fd, const struct stat *st, const ch
 	char path[64];
 	int err;
 
+	/* The very file mapped, whichever mount namespace mapped it. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (lib == CUDA_LIB_PYTORCH) {
+		attach_torch(g, l, path, name);
+		goto done;
+	}
 	if (!sites || cudafn__find(fd, lib, sites) || !sites->nr_alloc) {
 		pr_warn("%s: no CUDA memory functions found\n", name);
 		g->attach_failed++;
 		goto out;
 	}
-	/* The very file mapped, whichever mount namespace mapped it. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	opts.offsets = sites->offsets;
 	opts.cookies = sites->cookies;
 	opts.cnt = sites->nr;
@@ -341,11 +373,14 @@ static void attach_lib(struct gpumem *g, int fd, const struct stat *st, const ch
 		g->attach_failed++;
 		goto out;
 	}
-	l->dev = st->st_dev;
-	l->ino = st->st_ino;
-	l->ctime = st->st_ctim;
-	g->nr_libs++;
 	pr_info("%s: %u CUDA functions probed\n", name, sites->nr);
+done:
+	if (l->entry) {
+		l->dev = st->st_dev;
+		l->ino = st->st_ino;
+		l->ctime = st->st_ctim;
+		g->nr_libs++;
+	}
 out:
 	free(sites);
 }

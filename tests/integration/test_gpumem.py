@@ -228,6 +228,39 @@ def test_python_dlopen():
     prog.end()
 
 
+def test_pytorch_usdt():
+    """PyTorch's caching allocator (a stand-in with its pytorch:malloc/free USDT probes, loaded
+    with ctypes after start): tensors as api="pytorch" under the Python functions that made
+    them, beside the segments (api="runtime") those calls made it take; both exact."""
+    libdir = os.path.join(TMP, "gpu_torchlib")
+    shutil.rmtree(libdir, ignore_errors=True)
+    shutil.copytree(os.path.join(GPU, "lib"), libdir)
+    libs0 = metric("autoprof_gpu_libraries")
+    prog = Program(["python3", os.path.join(ROOT, "tests", "targets", "gpu", "torch_alloc.py"),
+                    libdir])
+    prog.say()
+    assert prog.line() == "loaded"
+    # libc10_cuda.so and the runtime it links; the driver comes at the first call.
+    wait_metric("autoprof_gpu_libraries", libs0 + 2)
+    prog.say()
+    truth = json.loads(prog.line())
+    time.sleep(0.3)
+    names = set(truth["functions"])
+    heap, _ = by_function(raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid)), names)
+    want = {fn: expected(truth, fn) for fn in names}
+    compare(heap, want, "gpu_inuse")
+    compare(heap, want, "gpu_alloc")
+    per_api = {}
+    for per in heap.values():
+        for (api, _), v in per.items():
+            per_api[api] = per_api.get(api, 0) + v["gpu_inuse_space"]
+    assert per_api == {"pytorch": truth["allocated"], "runtime": truth["reserved"]}, \
+        (per_api, truth["allocated"], truth["reserved"])
+    print("   tensors %d bytes live (memory_allocated), segments %d (memory_reserved): exact" % (
+        truth["allocated"], truth["reserved"]))
+    prog.end()
+
+
 def test_not_cuda():
     """A library named like the runtime without its functions is counted and left alone."""
     fake = os.path.join(TMP, "libcudart.so.99")
@@ -272,6 +305,7 @@ def test_disabled():
 
 for name, fn in (("gpu_c_exact", test_c_exact), ("gpu_c_metrics", test_c_metrics),
                  ("gpu_c_exit", test_c_exit), ("gpu_python_dlopen", test_python_dlopen),
+                 ("gpu_pytorch_usdt", test_pytorch_usdt),
                  ("gpu_not_cuda_counted", test_not_cuda), ("gpu_profile_list", test_profile_list),
                  ("gpu_disabled", test_disabled)):
     if fn in (test_c_metrics, test_c_exit) and "truth" not in C:

@@ -7,6 +7,8 @@
 #                        libcuda, it dlopens libcuda.so.1 beside it ($ORIGIN) at first use and
 #                        calls the driver through cuGetProcAddress, like the real one
 #   gpu_alloc            one function per way to allocate, then a JSON line of the truth
+#   lib/libc10_cuda.so   stand-in for PyTorch's caching allocator (c10_standin.c): tensors in
+#                        2 MiB cudaMalloc segments, USDT probes pytorch:malloc/free
 #   gpu_bench            N cudaMalloc+cudaFree (or cuMemAlloc_v2+cuMemFree_v2) pairs, timed
 # tests/targets/gpu/gpu_alloc.py is the Python variant (it loads lib/libcudart.so.12 by path).
 GPU_SRC := tests/targets/gpu
@@ -24,7 +26,7 @@ GPU_HDR := $(GPU_SRC)/cuda_api.h
 GPU_LIBS := $(GPU_LIB)/libcuda.so.1 $(GPU_LIB)/libcudart.so.12
 GPU_LDLIBS := -L$(GPU_LIB) -l:libcudart.so.12 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/lib' -lpthread
 TARGET_SRCS += $(wildcard $(GPU_SRC)/*.c)
-TEST_TARGETS += $(GPU_LIBS) $(GPU_DIR)/gpu_alloc $(GPU_DIR)/gpu_bench
+TEST_TARGETS += $(GPU_LIBS) $(GPU_DIR)/gpu_alloc $(GPU_DIR)/gpu_bench $(GPU_LIB)/libc10_cuda.so
 
 $(GPU_LIB)/libcuda.so.1: $(GPU_SRC)/cuda_standin.c $(GPU_HDR)
 	@mkdir -p $(@D)
@@ -34,6 +36,12 @@ $(GPU_LIB)/libcudart.so.12: $(GPU_SRC)/cudart_standin.c $(GPU_HDR)
 	@mkdir -p $(@D)
 	clang $(GPU_LIB_CFLAGS) -Wl,-soname,libcudart.so.12 -Wl,-rpath,'$$ORIGIN' $< -o $@ \
 		-ldl -lpthread
+
+# PyTorch's allocator: USDT probes from <sys/sdt.h> (systemtap-sdt-dev), over the runtime.
+$(GPU_LIB)/libc10_cuda.so: $(GPU_SRC)/c10_standin.c $(GPU_HDR) $(GPU_LIB)/libcudart.so.12
+	@mkdir -p $(@D)
+	clang $(GPU_LIB_CFLAGS) -Wl,-soname,libc10_cuda.so -Wl,-rpath,'$$ORIGIN' $< -o $@ \
+		-L$(GPU_LIB) -l:libcudart.so.12 -lpthread
 
 $(GPU_DIR)/gpu_alloc: $(GPU_SRC)/gpu_alloc.c $(GPU_HDR) tests/targets/common/target.h $(GPU_LIBS)
 	@mkdir -p $(@D)
