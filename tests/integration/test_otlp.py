@@ -5,6 +5,7 @@ protoc --decode against the project's own .proto and checked against the pprof o
 process; a collector answering 503, and one that is down, cost retries, never memory."""
 
 import gzip
+import json
 import http.server
 import os
 import re
@@ -221,6 +222,46 @@ def test_heap_inuse():
         if p:
             p.kill()
             p.wait()
+        d.stop()
+        rx.stop()
+
+
+def test_gpu_pushed():
+    """GPU memory goes out in the push too: gpu_inuse_space the bytes the program keeps (the
+    stand-in CUDA of tests/targets/gpu), its samples carrying api and gpu attributes."""
+    rx = Receiver()
+    d = Daemon("--otlp.endpoint=http://127.0.0.1:%d/" % rx.port, "--otlp.interval=1s")
+    p = subprocess.Popen([os.path.join(BUILD, "gputargets", "gpu_alloc")], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline())
+        deadline = time.time() + 10
+        while (d.metric("autoprof_gpu_libraries") or 0) < 2:
+            assert time.time() < deadline, "CUDA stand-ins not probed"
+            time.sleep(0.1)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        truth = json.loads(p.stdout.readline())
+        kept = sum(f["inuse_bytes"] for f in truth["functions"].values())
+        time.sleep(1.5)  # the seconds of the allocations settle before they are pushed
+        n = len(rx.accepted())
+        deadline = time.time() + 10
+        while len(rx.accepted()) < n + 1 and time.time() < deadline:
+            time.sleep(0.2)
+        _, h, b, _ = rx.accepted()[-1]
+        req = decode(b, h)
+        pushed, leaves = samples_of(req, pid, "gpu_inuse_space")
+        assert pushed == kept, (pushed, kept, leaves)
+        assert leaves.get("rt_keep") == truth["functions"]["rt_keep"]["inuse_bytes"], leaves
+        dic = req["dictionary"][0]
+        strings = dic.get("string_table", [])
+        keys = {strings[int(a.get("key_strindex", ["0"])[0])]
+                for a in dic.get("attribute_table", [])}
+        assert {"api", "gpu"} <= keys, keys
+        print("  kept %d bytes, pushed gpu_inuse_space %d" % (kept, pushed))
+    finally:
+        p.kill()
+        p.wait()
         d.stop()
         rx.stop()
 
@@ -507,6 +548,7 @@ def test_libcurl_only_when_pushing():
 
 check("otlp_push_matches_pprof", test_push_matches_pprof)
 check("otlp_heap_inuse_is_the_live_heap", test_heap_inuse)
+check("otlp_gpu_memory_pushed", test_gpu_pushed)
 check("otlp_process_context_service_name", test_process_context_resource)
 check("otlp_503_retried_nothing_lost", test_503_retried)
 check("otlp_links_are_published_spans", test_links)
