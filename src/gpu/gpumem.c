@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -38,9 +37,7 @@ _Static_assert(GPUMEM_MAX_USTACK <= INGEST_MAX_USTACK && GPUMEM_MAX_PYTHON <= IN
 
 /* A library file probed for every process that maps it (pid -1 links). */
 struct gpulib {
-	dev_t dev;
-	ino_t ino;
-	struct timespec ctime;
+	uint64_t dev, ino; /* as the maps say (struct proc_map) */
 	enum cuda_lib lib;
 	struct bpf_link *entry, *ret;
 };
@@ -336,7 +333,7 @@ static void attach_torch(struct gpumem *g, struct gpulib *l, const char *path, c
 
 /* Probes a CUDA library file (fd, opened from a mapping) for every process that maps it, now
  * or later. */
-static void attach_lib(struct gpumem *g, int fd, const struct stat *st, const char *name,
+static void attach_lib(struct gpumem *g, int fd, const struct proc_map *m, const char *name,
 		       enum cuda_lib lib)
 {
 	struct cudafn_sites *sites = calloc(1, sizeof(*sites));
@@ -376,21 +373,18 @@ static void attach_lib(struct gpumem *g, int fd, const struct stat *st, const ch
 	pr_info("%s: %u CUDA functions probed\n", name, sites->nr);
 done:
 	if (l->entry) {
-		l->dev = st->st_dev;
-		l->ino = st->st_ino;
-		l->ctime = st->st_ctim;
+		l->dev = m->dev;
+		l->ino = m->ino;
 		g->nr_libs++;
 	}
 out:
 	free(sites);
 }
 
-static bool lib_known(const struct gpumem *g, const struct stat *st)
+static bool lib_known(const struct gpumem *g, const struct proc_map *m)
 {
 	for (uint32_t k = 0; k < g->nr_libs; k++)
-		if (g->libs[k].dev == st->st_dev && g->libs[k].ino == st->st_ino &&
-		    g->libs[k].ctime.tv_sec == st->st_ctim.tv_sec &&
-		    g->libs[k].ctime.tv_nsec == st->st_ctim.tv_nsec)
+		if (g->libs[k].dev == m->dev && g->libs[k].ino == m->ino)
 			return true;
 	return false;
 }
@@ -400,25 +394,24 @@ static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32
 	struct gpumem *g = ctx;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct stat st;
 		int lib, fd;
 
-		if (i && maps[i].dso == maps[i - 1].dso)
+		if ((i && maps[i].dso == maps[i - 1].dso && maps[i].ino == maps[i - 1].ino) ||
+		    !maps[i].ino)
 			continue;
 		lib = cudafn__lib_of(dso__path(maps[i].dso));
-		if (lib < 0)
+		/* By the mapping's own inode: a copy elsewhere (a container's) shares the dso of
+		 * the first one seen, by build ID, but a probe is on an inode. */
+		if (lib < 0 || lib_known(g, &maps[i]))
 			continue;
-		/* The mapping's own file: a copy elsewhere (a container's) shares the dso of the
-		 * first one seen, by build ID, but a probe is on an inode. */
-		fd = proc_map__open(pid, &maps[i], &st);
+		if (g->nr_libs == MAX_LIBS) {
+			g->attach_failed++;
+			continue;
+		}
+		fd = proc_map__open(pid, &maps[i]);
 		if (fd < 0)
 			continue;
-		if (!lib_known(g, &st)) {
-			if (g->nr_libs == MAX_LIBS)
-				g->attach_failed++;
-			else
-				attach_lib(g, fd, &st, dso__path(maps[i].dso), (enum cuda_lib)lib);
-		}
+		attach_lib(g, fd, &maps[i], dso__path(maps[i].dso), (enum cuda_lib)lib);
 		close(fd);
 	}
 }

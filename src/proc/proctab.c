@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/hash.h"
@@ -206,7 +205,8 @@ static int add_map(const struct map_entry *e, void *arg)
 		p->maps = maps;
 		ctx->cap = cap;
 	}
-	p->maps[p->nr_maps++] = (struct proc_map){ e->start, e->end, e->pgoff, dso };
+	p->maps[p->nr_maps++] = (struct proc_map){ e->start, e->end, e->pgoff, dso,
+						   kernel_dev(e->dev_major, e->dev_minor), e->inode };
 	return 0;
 }
 
@@ -376,16 +376,11 @@ static void read_container_id(struct proc *p, int procfd)
 	}
 }
 
-int proc_map__open(uint32_t pid, const struct proc_map *m, struct stat *st)
+int proc_map__open(uint32_t pid, const struct proc_map *m)
 {
 	const struct map_entry e = { .start = m->start, .end = m->end, .path = dso__path(m->dso) };
-	int fd = maps__open_file((int)pid, &e);
 
-	if (fd >= 0 && fstat(fd, st)) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
+	return maps__open_file((int)pid, &e);
 }
 
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)

@@ -21,15 +21,17 @@ struct symbolizer;
 struct proc_map {
 	uint64_t start, end, pgoff;
 	struct dso *dso; /* the file; the process's JIT dso for anonymous code */
+	/* The mapped file's own identity (kernel_dev(), inode; 0 for anonymous code): a copy of
+	 * a file elsewhere (a container's) shares its dso by build ID, never its inode. */
+	uint64_t dev, ino;
 };
 
 /*
  * Opens the very file of pid's mapping m (maps__open_file: /proc/PID/map_files, whatever mount
- * namespace), its identity in *st: not m->dso's, which may be a copy with the same build ID
- * under another inode. Returns an fd the caller closes, or a negative errno.
+ * namespace), not m->dso's, which may be a copy with the same build ID under another inode.
+ * Returns an fd the caller closes, or a negative errno.
  */
-struct stat;
-int proc_map__open(uint32_t pid, const struct proc_map *m, struct stat *st);
+int proc_map__open(uint32_t pid, const struct proc_map *m);
 
 struct proctab *proctab__new(struct symbolizer *sym);
 

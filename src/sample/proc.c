@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -68,8 +67,7 @@ struct proc_collector {
 	unsigned long long mapped; /* dlopen calls seen, maps read again */
 	/* Loaders whose _dl_debug_state is probed (ingest thread only) */
 	struct loader {
-		dev_t dev;
-		ino_t ino;
+		uint64_t dev, ino; /* as the maps say (struct proc_map) */
 		struct bpf_link *link;
 	} loaders[MAX_LOADERS];
 	uint32_t nr_loaders;
@@ -155,7 +153,7 @@ static int find_debug_state(const struct elf_symbol *s, void *arg)
 }
 
 /* Probes a loader file's (fd's) _dl_debug_state for every process that maps it. */
-static void attach_loader(struct proc_collector *pc, int fd, const struct stat *st,
+static void attach_loader(struct proc_collector *pc, int fd, const struct proc_map *m,
 			  const char *name)
 {
 	struct find_sym f = { 0 };
@@ -179,8 +177,8 @@ static void attach_loader(struct proc_collector *pc, int fd, const struct stat *
 						   &opts);
 	if (!l->link)
 		goto fail;
-	l->dev = st->st_dev;
-	l->ino = st->st_ino;
+	l->dev = m->dev;
+	l->ino = m->ino;
 	pc->nr_loaders++;
 	pr_debug("%s: dlopen watched\n", name);
 	return;
@@ -194,22 +192,23 @@ static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32
 	struct proc_collector *pc = ctx;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct stat st;
 		uint32_t k;
 		int fd;
 
-		if ((i && maps[i].dso == maps[i - 1].dso) || !is_loader(dso__path(maps[i].dso)))
+		if ((i && maps[i].ino == maps[i - 1].ino) || !maps[i].ino ||
+		    !is_loader(dso__path(maps[i].dso)))
 			continue;
-		/* The mapping's own file (a container's loader may share the dso of the host's by
-		 * build ID, never its inode). */
-		fd = proc_map__open(pid, &maps[i], &st);
+		/* By the mapping's own inode: a container's loader may share the host's dso by
+		 * build ID, never its inode. */
+		for (k = 0; k < pc->nr_loaders; k++)
+			if (pc->loaders[k].dev == maps[i].dev && pc->loaders[k].ino == maps[i].ino)
+				break;
+		if (k < pc->nr_loaders || pc->nr_loaders == MAX_LOADERS)
+			continue;
+		fd = proc_map__open(pid, &maps[i]);
 		if (fd < 0)
 			continue;
-		for (k = 0; k < pc->nr_loaders; k++)
-			if (pc->loaders[k].dev == st.st_dev && pc->loaders[k].ino == st.st_ino)
-				break;
-		if (k == pc->nr_loaders && pc->nr_loaders < MAX_LOADERS)
-			attach_loader(pc, fd, &st, dso__path(maps[i].dso));
+		attach_loader(pc, fd, &maps[i], dso__path(maps[i].dso));
 		close(fd);
 	}
 }

@@ -304,7 +304,8 @@ static int fake_map(const struct map_entry *e, void *ctx)
 	d->key = (struct dso_file_key){ st.st_dev, st.st_ino,
 					(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
 					st.st_size };
-	fm->maps[fm->n++] = (struct proc_map){ e->start, e->end, e->pgoff, d };
+	fm->maps[fm->n++] = (struct proc_map){ e->start, e->end, e->pgoff, d,
+						   kernel_dev(e->dev_major, e->dev_minor), e->inode };
 	return 0;
 }
 

@@ -123,10 +123,10 @@ TEST(shared_table_matches_cfi)
 	CHECK(s.allocated_bytes < (uint64_t)UNWIND_CHUNK_ELEMS * 8 * 2);
 	/* Two processes, libc at different addresses (ASLR), one table. */
 	unwinder__update(u, 100,
-			 (struct proc_map[]){ { 0x7f0000028000, 0x7f000017d000, 0x28000, libc } }, 1);
+			 (struct proc_map[]){ { 0x7f0000028000, 0x7f000017d000, 0x28000, libc, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
 	unwinder__update(u, 200,
-			 (struct proc_map[]){ { 0x7f1000028000, 0x7f100017d000, 0x28000, libc } }, 1);
+			 (struct proc_map[]){ { 0x7f1000028000, 0x7f100017d000, 0x28000, libc, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.builds, 1);
@@ -226,7 +226,7 @@ TEST(idle_table_reused)
 {
 	struct dso *libc = elf_dso(LIBC);
 	struct unwinder *u = new_unwinder(16 << 20);
-	struct proc_map m = { 0x7f0000028000, 0x7f000017d000, 0x28000, libc };
+	struct proc_map m = { 0x7f0000028000, 0x7f000017d000, 0x28000, libc, 0, 0 };
 	struct unwinder_stats s;
 
 	CHECK(libc && u);
@@ -261,9 +261,9 @@ TEST(memory_limit_evicts_lru)
 	/* Room for the larger of the two, not for both; any table may evict one in use. */
 	u = new_unwinder_share((uint64_t)(nc > nx ? nc : nx) * UNWINDER_ROW_BYTES, 1);
 	CHECK(u);
-	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
-	unwinder__update(u, 200, (struct proc_map[]){ { 0x10000, 0x20000, 0, cxx } }, 1);
+	unwinder__update(u, 200, (struct proc_map[]){ { 0x10000, 0x20000, 0, cxx, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.evictions, 1);
@@ -279,7 +279,7 @@ TEST(memory_limit_evicts_lru)
 	CHECK_EQ(f.row_count, nx);
 	/* pid 100 reads its maps again: libc's table comes back only into free or idle room, never
 	 * by evicting a table in use (two working sets over budget would evict each other). */
-	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.evictions, 1);
@@ -288,7 +288,7 @@ TEST(memory_limit_evicts_lru)
 	/* Once libstdc++ is idle, libc's table comes back at the next read. */
 	unwinder__update(u, 200, NULL, 0);
 	unwinder__wait_idle(u);
-	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
 	CHECK(!lookup_proc(u, 100, &v));
 	CHECK(!lookup_file(u, v.maps[0].file, &f));
@@ -313,9 +313,9 @@ TEST(big_table_never_blinds_the_rest)
 	/* Both are over an eighth of a budget that holds one of them. */
 	u = new_unwinder((uint64_t)(nc > nx ? nc : nx) * UNWINDER_ROW_BYTES);
 	CHECK(u);
-	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
-	unwinder__update(u, 200, (struct proc_map[]){ { 0x10000, 0x20000, 0, cxx } }, 1);
+	unwinder__update(u, 200, (struct proc_map[]){ { 0x10000, 0x20000, 0, cxx, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.evictions, 0);
@@ -348,7 +348,7 @@ TEST(table_larger_than_budget)
 	struct unwind_file f;
 
 	CHECK(libc && u);
-	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc } }, 1);
+	unwinder__update(u, 100, (struct proc_map[]){ { 0x10000, 0x20000, 0, libc, 0, 0 } }, 1);
 	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
 	CHECK_EQ(s.too_big, 1);
@@ -371,7 +371,7 @@ TEST(anonymous_code_and_many_mappings)
 
 	CHECK(jit && u);
 	for (uint32_t i = 0; i < UNWIND_MAX_MAPPINGS + 10; i++)
-		maps[i] = (struct proc_map){ 0x100000 + i * 0x2000, 0x101000 + i * 0x2000, 0, jit };
+		maps[i] = (struct proc_map){ 0x100000 + i * 0x2000, 0x101000 + i * 0x2000, 0, jit, 0, 0 };
 	unwinder__update(u, 100, maps, UNWIND_MAX_MAPPINGS + 10);
 	unwinder__wait_idle(u);
 	unwinder__stats(u, &s);
@@ -644,7 +644,8 @@ struct churn {
 static void *churn_main(void *arg)
 {
 	struct churn *c = arg;
-	struct proc_map libc = { 0x10000, 0x20000, 0, c->libc }, cxx = { 0x10000, 0x20000, 0, c->cxx };
+	struct proc_map libc = { 0x10000, 0x20000, 0, c->libc, 0, 0 };
+	struct proc_map cxx = { 0x10000, 0x20000, 0, c->cxx, 0, 0 };
 
 	while (!c->stop) {
 		unwinder__update(c->u, 100, NULL, 0);
