@@ -25,12 +25,12 @@
 #include "lib/timeconst.h"
 #include "proc/proctab.h"
 #include "sample/ingest.h"
+#include "store/liveset.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
 
 /* Library files probed at most: a host has a few CUDA installs, not hundreds. */
 #define MAX_LIBS 64
-#define LIVE_BUCKETS_MIN 256
 
 _Static_assert(GPUMEM_MAX_USTACK <= INGEST_MAX_USTACK && GPUMEM_MAX_PYTHON <= INGEST_MAX_PYTHON,
 	       "an allocation's stack fits the ingest path");
@@ -42,103 +42,21 @@ struct gpulib {
 	struct bpf_link *entry, *ret;
 };
 
-/* A live allocation. */
-struct glive {
-	struct glive *next;
-	uint32_t pid, tid;
-	uint64_t ptr;
-	uint64_t bytes;
-	uint8_t space, api;
-	uint16_t gpu;
-	char comm[GPUMEM_COMM_LEN + 1];
-	char exe[64];
-	uint32_t nr_frames;
-	struct frame *frames; /* dso references held */
-};
-
 struct gpumem {
 	struct collect_ctx *ctx;
 	struct gpumem_bpf *skel;
 	struct ring *ring;
 	struct ingest *ingest;
-	uint32_t max_live;
 	struct gpulib libs[MAX_LIBS]; /* ingest thread only */
 	uint32_t nr_libs;
-	pthread_mutex_t lock; /* the live table and the counters below */
-	struct glive **buckets;
-	uint32_t nr_buckets, nr_live;
-	uint64_t live_bytes;
+	struct liveset *live;
+	/* Counters: written by the ingest thread alone, read by /metrics */
 	unsigned long long attach_failed, drop_live_full, frees_unknown;
 	unsigned long long ingested, drop_store, drop_malformed;
 };
 
-/* ---- the live table (under g->lock) --------------------------------------------------------- */
-
-static uint32_t glive_hash(uint32_t pid, uint8_t space, uint64_t ptr)
-{
-	uint64_t h = (ptr >> 4 ^ space) * 0x9e3779b97f4a7c15ULL ^ pid * 0xff51afd7ed558ccdULL;
-
-	return (uint32_t)(h >> 32);
-}
-
-static void glive__free(struct glive *l)
-{
-	for (uint32_t i = 0; i < l->nr_frames; i++)
-		dso__put(l->frames[i].dso);
-	free(l->frames);
-	free(l);
-}
-
-static int glive__grow(struct gpumem *g)
-{
-	uint32_t n = g->nr_buckets ? g->nr_buckets * 2 : LIVE_BUCKETS_MIN;
-	struct glive **b;
-
-	if (g->nr_live < g->nr_buckets)
-		return 0;
-	b = calloc(n, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < g->nr_buckets; i++) {
-		while (g->buckets[i]) {
-			struct glive *l = g->buckets[i];
-			uint32_t at = glive_hash(l->pid, l->space, l->ptr) & (n - 1);
-
-			g->buckets[i] = l->next;
-			l->next = b[at];
-			b[at] = l;
-		}
-	}
-	free(g->buckets);
-	g->buckets = b;
-	g->nr_buckets = n;
-	return 0;
-}
-
-/* The slot pointing at (pid, space, ptr)'s entry, or at the NULL ending its chain; NULL when
- * the table is empty. */
-static struct glive **glive__find(struct gpumem *g, uint32_t pid, uint8_t space, uint64_t ptr)
-{
-	struct glive **pp;
-
-	if (!g->nr_buckets)
-		return NULL;
-	pp = &g->buckets[glive_hash(pid, space, ptr) & (g->nr_buckets - 1)];
-	while (*pp && ((*pp)->pid != pid || (*pp)->space != space || (*pp)->ptr != ptr))
-		pp = &(*pp)->next;
-	return pp;
-}
-
-static void glive__remove(struct gpumem *g, struct glive **pp)
-{
-	struct glive *l = *pp;
-
-	*pp = l->next;
-	g->nr_live--;
-	g->live_bytes -= l->bytes;
-	glive__free(l);
-}
-
+/* A process's live set and its contexts' devices (a later process given the pid has other
+ * contexts). */
 static void drop_pid(struct gpumem *g, uint32_t pid)
 {
 	int fd = bpf_map__fd(g->skel->maps.gpumem_ctxdev);
@@ -147,19 +65,7 @@ static void drop_pid(struct gpumem *g, uint32_t pid)
 		uint64_t ctx;
 	} key, next, *prev = NULL;
 
-	pthread_mutex_lock(&g->lock);
-	for (uint32_t i = 0; i < g->nr_buckets; i++) {
-		struct glive **pp = &g->buckets[i];
-
-		while (*pp) {
-			if ((*pp)->pid == pid)
-				glive__remove(g, pp);
-			else
-				pp = &(*pp)->next;
-		}
-	}
-	pthread_mutex_unlock(&g->lock);
-	/* Its contexts' devices: a later process given the pid has other contexts. */
+	liveset__drop_pid(g->live, pid);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		if (prev && prev->pid == pid)
 			bpf_map_delete_elem(fd, prev);
@@ -171,50 +77,6 @@ static void drop_pid(struct gpumem *g, uint32_t pid)
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
-
-static void hold(struct gpumem *g, const struct gpumem_alloc_event *e, const struct cudafn *fn,
-		 const struct sample *smp)
-{
-	struct glive *l, **pp;
-
-	pthread_mutex_lock(&g->lock);
-	if (g->nr_live >= g->max_live) {
-		g->drop_live_full++;
-		goto out;
-	}
-	if (glive__grow(g))
-		goto out;
-	pp = glive__find(g, e->pid, fn->space, e->ptr);
-	/* Its free was lost: this allocation replaces it. */
-	if (*pp)
-		glive__remove(g, pp);
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		goto out;
-	l->frames = malloc((smp->nr_frames ? smp->nr_frames : 1) * sizeof(*l->frames));
-	if (!l->frames) {
-		free(l);
-		goto out;
-	}
-	l->pid = e->pid;
-	l->tid = e->tid;
-	l->ptr = e->ptr;
-	l->bytes = e->size;
-	l->space = fn->space;
-	l->api = fn->api;
-	l->gpu = smp->gpu;
-	snprintf(l->comm, sizeof(l->comm), "%s", smp->comm);
-	snprintf(l->exe, sizeof(l->exe), "%s", smp->exe ? smp->exe : "");
-	l->nr_frames = smp->nr_frames;
-	for (uint32_t i = 0; i < smp->nr_frames; i++)
-		l->frames[i] = (struct frame){ dso__get(smp->frames[i].dso), smp->frames[i].addr };
-	l->next = *pp;
-	*pp = l;
-	g->nr_live++;
-	g->live_bytes += l->bytes;
-out:
-	pthread_mutex_unlock(&g->lock);
-}
 
 static void ingest_alloc(struct gpumem *g, const struct gpumem_alloc_event *e, size_t size)
 {
@@ -262,25 +124,31 @@ static void ingest_alloc(struct gpumem *g, const struct gpumem_alloc_event *e, s
 		g->drop_store++;
 	else
 		g->ingested++;
-	hold(g, e, fn, &smp);
+	if (liveset__add(g->live, &(struct live_alloc){
+					  .pid = e->pid,
+					  .tid = e->tid,
+					  .ptr = e->ptr,
+					  .space = fn->space,
+					  .gpu_api = fn->api,
+					  .gpu = smp.gpu,
+					  .objects = 1,
+					  .bytes = e->size,
+					  .comm = comm,
+					  .exe = smp.exe,
+					  .frames = st.frames,
+					  .nr_frames = st.nr_frames,
+				  }) == -ENOSPC)
+		g->drop_live_full++;
 }
 
 static void ingest_free(struct gpumem *g, const struct gpumem_free_event *f)
 {
 	const struct cudafn *fn = cudafn__row(f->row);
-	struct glive **pp;
 
-	if (!fn) {
+	if (!fn)
 		g->drop_malformed++;
-		return;
-	}
-	pthread_mutex_lock(&g->lock);
-	pp = glive__find(g, f->pid, fn->space, f->ptr);
-	if (pp && *pp)
-		glive__remove(g, pp);
-	else
+	else if (liveset__remove(g->live, f->pid, fn->space, f->ptr))
 		g->frees_unknown++;
-	pthread_mutex_unlock(&g->lock);
 }
 
 static int handle_event(void *arg, void *data, size_t size)
@@ -438,126 +306,69 @@ int gpumem__observe(struct gpumem *g, struct proctab *pt)
 				    });
 }
 
-/* ---- queries -------------------------------------------------------------------------------- */
-
-static bool pid_wanted(const struct store_filter *f, uint32_t pid)
-{
-	if (!f || !f->nr_pids)
-		return true;
-	for (size_t i = 0; i < f->nr_pids; i++)
-		if (f->pids[i] == pid)
-			return true;
-	return false;
-}
-
-static int glive__cmp(const void *a, const void *b)
-{
-	const struct glive *x = *(const struct glive *const *)a;
-	const struct glive *y = *(const struct glive *const *)b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->api != y->api)
-		return x->api < y->api ? -1 : 1;
-	if (x->gpu != y->gpu)
-		return x->gpu < y->gpu ? -1 : 1;
-	if (x->nr_frames != y->nr_frames)
-		return x->nr_frames < y->nr_frames ? -1 : 1;
-	return memcmp(x->frames, y->frames, x->nr_frames * sizeof(*x->frames));
-}
+/* ---- queries ------------------------------------------------------------------------------- */
 
 int gpumem__live_rows(struct gpumem *g, const struct store_filter *filter,
-		      struct store_row **rows_out, size_t *nr_out)
+		      struct store_row **rows, size_t *nr)
 {
-	struct store_row *rows = NULL;
-	struct glive **all = NULL;
-	size_t n = 0, nr = 0;
-	int err = 0;
-
-	*rows_out = NULL;
-	*nr_out = 0;
-	pthread_mutex_lock(&g->lock);
-	all = malloc((g->nr_live ? g->nr_live : 1) * sizeof(*all));
-	rows = calloc(g->nr_live ? g->nr_live : 1, sizeof(*rows));
-	if (!all || !rows) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < g->nr_buckets; i++)
-		for (struct glive *l = g->buckets[i]; l; l = l->next)
-			if (pid_wanted(filter, l->pid))
-				all[n++] = l;
-	qsort(all, n, sizeof(*all), glive__cmp);
-	for (size_t i = 0; i < n; i++) {
-		const struct glive *l = all[i];
-		struct frame *frames;
-
-		if (nr && !glive__cmp(&all[i - 1], &all[i])) {
-			rows[nr - 1].values[2]++;
-			rows[nr - 1].values[3] += l->bytes;
-			continue;
-		}
-		frames = malloc((l->nr_frames ? l->nr_frames : 1) * sizeof(*frames));
-		if (!frames) {
-			err = -ENOMEM;
-			break;
-		}
-		for (uint32_t k = 0; k < l->nr_frames; k++)
-			frames[k] = (struct frame){ dso__get(l->frames[k].dso), l->frames[k].addr };
-		rows[nr++] = (struct store_row){
-			.frames = frames,
-			.nr_frames = l->nr_frames,
-			.pid = l->pid,
-			.tid = l->tid,
-			.comm = strdup(l->comm),
-			.exe = strdup(l->exe),
-			.values = { 0, 0, 1, l->bytes },
-			.exe_path = "",
-			.container_id = "",
-			.service = "",
-			.gpu_api = l->api,
-			.gpu = l->gpu,
-		};
-	}
-out:
-	pthread_mutex_unlock(&g->lock);
-	free(all);
-	if (err) {
-		store_rows__free(rows, nr);
-		return err;
-	}
-	*rows_out = rows;
-	*nr_out = nr;
-	return 0;
+	return liveset__rows(g->live, filter, rows, nr);
 }
 
 /* ---- stats ---------------------------------------------------------------------------------- */
 
 void gpumem__stats(struct gpumem *g, struct gpumem_stats *out)
 {
+	uint64_t live, bytes;
+
 	memset(out, 0, sizeof(*out));
 	counters__read(bpf_map__fd(g->skel->maps.gpumem_counters), out->bpf, GPUMEM_CNT__MAX);
-	pthread_mutex_lock(&g->lock);
+	liveset__count(g->live, &live, &bytes);
+	out->live = live;
+	out->live_bytes = bytes;
 	out->libraries = g->nr_libs;
 	out->attach_failed = g->attach_failed;
-	out->live = g->nr_live;
-	out->live_bytes = g->live_bytes;
 	out->drop_live_full = g->drop_live_full;
 	out->frees_unknown = g->frees_unknown;
 	out->ingested = g->ingested;
 	out->drop_store = g->drop_store;
 	out->drop_malformed = g->drop_malformed;
-	pthread_mutex_unlock(&g->lock);
 }
 
+/* The live set by (pid, device), for the metric. */
 struct inuse {
 	uint32_t pid;
 	uint16_t gpu;
 	uint64_t bytes;
-	const char *exe;
+	char exe[64];
 };
+
+struct inuse_list {
+	struct inuse *v;
+	size_t n, cap;
+};
+
+static void inuse__add(const struct live_alloc *a, void *arg)
+{
+	struct inuse_list *l = arg;
+	struct inuse *v;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].pid == a->pid && l->v[i].gpu == a->gpu) {
+			l->v[i].bytes += a->bytes;
+			return;
+		}
+	}
+	if (l->n == l->cap) {
+		v = realloc(l->v, (l->cap ? l->cap * 2 : 16) * sizeof(*v));
+		if (!v)
+			return;
+		l->v = v;
+		l->cap = l->cap ? l->cap * 2 : 16;
+	}
+	v = &l->v[l->n++];
+	*v = (struct inuse){ a->pid, a->gpu, a->bytes, "" };
+	snprintf(v->exe, sizeof(v->exe), "%s", a->exe);
+}
 
 static int inuse__cmp(const void *a, const void *b)
 {
@@ -570,32 +381,25 @@ static int inuse__cmp(const void *a, const void *b)
 
 void gpumem__inuse_metrics(struct gpumem *g, struct metrics_writer *w)
 {
-	struct inuse *all;
-	size_t n = 0;
+	struct inuse_list l = { 0 };
 
 	metrics__family(w, "autoprof_gpu_memory_inuse_bytes", METRIC_GAUGE,
 			"GPU memory (CUDA) allocated and not freed, by process and device (gpu: "
-			"the ordinal, \"\" when not known); pinned host memory included");
-	pthread_mutex_lock(&g->lock);
-	all = malloc((g->nr_live ? g->nr_live : 1) * sizeof(*all));
-	for (uint32_t i = 0; all && i < g->nr_buckets; i++)
-		for (struct glive *l = g->buckets[i]; l; l = l->next)
-			all[n++] = (struct inuse){ l->pid, l->gpu, l->bytes, l->exe };
-	if (all)
-		qsort(all, n, sizeof(*all), inuse__cmp);
-	for (size_t i = 0; all && i < n;) {
-		struct inuse sum = all[i];
+			"the ordinal, \"\" when not known); pinned host memory and PyTorch's tensors "
+			"(inside its segments) included");
+	/* Processes holding GPU memory are few: a list, not a table. */
+	liveset__for_each(g->live, inuse__add, &l);
+	qsort(l.v, l.n, sizeof(*l.v), inuse__cmp);
+	for (size_t i = 0; i < l.n; i++) {
 		char pid[16], gpu[8] = "";
 
-		while (++i < n && !inuse__cmp(&all[i], &sum))
-			sum.bytes += all[i].bytes;
-		snprintf(pid, sizeof(pid), "%u", sum.pid);
-		if (sum.gpu)
-			snprintf(gpu, sizeof(gpu), "%u", sum.gpu - 1u);
-		metrics__sample(w, (double)sum.bytes, "pid", pid, "exe", sum.exe, "gpu", gpu, NULL);
+		snprintf(pid, sizeof(pid), "%u", l.v[i].pid);
+		if (l.v[i].gpu)
+			snprintf(gpu, sizeof(gpu), "%u", l.v[i].gpu - 1u);
+		metrics__sample(w, (double)l.v[i].bytes, "pid", pid, "exe", l.v[i].exe, "gpu", gpu,
+				NULL);
 	}
-	pthread_mutex_unlock(&g->lock);
-	free(all);
+	free(l.v);
 }
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
@@ -609,10 +413,9 @@ struct gpumem *gpumem__new(const struct gpumem_opts *opts, struct collect_ctx *c
 		return NULL;
 	}
 	g->ctx = ctx;
-	g->max_live = opts->max_live;
-	pthread_mutex_init(&g->lock, NULL);
+	g->live = liveset__new(opts->max_live);
 	g->ingest = ingest__new(ctx);
-	if (!g->ingest) {
+	if (!g->ingest || !g->live) {
 		*err = -ENOMEM;
 		goto out_free;
 	}
@@ -645,7 +448,7 @@ out_destroy:
 	return NULL;
 out_free:
 	ingest__free(g->ingest);
-	pthread_mutex_destroy(&g->lock);
+	liveset__free(g->live);
 	free(g);
 	return NULL;
 }
@@ -658,12 +461,8 @@ void gpumem__free(struct gpumem *g)
 		bpf_link__destroy(g->libs[i].ret);
 		bpf_link__destroy(g->libs[i].entry);
 	}
-	for (uint32_t i = 0; i < g->nr_buckets; i++)
-		while (g->buckets[i])
-			glive__remove(g, &g->buckets[i]);
-	free(g->buckets);
+	liveset__free(g->live);
 	gpumem_bpf__destroy(g->skel);
 	ingest__free(g->ingest);
-	pthread_mutex_destroy(&g->lock);
 	free(g);
 }

@@ -10,12 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "lib/log.h"
 #include "lib/procmem.h"
 #include "lib/procmaps.h"
 #include "proc/proctab.h"
+#include "store/liveset.h"
 #include "bpf/memory.skel.h"
 #include "memory/memory.h"
 #include "memory/memory_priv.h"
@@ -255,6 +257,24 @@ void mproc__close_preload(struct memory *m, struct mproc *p)
 	p->pring = NULL;
 }
 
+/* Drops every live allocation of pid, here and in BPF. */
+static void drop_live(struct memory *m, uint32_t pid)
+{
+	int fd = bpf_map__fd(m->skel->maps.memory_live);
+	struct memory_key key, next, *prev = NULL;
+
+	liveset__drop_pid(m->live, pid);
+	/* BPF may hold entries user space never heard of (a lost event): walk the map itself. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (prev && prev->pid == pid)
+			bpf_map_delete_elem(fd, prev);
+		key = next;
+		prev = &key;
+	}
+	if (prev && prev->pid == pid)
+		bpf_map_delete_elem(fd, prev);
+}
+
 void mproc__detach(struct memory *m, struct mproc *p)
 {
 	mproc__close_preload(m, p);
@@ -262,7 +282,7 @@ void mproc__detach(struct memory *m, struct mproc *p)
 	bpf_link__destroy(p->entry);
 	p->ret = p->entry = NULL;
 	if (p->attached)
-		live__drop_pid(m, p->pid);
+		drop_live(m, p->pid);
 	p->attached = false;
 	p->mode = MEMSITES_ATTACH;
 	free(p->go_rt);

@@ -32,6 +32,7 @@
 #include "memory/memsites.h"
 #include "memory/preload.h"
 #include "sample/ingest.h"
+#include "store/liveset.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
 #include "proc/proctab.h"
@@ -448,8 +449,8 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	struct sample smp;
 	struct proc *p;
 	uint32_t nu = e->nr_ustack, np = e->nr_python;
-	struct live *l, **pp;
 	struct mproc *p_tracked;
+	char exe[sizeof(p_tracked->exe)] = "";
 	uint64_t mean = e->mean;
 	uint32_t skip = 0;
 
@@ -499,39 +500,23 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	/* A sample drained after its process was detached (exec, exit, target removed): its
 	 * live set is gone, and this would stay in it for good. */
 	p_tracked = *mproc__find(m, e->pid);
-	if (!p_tracked || !p_tracked->attached || live__grow(m))
-		goto out;
-	pp = live__find(m, e->pid, e->ptr);
-	/* Its free was lost (or it was never seen): this allocation replaces it. */
-	if (*pp)
-		live__remove(m, pp);
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		goto out;
-	l->frames = malloc((nu ? nu : 1) * sizeof(*l->frames));
-	if (!l->frames) {
-		free(l);
-		goto out;
-	}
-	*l = (struct live){ .pid = e->pid, .tid = e->tid, .ptr = e->ptr, .objects = objects,
-			    .bytes = bytes, .nr_frames = nu, .frames = l->frames };
-	memcpy(l->comm, comm, sizeof(l->comm));
-	for (uint32_t i = 0; i < nu; i++)
-		l->frames[i] = (struct frame){ dso__get(st.frames[i].dso), st.frames[i].addr };
-	live__insert(m, l);
-out:
+	if (p_tracked && p_tracked->attached)
+		snprintf(exe, sizeof(exe), "%s", p_tracked->exe);
 	pthread_mutex_unlock(&m->lock);
-}
-
-static void live__forget(struct memory *m, uint32_t pid, uint64_t ptr)
-{
-	struct live **pp;
-
-	pthread_mutex_lock(&m->lock);
-	pp = live__find(m, pid, ptr);
-	if (pp && *pp)
-		live__remove(m, pp);
-	pthread_mutex_unlock(&m->lock);
+	if (!p_tracked || !exe[0])
+		return;
+	/* The BPF table bounds it already: a full one sent it MEMORY_F_UNTRACKED. */
+	liveset__add(m->live, &(struct live_alloc){
+				      .pid = e->pid,
+				      .tid = e->tid,
+				      .ptr = e->ptr,
+				      .objects = objects,
+				      .bytes = bytes,
+				      .comm = comm,
+				      .exe = exe,
+				      .frames = st.frames,
+				      .nr_frames = nu,
+			      });
 }
 
 /* ---- preload rings -------------------------------------------------------------------------- */
@@ -600,7 +585,7 @@ static void preload_record(void *arg, const struct autoprof_preload_rec *r, cons
 
 	if (r->type == AUTOPROF_REC_FREE) {
 		m->preload_frees++;
-		live__forget(m, d->p->pid, r->ptr);
+		liveset__remove(m->live, d->p->pid, 0, r->ptr);
 		return;
 	}
 	m->preload_allocs++;
@@ -648,8 +633,21 @@ static int handle_event(void *arg, void *data, size_t size)
 			preload_drain(m, p);
 		return 0;
 	}
-	live__forget(m, f->pid, f->ptr);
+	liveset__remove(m->live, f->pid, 0, f->ptr);
 	return 0;
+}
+
+/* ---- heap queries ------------------------------------------------------------------------- */
+
+int memory__live_rows(struct memory *m, const struct store_filter *filter,
+		      struct store_row **rows, size_t *nr)
+{
+	return liveset__rows(m->live, filter, rows, nr);
+}
+
+uint64_t memory__mean_interval(const struct memory *m)
+{
+	return m->mean;
 }
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
@@ -696,7 +694,8 @@ struct memory *memory__new(const struct memory_opts *opts, struct collect_ctx *c
 	m->ringbuf_size = opts->ringbuf_size;
 	pthread_mutex_init(&m->lock, NULL);
 	m->ingest = ingest__new(ctx);
-	if (!m->ingest) {
+	m->live = liveset__new(0);
+	if (!m->ingest || !m->live) {
 		*err = -ENOMEM;
 		goto out_free;
 	}
@@ -737,6 +736,7 @@ out_destroy:
 	return NULL;
 out_free:
 	ingest__free(m->ingest);
+	liveset__free(m->live);
 	free(m);
 	return NULL;
 }
@@ -747,10 +747,7 @@ void memory__free(struct memory *m)
 		return;
 	while (m->procs)
 		mproc__remove(m, &m->procs);
-	for (uint32_t i = 0; i < m->nr_buckets; i++)
-		while (m->buckets[i])
-			live__remove(m, &m->buckets[i]);
-	free(m->buckets);
+	liveset__free(m->live);
 	free(m->targets);
 	memory_bpf__destroy(m->skel);
 	ingest__free(m->ingest);
@@ -760,6 +757,8 @@ void memory__free(struct memory *m)
 
 void memory__stats(struct memory *m, struct memory_stats *out)
 {
+	uint64_t live, live_bytes;
+
 	memset(out, 0, sizeof(*out));
 	counters__read(bpf_map__fd(m->skel->maps.memory_counters), out->bpf,
 			       MEMORY_CNT__MAX);
@@ -775,8 +774,9 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 		out->procs_go += p->attached && p->mode == MEMSITES_GO;
 		out->procs_pending += !p->attached;
 	}
-	out->live = m->nr_live;
-	out->live_bytes = m->live_bytes;
+	liveset__count(m->live, &live, &live_bytes);
+	out->live = live;
+	out->live_bytes = live_bytes;
 	out->ingested = m->ingested;
 	out->drop_store = m->drop_store;
 	out->drop_malformed = m->drop_malformed;

@@ -4,9 +4,9 @@
 
 /*
  * Between the files of memory profiling, nobody else: memory.c (targets, ingest, preload
- * rings, life cycle), attach.c (finding and probing a process's allocator), live.c (the live
- * table of sampled allocations and the heap's rows). Every field is guarded by memory's lock
- * unless it says otherwise.
+ * rings, life cycle, the heap's rows from the live set, store/liveset.h) and attach.c (finding
+ * and probing a process's allocator). Every field is guarded by memory's lock unless it says
+ * otherwise.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -69,17 +69,6 @@ struct mproc {
 	struct bpf_link *entry, *ret;
 };
 
-/* A live sampled allocation. */
-struct live {
-	struct live *next;
-	uint32_t pid, tid;
-	uint64_t ptr;
-	uint64_t objects, bytes; /* what it stands for, scaled */
-	char comm[MEMORY_COMM_LEN + 1];
-	uint32_t nr_frames;
-	struct frame *frames; /* dso references held */
-};
-
 _Static_assert(MEMORY_MAX_USTACK <= INGEST_MAX_USTACK && MEMORY_MAX_PYTHON <= INGEST_MAX_PYTHON,
 	       "an allocation's stack fits the ingest path");
 
@@ -94,9 +83,7 @@ struct memory {
 	uint32_t nr_targets, next_id;
 	bool dirty; /* targets changed: rescan at the next tick */
 	struct mproc *procs;
-	struct live **buckets;
-	uint32_t nr_buckets, nr_live;
-	uint64_t live_bytes;
+	struct liveset *live; /* sampled allocations not freed yet (its own lock) */
 	unsigned long long ingested, drop_store, drop_malformed, attach_ok, attach_failed;
 	unsigned long long probes_emulated, probes_entry;
 	/* preload rings: records read (allocations, frees), and what the closed rings had */
@@ -107,14 +94,6 @@ struct memory {
 	struct thread_name tnames[THREAD_NAMES]; /* preload records' thread names */
 	struct unwind_proc uproc;      /* the mapping table its walk uses */
 };
-
-/* live.c: the live table (under m->lock). grow: room for one more (0 or -ENOMEM); find: the
- * slot of (pid, ptr), *slot NULL if absent; insert takes l; remove frees *pp. */
-int live__grow(struct memory *m);
-struct live **live__find(struct memory *m, uint32_t pid, uint64_t ptr);
-void live__insert(struct memory *m, struct live *l);
-void live__remove(struct memory *m, struct live **pp);
-void live__drop_pid(struct memory *m, uint32_t pid);
 
 /* attach.c: p's allocator found and probed, or its preload ring opened (0 or a negative
  * errno); its preload ring closed; its probes detached. */
