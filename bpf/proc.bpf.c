@@ -2,7 +2,7 @@
 /*
  * Process life cycle for every profiler: exec (learn the new image's mappings while the process
  * is alive, so that short-lived processes still symbolize), exit (drop per-process state) and
- * dlopen (learn the maps again).
+ * dlsym after a dlopen (learn the maps again).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -39,6 +39,15 @@ struct {
 	__type(value, __u64);
 } proc_counters SEC(".maps");
 
+/* The count of mappings of each process at its last dlsym that told user space (proc_dlsym). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} dlsym_maps SEC(".maps");
+
 static __always_inline void count(__u32 idx)
 {
 	counters__add(&proc_counters, idx, 1);
@@ -56,6 +65,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 		bpf_map_delete_elem(&tracectx_offsets, &pid);
 		bpf_map_delete_elem(&python_procs, &pid);
 		bpf_map_delete_elem(&unwind_procs, &pid);
+		bpf_map_delete_elem(&dlsym_maps, &pid);
 		count(PROC_CNT_DROP_RINGBUF);
 		return 0;
 	}
@@ -66,6 +76,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	bpf_map_delete_elem(&tracectx_offsets, &e->pid);
 	bpf_map_delete_elem(&python_procs, &e->pid);
 	bpf_map_delete_elem(&unwind_procs, &e->pid);
+	bpf_map_delete_elem(&dlsym_maps, &e->pid);
 	e->time_ns = bpf_ktime_get_ns();
 	e->exe_ino = BPF_CORE_READ(p, mm, exe_file, f_inode, i_ino);
 	e->exe_dev = BPF_CORE_READ(p, mm, exe_file, f_inode, i_sb, s_dev);
@@ -123,16 +134,26 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 }
 
 /*
- * The dynamic loader calls _dl_debug_state (the debuggers' breakpoint, r_debug protocol)
- * before and after each dlopen and dlclose: a library loaded long after exec (CUDA by PyTorch
- * or ctypes) is in the maps the second time. User space probes each loader it sees, for every
- * process that maps it, and reads the maps again when told.
+ * A library loaded by dlopen long after exec (CUDA by PyTorch or ctypes) is reached through
+ * dlsym before its code runs. User space probes the entry of dlsym in the C library files it
+ * sees, for every process that maps them; a call tells it to read the maps again when the
+ * process's count of mappings changed since the last one (dlsym is called far more often than
+ * dlopen). Not dlopen's return: a uretprobe replaces the return address, by which dlopen finds
+ * its caller's RUNPATH. Not the loader's _dl_debug_state: debuggers break there to follow
+ * libraries, and a uprobe on the same instruction takes their trap.
  */
 SEC("uprobe.multi")
-int proc_dlopen(struct pt_regs *ctx)
+int proc_dlsym(struct pt_regs *ctx)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = task->tgid, n = BPF_CORE_READ(task, mm, map_count), *seen;
 	struct proc_ev *e;
 
+	seen = bpf_map_lookup_elem(&dlsym_maps, &pid);
+	if (seen && *seen == n)
+		return 0;
+	/* A full table: told at every call rather than never. */
+	bpf_map_update_elem(&dlsym_maps, &pid, &n, BPF_ANY);
 	count(PROC_CNT_MAPPED);
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
@@ -141,7 +162,7 @@ int proc_dlopen(struct pt_regs *ctx)
 	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = PROC_EV_MAPPED;
-	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->pid = pid;
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;

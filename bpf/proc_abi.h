@@ -7,7 +7,7 @@
 enum proc_event_type {
 	PROC_EV_EXEC = 1, /* a process replaced its image: its mappings must be learned now */
 	PROC_EV_EXIT = 2, /* a thread group leader exited: drop what we hold for it */
-	PROC_EV_MAPPED = 3, /* the dynamic loader changed the libraries (dlopen): read the maps */
+	PROC_EV_MAPPED = 3, /* dlsym with mappings changed (a dlopen): read the maps */
 };
 
 struct proc_ev {
@@ -33,7 +33,7 @@ enum proc_counter {
 	PROC_CNT_EXIT,
 	PROC_CNT_DROP_RINGBUF,
 	PROC_CNT_EXEC_TABLES, /* executables' text published for walks at exec */
-	PROC_CNT_MAPPED,      /* dlopen and dlclose calls seen (each twice) */
+	PROC_CNT_MAPPED,      /* dlsym calls with mappings changed since the last */
 	PROC_CNT__MAX,
 };
 

@@ -244,15 +244,16 @@ static const struct metrics_row proc_rows[] = {
 		       "the libraries (trace-context variables in them)"),
 	METRICS_SAMPLE(struct proc_view, p.relearned),
 	METRICS_FAMILY("autoprof_maps_rereads_dlopen", METRIC_COUNTER,
-		       "Maps read again at a dlopen or dlclose (the dynamic loader's "
-		       "_dl_debug_state, twice a call), with GPU memory profiling on"),
+		       "Maps read again at a dlsym after a dlopen (the process's mappings changed "
+		       "since its last dlsym), with GPU memory profiling on"),
 	METRICS_SAMPLE(struct proc_view, p.mapped),
-	METRICS_FAMILY("autoprof_dlopen_watched_loaders", METRIC_GAUGE,
-		       "Dynamic loader files probed for dlopen calls (at most 16)"),
-	METRICS_SAMPLE(struct proc_view, p.loaders),
+	METRICS_FAMILY("autoprof_dlopen_watched_libraries", METRIC_GAUGE,
+		       "C library files (libc, libdl) looked at for dlsym, probed where they have "
+		       "it (at most 16)"),
+	METRICS_SAMPLE(struct proc_view, p.dlopen_libs),
 	METRICS_FAMILY("autoprof_dlopen_watch_failures", METRIC_COUNTER,
-		       "Dynamic loader files whose dlopen calls could not be probed"),
-	METRICS_SAMPLE(struct proc_view, p.loader_failed),
+		       "C library files whose dlsym could not be probed"),
+	METRICS_SAMPLE(struct proc_view, p.dlopen_failed),
 	METRICS_FAMILY("autoprof_maps_reads", METRIC_COUNTER,
 		       "Reads of /proc/PID/maps, by result (gone: the process exited first)"),
 	METRICS_SAMPLE(struct proc_view, maps_ok, "result", "ok"),

@@ -22,8 +22,8 @@
 #include "sample/proc.h"
 
 #define MAX_PENDING_EXITS 4096
-/* Dynamic loader files watched at most: one per distro in the host's containers. */
-#define MAX_LOADERS 16
+/* C library files watched for dlopen at most: one per distro in the host's containers. */
+#define MAX_DLOPEN_LIBS 16
 /*
  * At exec only the executable and the loader are mapped; the loader maps the libraries a little
  * later, and a trace-context variable in one of them is found only when the maps are read
@@ -64,14 +64,14 @@ struct proc_collector {
 		uint32_t head, nr;
 	} relearn[NR_RELEARN];
 	unsigned long long relearned;
-	unsigned long long mapped; /* dlopen calls seen, maps read again */
-	/* Loaders whose _dl_debug_state is probed (ingest thread only) */
-	struct loader {
+	unsigned long long mapped; /* dlsym after a dlopen: maps read again */
+	/* C libraries whose dlsym is probed (ingest thread only) */
+	struct dlopen_lib {
 		uint64_t dev, ino; /* as the maps say (struct proc_map) */
 		struct bpf_link *link;
-	} loaders[MAX_LOADERS];
-	uint32_t nr_loaders;
-	unsigned long long loader_failed;
+	} dlopen_libs[MAX_DLOPEN_LIBS];
+	uint32_t nr_dlopen_libs;
+	unsigned long long dlopen_failed;
 };
 
 /* Full FIFOs drop the newest: a storm of execs is re-read by its samples instead. */
@@ -117,7 +117,7 @@ static int handle_event(void *arg, void *data, size_t size)
 		proctab__exiting(pc->ctx->proctab, e->pid);
 		break;
 	case PROC_EV_MAPPED:
-		/* dlopen (or dlclose) called _dl_debug_state: the observers see the libraries. */
+		/* dlsym after a dlopen: the observers see the library it loaded. */
 		proctab__refresh(pc->ctx->proctab, e->pid, now_ns());
 		pc->mapped++;
 		break;
@@ -125,65 +125,79 @@ static int handle_event(void *arg, void *data, size_t size)
 	return 0;
 }
 
-/* ---- dlopen: the loaders' _dl_debug_state ------------------------------------------------- */
+/* ---- dlopen: dlsym's entry in the C library ------------------------------------------------ */
 
-/* Whether a file is a dynamic loader (glibc's ld-linux-x86-64.so.2, ld-2.x.so; musl's). */
-static bool is_loader(const char *path)
+/* Whether a file may define dlsym: glibc's libc (2.34 and later), its libdl before, musl's libc
+ * (its loader). */
+static bool has_dlsym(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
-	       (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "libdl.so", 8) || !strncmp(base, "libdl-", 6) ||
+	       !strncmp(base, "ld-musl", 7);
 }
+
+#define MAX_DLOPEN_SITES 4
 
 struct find_sym {
 	Elf *elf;
-	uint64_t off;
+	unsigned long off[MAX_DLOPEN_SITES];
+	size_t n;
 };
 
-static int find_debug_state(const struct elf_symbol *s, void *arg)
+static int find_dlsym(const struct elf_symbol *s, void *arg)
 {
 	struct find_sym *f = arg;
+	uint64_t off;
 
 	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
-	    strcmp(s->name, "_dl_debug_state"))
+	    (strcmp(s->name, "dlsym") && strcmp(s->name, "dlvsym")) ||
+	    elf__vaddr_to_offset(f->elf, s->sym.st_value, &off))
 		return 0;
-	return elf__vaddr_to_offset(f->elf, s->sym.st_value, &f->off) ? 0 : 1;
+	/* Each name is exported at two versions, at one address: one probe. */
+	for (size_t i = 0; i < f->n; i++)
+		if (f->off[i] == off)
+			return 0;
+	f->off[f->n++] = off;
+	return f->n == MAX_DLOPEN_SITES;
 }
 
-/* Probes a loader file's (fd's) _dl_debug_state for every process that maps it. */
-static void attach_loader(struct proc_collector *pc, int fd, const struct proc_map *m,
+/* Probes the entry of a C library file's (fd's) dlsym for every process that maps it. */
+static void attach_dlopen(struct proc_collector *pc, int fd, const struct proc_map *m,
 			  const char *name)
 {
 	struct find_sym f = { 0 };
-	unsigned long off;
 	char path[64];
-	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = &off, .cnt = 1);
-	struct loader *l = &pc->loaders[pc->nr_loaders];
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts);
+	struct dlopen_lib *l = &pc->dlopen_libs[pc->nr_dlopen_libs];
 
 	elf_version(EV_CURRENT);
 	f.elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!f.elf)
 		goto fail;
-	elf__for_each_symbol(f.elf, ELF_DYNSYM | ELF_SYMTAB, find_debug_state, &f);
+	elf__for_each_symbol(f.elf, ELF_DYNSYM, find_dlsym, &f);
 	elf_end(f.elf);
-	if (!f.off)
-		goto fail;
-	off = f.off;
+	/* A libc without it (glibc before 2.34 keeps it in libdl): known, nothing probed. */
+	if (!f.n)
+		goto known;
+	opts.offsets = f.off;
+	opts.cnt = f.n;
 	/* The very file mapped, whichever mount namespace mapped it. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	l->link = bpf_program__attach_uprobe_multi(pc->skel->progs.proc_dlopen, -1, path, NULL,
+	l->link = bpf_program__attach_uprobe_multi(pc->skel->progs.proc_dlsym, -1, path, NULL,
 						   &opts);
 	if (!l->link)
 		goto fail;
+	pr_debug("%s: dlopen watched\n", name);
+known:
 	l->dev = m->dev;
 	l->ino = m->ino;
-	pc->nr_loaders++;
-	pr_debug("%s: dlopen watched\n", name);
+	pc->nr_dlopen_libs++;
 	return;
 fail:
-	pc->loader_failed++;
+	pc->dlopen_failed++;
 	pr_warn("%s: cannot watch its dlopen calls\n", name);
 }
 
@@ -196,19 +210,19 @@ static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32
 		int fd;
 
 		if ((i && maps[i].ino == maps[i - 1].ino) || !maps[i].ino ||
-		    !is_loader(dso__path(maps[i].dso)))
+		    !has_dlsym(dso__path(maps[i].dso)))
 			continue;
-		/* By the mapping's own inode: a container's loader may share the host's dso by
+		/* By the mapping's own inode: a container's libc may share the host's dso by
 		 * build ID, never its inode. */
-		for (k = 0; k < pc->nr_loaders; k++)
-			if (pc->loaders[k].dev == maps[i].dev && pc->loaders[k].ino == maps[i].ino)
+		for (k = 0; k < pc->nr_dlopen_libs; k++)
+			if (pc->dlopen_libs[k].dev == maps[i].dev && pc->dlopen_libs[k].ino == maps[i].ino)
 				break;
-		if (k < pc->nr_loaders || pc->nr_loaders == MAX_LOADERS)
+		if (k < pc->nr_dlopen_libs || pc->nr_dlopen_libs == MAX_DLOPEN_LIBS)
 			continue;
 		fd = proc_map__open(pid, &maps[i]);
 		if (fd < 0)
 			continue;
-		attach_loader(pc, fd, &maps[i], dso__path(maps[i].dso));
+		attach_dlopen(pc, fd, &maps[i], dso__path(maps[i].dso));
 		close(fd);
 	}
 }
@@ -240,8 +254,8 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	/* The unwinder's mapping tables, whose entry an exec drops (and replaces with the
 	 * executable's text, found by unwind_inodes). */
 	pc->skel->rodata->unwind_tables = ctx->unwinder != NULL;
-	/* Attached per loader file (proc_collector__watch_dlopen). */
-	bpf_program__set_autoattach(pc->skel->progs.proc_dlopen, false);
+	/* Attached per C library file (proc_collector__watch_dlopen). */
+	bpf_program__set_autoattach(pc->skel->progs.proc_dlsym, false);
 	*err = ctx->unwinder ? bpf_map__reuse_fd(pc->skel->maps.unwind_procs,
 						 unwinder__map_fd(ctx->unwinder, "unwind_procs")) ?:
 				       bpf_map__reuse_fd(pc->skel->maps.unwind_inodes,
@@ -329,8 +343,8 @@ void proc_collector__free(struct proc_collector *pc)
 {
 	if (!pc)
 		return;
-	for (uint32_t i = 0; i < pc->nr_loaders; i++)
-		bpf_link__destroy(pc->loaders[i].link);
+	for (uint32_t i = 0; i < pc->nr_dlopen_libs; i++)
+		bpf_link__destroy(pc->dlopen_libs[i].link);
 	proc_bpf__destroy(pc->skel);
 	free(pc);
 }
@@ -346,6 +360,6 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 	out->exec_tables = c[PROC_CNT_EXEC_TABLES];
 	out->relearned = pc->relearned;
 	out->mapped = pc->mapped;
-	out->loaders = pc->nr_loaders;
-	out->loader_failed = pc->loader_failed;
+	out->dlopen_libs = pc->nr_dlopen_libs;
+	out->dlopen_failed = pc->dlopen_failed;
 }

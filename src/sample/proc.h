@@ -15,17 +15,18 @@ struct proc_collector_stats {
 	unsigned long long dropped; /* events lost to a full ring buffer */
 	unsigned long long exec_tables; /* executables' text published at exec (proc.bpf.c) */
 	unsigned long long relearned;	/* maps read again once the loader mapped libraries */
-	unsigned long long mapped;	/* maps read again: dlopen or dlclose */
-	unsigned long long loaders;	/* dynamic loader files probed for dlopen */
-	unsigned long long loader_failed; /* ... that could not be */
+	unsigned long long mapped;	/* maps read again: dlsym after a dlopen */
+	unsigned long long dlopen_libs;	  /* C library files looked at for dlsym */
+	unsigned long long dlopen_failed; /* ... whose dlsym could not be probed */
 };
 
 /* Loads and attaches bpf/proc.bpf.c. Returns NULL with *err set. */
 struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err);
 /*
- * From now on, a process's dlopen (and dlclose) has its maps read again at once, so that the
- * observers of processes see a library loaded long after exec (CUDA): the dynamic loader of each
- * process learned is probed, once per loader file, for every process that maps it.
+ * From now on, a process that loaded a library with dlopen has its maps read again at its next
+ * dlsym (how a program reaches the library's code), so that the observers of processes see a
+ * library loaded long after exec (CUDA): the entry of dlsym in the C library of each process
+ * learned is probed, once per file, for every process that maps it.
  */
 int proc_collector__watch_dlopen(struct proc_collector *pc);
 void proc_collector__free(struct proc_collector *pc); /* accepts NULL */

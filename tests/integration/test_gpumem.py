@@ -270,8 +270,9 @@ def test_not_cuda():
     subprocess.run(["cc", "-shared", "-fPIC", "-Wl,--build-id", src, "-o", fake], check=True)
     failed0 = metric("autoprof_gpu_attach_failures_total")
     libs0 = metric("autoprof_gpu_libraries")
-    r = subprocess.run(["python3", "-c", "import ctypes, time; ctypes.CDLL(%r); time.sleep(1)" %
-                        fake], timeout=30)
+    # Loaded, then reached (ctypes looks the function up with dlsym): what has its maps read.
+    r = subprocess.run(["python3", "-c", "import ctypes, time; ctypes.CDLL(%r).cudaMallocLater; "
+                        "time.sleep(1)" % fake], timeout=30)
     assert r.returncode == 0
     wait_metric("autoprof_gpu_attach_failures_total", failed0 + 1)
     assert metric("autoprof_gpu_libraries") == libs0
