@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, ROOT, TMP, Daemon, check, exit_status, pprof_tool  # noqa: E402
+from aplib import BUILD, ROOT, TMP, Daemon, Skip, check, exit_status, pprof_tool  # noqa: E402
 
 GPU = os.path.join(BUILD, "gputargets")
 VALUES = ("gpu_alloc_objects", "gpu_alloc_space", "gpu_inuse_objects", "gpu_inuse_space")
@@ -104,6 +104,22 @@ def compare(got, want, what):
         assert g == w, "%s %s: profile %s, program %s" % (fn, what, g, w)
 
 
+def settled(path, names, want, what=("gpu_inuse", "gpu_alloc")):
+    """The profile at path by function once it says what the program did: events reach the
+    store a drain (100 ms) after the calls, later on a loaded machine. Asserts after 10 s."""
+    deadline = time.time() + 10
+    while True:
+        got, other = by_function(raw(profile(path)), names)
+        try:
+            for w in what:
+                compare(got, want, w)
+            return got, other
+        except AssertionError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 class Program:
     """A target that prints its pid, waits for a line, works, prints its JSON truth."""
 
@@ -139,17 +155,13 @@ def test_c_exact():
     prog.say()
     truth = json.loads(prog.line())
     C["truth"] = truth
-    time.sleep(0.3)  # the ingest loop drains the ring every 100 ms
     names = set(truth["functions"])
-    heap, other = by_function(raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid)), names)
+    want = {fn: expected(truth, fn) for fn in names if fn != "failing"}
+    heap, other = settled("/debug/pprof/gpuheap?pid=%d" % prog.pid, names, want)
     assert not other, "samples outside the program's functions: %s" % other[:3]
     assert "failing" not in heap, heap["failing"]
-    want = {fn: expected(truth, fn) for fn in names if fn != "failing"}
-    compare(heap, want, "gpu_inuse")
-    compare(heap, want, "gpu_alloc")
-    allocs, _ = by_function(raw(profile("/debug/pprof/gpuallocs?seconds=30&pid=%d" %
-                                        prog.pid)), names)
-    compare(allocs, want, "gpu_alloc")
+    allocs, _ = settled("/debug/pprof/gpuallocs?seconds=30&pid=%d" % prog.pid, names, want,
+                        ("gpu_alloc",))
     for per in allocs.values():
         for v in per.values():
             assert not v["gpu_inuse_objects"] and not v["gpu_inuse_space"], allocs
@@ -217,12 +229,9 @@ def test_python_dlopen():
     wait_metric("autoprof_gpu_libraries", libs0 + 1)
     prog.say()
     truth = json.loads(prog.line())
-    time.sleep(0.3)
     names = set(truth["functions"])
-    heap, _ = by_function(raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid)), names)
     want = {fn: expected(truth, fn) for fn in names}
-    compare(heap, want, "gpu_inuse")
-    compare(heap, want, "gpu_alloc")
+    heap, _ = settled("/debug/pprof/gpuheap?pid=%d" % prog.pid, names, want)
     # The driver copy came with cudaSetDevice, after the wait: probed at its dlopen too.
     wait_metric("autoprof_gpu_libraries", libs0 + 2)
     prog.end()
@@ -244,12 +253,9 @@ def test_pytorch_usdt():
     wait_metric("autoprof_gpu_libraries", libs0 + 2)
     prog.say()
     truth = json.loads(prog.line())
-    time.sleep(0.3)
     names = set(truth["functions"])
-    heap, _ = by_function(raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid)), names)
     want = {fn: expected(truth, fn) for fn in names}
-    compare(heap, want, "gpu_inuse")
-    compare(heap, want, "gpu_alloc")
+    heap, _ = settled("/debug/pprof/gpuheap?pid=%d" % prog.pid, names, want)
     per_api = {}
     for per in heap.values():
         for (api, _), v in per.items():
@@ -259,6 +265,42 @@ def test_pytorch_usdt():
     print("   tensors %d bytes live (memory_allocated), segments %d (memory_reserved): exact" % (
         truth["allocated"], truth["reserved"]))
     prog.end()
+
+
+REAL_CUDART = "/usr/local/cuda/lib64/libcudart.so"
+
+
+def test_real_runtime():
+    """The real CUDA runtime where the machine has one (no GPU: every call fails): its functions
+    are found and probed by name, and a cudaMalloc that returns an error records nothing."""
+    if not os.path.exists(REAL_CUDART):
+        raise Skip("no CUDA toolkit at %s" % REAL_CUDART)
+    libs0 = metric("autoprof_gpu_libraries")
+    failed0 = metric("autoprof_gpu_calls_total", 'outcome="failed"')
+    code = ("import ctypes, sys, time\n"
+            "rt = ctypes.CDLL(%r)\n"
+            "malloc = rt.cudaMalloc\n"
+            "print(1, flush=True); sys.stdin.readline()\n"
+            "p = ctypes.c_void_p()\n"
+            "print(malloc(ctypes.byref(p), 1 << 20), flush=True)\n"
+            "sys.stdin.readline()\n" % REAL_CUDART)
+    prog = subprocess.Popen(["python3", "-c", code], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert prog.stdout.readline().strip() == "1"
+        wait_metric("autoprof_gpu_libraries", libs0 + 1)
+        prog.stdin.write("\n")
+        prog.stdin.flush()
+        rc = int(prog.stdout.readline())
+        assert rc != 0, "cudaMalloc succeeded without a GPU?"
+        wait_metric("autoprof_gpu_calls_total", failed0 + 1, 'outcome="failed"')
+        samples = raw(profile("/debug/pprof/gpuheap?pid=%d" % prog.pid))
+        assert not samples, samples[:3]
+        print("   %s: probed, cudaMalloc returned %d, nothing recorded" % (
+            os.path.realpath(REAL_CUDART), rc))
+    finally:
+        prog.kill()
+        prog.wait()
 
 
 def test_not_cuda():
@@ -307,6 +349,7 @@ def test_disabled():
 for name, fn in (("gpu_c_exact", test_c_exact), ("gpu_c_metrics", test_c_metrics),
                  ("gpu_c_exit", test_c_exit), ("gpu_python_dlopen", test_python_dlopen),
                  ("gpu_pytorch_usdt", test_pytorch_usdt),
+                 ("gpu_real_runtime_failed_call", test_real_runtime),
                  ("gpu_not_cuda_counted", test_not_cuda), ("gpu_profile_list", test_profile_list),
                  ("gpu_disabled", test_disabled)):
     if fn in (test_c_metrics, test_c_exit) and "truth" not in C:
