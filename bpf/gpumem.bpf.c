@@ -45,12 +45,6 @@ struct {
 } gpumem_threads SEC(".maps");
 
 /* The device of each context a process made (user space drops a process's at its exit). */
-struct gpumem_ctx_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 ctx;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);

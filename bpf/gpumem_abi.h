@@ -46,6 +46,13 @@ enum gpumem_fn {
 #define GPUMEM_PROP_LOCATION_ID 12
 #define GPUMEM_LOCATION_DEVICE 1
 
+/* Key of gpumem_ctxdev: a context a process made (its value: the device ordinal + 1). */
+struct gpumem_ctx_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 ctx;
+};
+
 enum gpumem_event_type {
 	GPUMEM_EV_ALLOC = 1, /* an allocation that succeeded, with its stack */
 	GPUMEM_EV_FREE = 2,  /* a free (or release) that succeeded */

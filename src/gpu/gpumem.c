@@ -19,6 +19,7 @@
 #include "bpf/gpumem.skel.h"
 #include "gpu/cudafns.h"
 #include "gpu/gpumem.h"
+#include "lib/bpfmap.h"
 #include "lib/counters.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -59,21 +60,9 @@ struct gpumem {
  * contexts). */
 static void drop_pid(struct gpumem *g, uint32_t pid)
 {
-	int fd = bpf_map__fd(g->skel->maps.gpumem_ctxdev);
-	struct {
-		uint32_t pid, pad;
-		uint64_t ctx;
-	} key, next, *prev = NULL;
-
 	liveset__drop_pid(g->live, pid);
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (prev && prev->pid == pid)
-			bpf_map_delete_elem(fd, prev);
-		key = next;
-		prev = &key;
-	}
-	if (prev && prev->pid == pid)
-		bpf_map_delete_elem(fd, prev);
+	bpfmap__delete_pid(bpf_map__fd(g->skel->maps.gpumem_ctxdev), sizeof(struct gpumem_ctx_key),
+			   pid);
 }
 
 /* ---- events --------------------------------------------------------------------------------- */

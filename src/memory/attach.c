@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/bpfmap.h"
 #include "lib/log.h"
 #include "lib/procmem.h"
 #include "lib/procmaps.h"
@@ -257,22 +257,12 @@ void mproc__close_preload(struct memory *m, struct mproc *p)
 	p->pring = NULL;
 }
 
-/* Drops every live allocation of pid, here and in BPF. */
+/* Drops every live allocation of pid, here and in BPF (which may hold entries user space never
+ * heard of: a lost event). */
 static void drop_live(struct memory *m, uint32_t pid)
 {
-	int fd = bpf_map__fd(m->skel->maps.memory_live);
-	struct memory_key key, next, *prev = NULL;
-
 	liveset__drop_pid(m->live, pid);
-	/* BPF may hold entries user space never heard of (a lost event): walk the map itself. */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (prev && prev->pid == pid)
-			bpf_map_delete_elem(fd, prev);
-		key = next;
-		prev = &key;
-	}
-	if (prev && prev->pid == pid)
-		bpf_map_delete_elem(fd, prev);
+	bpfmap__delete_pid(bpf_map__fd(m->skel->maps.memory_live), sizeof(struct memory_key), pid);
 }
 
 void mproc__detach(struct memory *m, struct mproc *p)
