@@ -17,6 +17,9 @@
 #include "gpumem_abi.h"
 
 const volatile bool unwind_tables = true;
+/* Events wake user space once this much waits (a quarter of the ring); else the drain timer
+ * (100 ms) reads them: a program allocating in a loop must not pay a wakeup per call. */
+const volatile __u64 wakeup_bytes = 64 * 1024;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -79,6 +82,12 @@ struct {
 static __always_inline void count(__u32 idx)
 {
 	counters__add(&gpumem_counters, idx, 1);
+}
+
+static __always_inline __u64 wake(void)
+{
+	return ringbuf__filled(&gpumem_events, &wakeup_bytes) ? BPF_RB_FORCE_WAKEUP :
+								BPF_RB_NO_WAKEUP;
 }
 
 /* A device ordinal as the thread's device (ordinal + 1), 0 for one that cannot be. */
@@ -181,22 +190,21 @@ static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 p
 	if (len > sizeof(*e))
 		len = sizeof(*e);
 	if (bpf_ringbuf_reserve_dynptr(&gpumem_events, len, 0, &rec)) {
-		bpf_ringbuf_discard_dynptr(&rec, 0);
+		bpf_ringbuf_discard_dynptr(&rec, BPF_RB_NO_WAKEUP);
 		count(GPUMEM_CNT_DROP_RINGBUF);
 		return;
 	}
 	if (bpf_dynptr_write(&rec, 0, e, len, 0)) {
-		bpf_ringbuf_discard_dynptr(&rec, 0);
+		bpf_ringbuf_discard_dynptr(&rec, BPF_RB_NO_WAKEUP);
 		count(GPUMEM_CNT_DROP_RINGBUF);
 		return;
 	}
 	if (*(volatile __u64 *)seq != ticket) {
-		bpf_ringbuf_discard_dynptr(&rec, 0);
+		bpf_ringbuf_discard_dynptr(&rec, BPF_RB_NO_WAKEUP);
 		count(GPUMEM_CNT_DROP_RACED);
 		return;
 	}
-	/* Rare and wanted at once (a test or a user asks right after the call). */
-	bpf_ringbuf_submit_dynptr(&rec, 0);
+	bpf_ringbuf_submit_dynptr(&rec, wake());
 	count(GPUMEM_CNT_ALLOCS);
 }
 
@@ -205,7 +213,7 @@ static __always_inline void send_free(__u32 pid, __u64 ptr, __u32 row)
 	struct gpumem_free_event ev = { .type = GPUMEM_EV_FREE, .pid = pid, .ptr = ptr,
 					.row = row, .tid = (__u32)bpf_get_current_pid_tgid() };
 
-	if (bpf_ringbuf_output(&gpumem_events, &ev, sizeof(ev), 0))
+	if (bpf_ringbuf_output(&gpumem_events, &ev, sizeof(ev), wake()))
 		count(GPUMEM_CNT_DROP_RINGBUF);
 	else
 		count(GPUMEM_CNT_FREES);

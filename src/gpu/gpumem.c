@@ -415,6 +415,7 @@ struct gpumem *gpumem__new(const struct gpumem_opts *opts, struct collect_ctx *c
 		goto out_free;
 	}
 	g->skel->rodata->unwind_tables = ctx->unwinder != NULL;
+	g->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
 	*err = collect__share_maps(ctx, g->skel->obj) ?:
 	       bpf_map__set_max_entries(g->skel->maps.gpumem_events, opts->ringbuf_size);
 	if (*err)
