@@ -20,9 +20,13 @@
 # memory_reserved in both modes, 1 otherwise, 2 when autoprof does not start here (or is not
 # bundled, or this is not root), 3 when there is no GPU or no PyTorch here.
 #   tests/gpu/bundle.sh              (on the build machine, after make)
-#   tests/gpu/device_check.sh        (on the GPU machine, from the repository root, as root)
+#   tests/gpu/device_check.sh        (on the GPU machine, as root or with sudo -n)
 #   env: PYTHON=python3 LOOP=20000 LOOP_NOCACHE=5000 REPEATS=5 TOL=5 BUNDLE=build/gpucheck
+# A dry run without a GPU, over the CUDA stand-ins (make build/gputargets/gpu_bench) and a fake
+# torch (tests/gpu/faketorch): checks the bundle and this script, not CUDA or PyTorch:
+#   PYTHONPATH=tests/gpu/faketorch FAKE_TORCH_LIB=$PWD/build/gputargets/lib tests/gpu/device_check.sh
 set -eu
+SELF=$(realpath "$0")
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}
 BUNDLE=${BUNDLE:-build/gpucheck}
@@ -122,6 +126,11 @@ fi
 # ---- 2. the bundle starts --------------------------------------------------------------------
 step "checking that autoprof can run here ($BUNDLE, $(uname -r))"
 if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		echo "  not root: running again under sudo"
+		rm -rf "$tmp"
+		exec sudo -n -E env PATH="$PATH" PYTHON="$(command -v "$PYTHON")" "$SELF"
+	fi
 	echo "autoprof needs root (BPF, uprobes): run this as root (exit 2)"
 	exit 2
 fi
@@ -159,6 +168,8 @@ if ! out=$(LD_LIBRARY_PATH=$LIB "$BUNDLE/autoprof" --version 2>&1); then
 	fi
 fi
 echo "  $out"
+others=$(pgrep -x autoprof || true)
+[ -z "$others" ] || echo "  other autoprof processes run here ($(echo "$others" | paste -sd' ' -)): their GPU probes cost the loops timed \"without autoprof\" too"
 
 # ---- the PyTorch programs ----------------------------------------------------------------------
 # loop_run NAME N [VAR=VALUE...]: torch_keep.py loop N REPEATS; its ns per iteration into
@@ -196,7 +207,11 @@ heap_run() {
 		return 0
 	fi
 	echo "  CUDA initialized, no tensor yet: $(head -1 "$out")"
-	pid=$(json_get "$(head -1 "$out")" pid)
+	if ! pid=$(json_get "$(head -1 "$out")" pid); then
+		echo "  FAIL $mode: its first line is not the JSON expected"
+		heap_end
+		return 0
+	fi
 	libs=$(grep -oE '/[^ ]*/libcuda(rt)?\.so[^ /]*$' "/proc/$pid/maps" | sort -u || true)
 	n=$(printf '%s' "$libs" | grep -c . || true)
 	echo "  the process maps $n CUDA library files:"
@@ -227,10 +242,10 @@ heap_run() {
 		prev=$total
 		sleep 0.2
 	done
-	cp "$tmp/folded" "$tmp/folded.$mode"
+	cp "$tmp/folded" "$tmp/folded.$mode" 2>/dev/null || : >"$tmp/folded.$mode"
 	fetch "/debug/pprof/gpuheap?pid=$pid" "$tmp/pprof.$mode" || true
 	fetch /metrics "$tmp/metrics" || true
-	cp "$tmp/metrics" "$tmp/metrics.$mode"
+	cp "$tmp/metrics" "$tmp/metrics.$mode" 2>/dev/null || : >"$tmp/metrics.$mode"
 	rc=0
 	"$PYTHON" -S "$HERE/heap_report.py" "$mode" "$tmp/truth.$mode" "$tmp/folded.$mode" \
 		"$tmp/pprof.$mode" "$tmp/metrics.$mode" "$TOL" || rc=$?
@@ -302,19 +317,19 @@ loop_run nocache.bare2 "$LOOP_NOCACHE" PYTORCH_NO_CUDA_MEMORY_CACHING=1
 # ---- summary -----------------------------------------------------------------------------------
 step "summary"
 echo "$info"
-printf '%-44s %7s %14s %14s %10s\n' "loop: torch.empty(1024) + del" "iters" "bare ns/iter" \
+printf '%-40s %7s %14s %16s %10s\n' "loop: torch.empty(1024) + del" "iters" "bare ns/iter" \
 	"autoprof ns/iter" "overhead"
 for row in "cached:caching allocator (no CUDA call):$LOOP" \
-	"nocache:PYTORCH_NO_CUDA_MEMORY_CACHING=1 (cudaMalloc+cudaFree):$LOOP_NOCACHE"; do
+	"nocache:no caching (cudaMalloc+cudaFree each):$LOOP_NOCACHE"; do
 	key=${row%%:*} rest=${row#*:}
 	name=${rest%:*} n=${rest##*:}
 	b1=$(cat "$tmp/loop.$key.bare1") b2=$(cat "$tmp/loop.$key.bare2") a=$(cat "$tmp/loop.$key.ap")
 	awk -v name="$name" -v n="$n" -v b1="$b1" -v b2="$b2" -v a="$a" 'BEGIN {
 		if (b1 == "n/a" || b2 == "n/a" || a == "n/a") {
-			printf "%-44s %7d %14s %14s %10s\n", name, n, b1 "/" b2, a, "n/a"; exit
+			printf "%-40s %7d %14s %16s %10s\n", name, n, b1 "/" b2, a, "n/a"; exit
 		}
 		b = (b1 + b2) / 2
-		printf "%-44s %7d %14.1f %14.1f %+9.2f%%   (bare runs %.1f and %.1f)\n", name, n, b, a,
+		printf "%-40s %7d %14.1f %16.1f %+9.2f%%   (bare runs %.1f and %.1f)\n", name, n, b, a,
 			(a - b) / b * 100, b1, b2
 	}'
 done
@@ -330,7 +345,7 @@ print("heap %-10s autoprof %10.2f MiB, memory_reserved %10.2f MiB, memory_alloca
     sys.argv[1], total / 2**20, r / 2**20, t["memory_allocated"] / 2**20, total / r if r else 0))' \
 			"$mode" "$tmp/truth.$mode" "$tmp/folded.$mode" || true
 	fi
-	echo "heap $mode: $([ "$rc" = 0 ] && echo PASS || echo FAIL) (within $TOL % of memory_reserved)"
+	echo "heap $mode: $([ "$rc" = 0 ] && echo "PASS (within" || echo "FAIL (not within") $TOL % of memory_reserved)"
 	[ "$rc" = 0 ] || status=1
 done
 echo "device_check: exit $status ($(($(date +%s) - START)) s)"

@@ -28,6 +28,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *seg;	      /* the segment being handed out */
 static size_t seg_left;
 static size_t reserved, allocated;
+static int current = -1; /* the device made current last (PyTorch's guard skips a same one) */
 
 /* A tensor of size bytes on device (made current first), as PyTorch's allocate does. */
 EXPORT int c10_alloc(void **out, size_t size, int device)
@@ -36,7 +37,10 @@ EXPORT int c10_alloc(void **out, size_t size, int device)
 	int err = 0;
 
 	pthread_mutex_lock(&lock);
-	err = cudaSetDevice(device);
+	if (device != current) {
+		err = cudaSetDevice(device);
+		current = err ? -1 : device;
+	}
 	if (!err && need > seg_left) {
 		size_t n = need > SEGMENT ? need : SEGMENT;
 		void *p = NULL;
