@@ -13,7 +13,9 @@
 # is the median of its rounds. The stand-ins are copied into the scratch directory first, so
 # that probes another autoprof left on build/gputargets/lib (a test's) do not cost these runs; a
 # round during which another autoprof ran is flagged (it probes every process it sees, these
-# too). The PyTorch-level figure needs a GPU: tests/gpu/device_check.sh measures it.
+# too). The PyTorch level is timed on the stand-in of its caching allocator (a 4 KiB tensor and
+# its free, the USDT probes pytorch:malloc and pytorch:free and nothing else); what that adds
+# to a real training step is measured by tests/gpu/device_check.sh on a GPU.
 # The loop runs on the last CPU, autoprof and bpftrace on the others.
 #   bench/gpumem.sh [PAIRS]     (PAIRS under probes, default 200000; bare runs 10x more; ROUNDS=5)
 set -euo pipefail
@@ -35,10 +37,11 @@ command -v bpftrace >/dev/null || { echo "bpftrace is missing (apt-get install b
 # The stand-ins, files of their own (gpu_bench finds lib/ beside it through $ORIGIN).
 mkdir -p "$tmp/gpu/lib"
 cp "$GPU/gpu_bench" "$tmp/gpu/"
-cp "$GPU/lib/libcudart.so.12" "$GPU/lib/libcuda.so.1" "$tmp/gpu/lib/"
+cp "$GPU/lib/libcudart.so.12" "$GPU/lib/libcuda.so.1" "$GPU/lib/libc10_cuda.so" "$tmp/gpu/lib/"
 BENCH=$tmp/gpu/gpu_bench
 RT=$tmp/gpu/lib/libcudart.so.12
 DRV=$tmp/gpu/lib/libcuda.so.1
+C10=$tmp/gpu/lib/libc10_cuda.so
 
 # forget PID: takes PID out of pids[] (it has been waited for; its number may be reused).
 forget() {
@@ -67,10 +70,10 @@ ap_start() {
 		sleep 0.1
 	done
 	waited=0
-	LD_PRELOAD="$RT:$DRV" sleep 600 &
+	LD_PRELOAD="$RT:$DRV:$C10" sleep 600 &
 	keeper=$!
 	pids+=("$keeper")
-	until [ "$(metric autoprof_gpu_libraries | cut -d. -f1)" -ge 2 ]; do
+	until [ "$(metric autoprof_gpu_libraries | cut -d. -f1)" -ge 3 ]; do
 		waited=$((waited + 1))
 		[ $waited -lt 300 ] || { echo "autoprof did not probe the stand-ins" >&2; tail "$tmp/ap.log" >&2; exit 1; }
 		sleep 0.1
@@ -93,7 +96,9 @@ bt_start() {
 		uprobe:$RT:cudaMalloc, uprobe:$DRV:cuMemAlloc_v2 { @a[tid] = arg0; }
 		uretprobe:$RT:cudaMalloc, uretprobe:$DRV:cuMemAlloc_v2 { @allocs = count(); delete(@a[tid]); }
 		uprobe:$RT:cudaFree, uprobe:$DRV:cuMemFree_v2 { @f[tid] = arg0; }
-		uretprobe:$RT:cudaFree, uretprobe:$DRV:cuMemFree_v2 { @frees = count(); delete(@f[tid]); }" \
+		uretprobe:$RT:cudaFree, uretprobe:$DRV:cuMemFree_v2 { @frees = count(); delete(@f[tid]); }
+		usdt:$C10:pytorch:malloc { @tensors = count(); }
+		usdt:$C10:pytorch:free { @tensor_frees = count(); }" \
 		>"$tmp/bt" 2>&1 &
 	bt_pid=$!
 	pids+=("$bt_pid")
@@ -120,20 +125,20 @@ for r in $(seq "$ROUNDS"); do
 	# Another autoprof (someone's test) probes these runs too: wait up to 10 s for it to end.
 	for _ in $(seq 50); do [ "$(others)" -eq 0 ] && break; sleep 0.2; done
 	busy=$(others)
-	b_rt=$(pairs "$LONG") b_drv=$(pairs "$LONG" driver)
+	b_rt=$(pairs "$LONG") b_drv=$(pairs "$LONG" driver) b_t=$(pairs "$LONG" torch)
 	ap_start
-	a_rt=$(pairs "$PAIRS") a_drv=$(pairs "$PAIRS" driver)
+	a_rt=$(pairs "$PAIRS") a_drv=$(pairs "$PAIRS" driver) a_t=$(pairs "$PAIRS" torch)
 	recorded=$((recorded + $(metric 'autoprof_gpu_calls_total{outcome="alloc"}' | cut -d. -f1)))
 	lost=$((lost + $(metric 'autoprof_gpu_dropped_total{reason="ringbuf_full"}' | cut -d. -f1)))
 	ap_stop
 	bt_start
-	t_rt=$(pairs "$PAIRS") t_drv=$(pairs "$PAIRS" driver)
+	t_rt=$(pairs "$PAIRS") t_drv=$(pairs "$PAIRS" driver) t_t=$(pairs "$PAIRS" torch)
 	bt_stop
 	busy=$((busy + $(others)))
 	[ "$busy" -eq 0 ] || flagged=$((flagged + 1))
-	echo "$b_rt $a_rt $t_rt $b_drv $a_drv $t_drv" >>"$tmp/rounds"
-	printf 'round %d: runtime %s %s %s, driver %s %s %s ns/pair (bare, autoprof, bpftrace)%s\n' \
-		"$r" "$b_rt" "$a_rt" "$t_rt" "$b_drv" "$a_drv" "$t_drv" \
+	echo "$b_rt $a_rt $t_rt $b_drv $a_drv $t_drv $b_t $a_t $t_t" >>"$tmp/rounds"
+	printf 'round %d: runtime %s %s %s, driver %s %s %s, torch %s %s %s ns/pair (bare, autoprof, bpftrace)%s\n' \
+		"$r" "$b_rt" "$a_rt" "$t_rt" "$b_drv" "$a_drv" "$t_drv" "$b_t" "$a_t" "$t_t" \
 		"$([ "$busy" -eq 0 ] || echo ", another autoprof was running")" >&2
 done
 col() { awk -v c="$1" '{print $c}' "$tmp/rounds" | median; }
@@ -149,7 +154,8 @@ row() {
 }
 row "runtime (cudaMalloc+cudaFree)" "$(col 1)" "$(col 2)" "$(col 3)"
 row "driver (cuMemAlloc_v2+cuMemFree_v2)" "$(col 4)" "$(col 5)" "$(col 6)"
-echo "(ns per pair; added: over bare; ap/bt added: autoprof's added ns over bpftrace's; probes hit per pair, either tool: runtime 8 (cudaMalloc, cuMemAlloc_v2 under it, cudaFree, cuMemFree_v2 under it, entry and return each), driver 4)"
-echo "allocations autoprof recorded: $recorded, lost to a full ring: $lost (the runs under it made $((ROUNDS * 2 * (PAIRS + 1000))), warm-ups included)"
+row "pytorch tensor (USDT malloc+free)" "$(col 7)" "$(col 8)" "$(col 9)"
+echo "(ns per pair; added: over bare; ap/bt added: autoprof's added ns over bpftrace's; probes hit per pair, either tool: runtime 8 (cudaMalloc, cuMemAlloc_v2 under it, cudaFree, cuMemFree_v2 under it, entry and return each), driver 4, pytorch tensor 2 (its USDT malloc and free; no CUDA call once the allocator has its segment))"
+echo "allocations autoprof recorded: $recorded, lost to a full ring: $lost (the runs under it made $((ROUNDS * 3 * (PAIRS + 1000))), warm-ups included)"
 [ "$flagged" -eq 0 ] || echo "note: $flagged of $ROUNDS rounds overlapped another autoprof daemon (others' tests), whose probes may have cost those runs too"
-echo "PyTorch loop (torch.empty(1024, device='cuda') and del, with and without autoprof): measured by tests/gpu/device_check.sh on a GPU machine"
+echo "PyTorch training loop (torch.empty(1024, device='cuda') and del, with and without autoprof): tests/gpu/device_check.sh on a GPU machine"

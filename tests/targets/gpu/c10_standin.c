@@ -3,8 +3,8 @@
  * Stand-in for PyTorch's libc10_cuda.so: a caching allocator that takes 2 MiB segments from
  * cudaMalloc (the runtime stand-in) and hands out tensors inside them without calling CUDA
  * again, firing USDT probes pytorch:malloc(ptr, device, size, stream) and pytorch:free(ptr)
- * guarded by semaphores, as PyTorch 2.1 and later do (<sys/sdt.h>, systemtap-sdt-dev). Freed
- * tensors are not reused: the truth stays simple to tell.
+ * guarded by semaphores, as PyTorch 2.1 and later do (<sys/sdt.h>, systemtap-sdt-dev). Only
+ * the last tensor handed out is reused when freed: the truth stays simple to tell.
  *   c10_alloc(&ptr, size, device) -> 0 | cuda error;  c10_free(ptr);
  *   c10_reserved(), c10_allocated(): bytes of segments, bytes of live tensors
  */
@@ -66,8 +66,16 @@ EXPORT int c10_alloc(void **out, size_t size, int device)
 
 EXPORT void c10_free(void *ptr, size_t size)
 {
+	size_t need = (size + ROUND - 1) / ROUND * ROUND;
+
 	pthread_mutex_lock(&lock);
 	allocated -= size;
+	/* The last tensor handed out is handed out again (a loop of alloc and free stays in one
+	 * segment, as in PyTorch's cache); others stay used until the segment is gone. */
+	if ((char *)ptr + need == seg) {
+		seg = ptr;
+		seg_left += need;
+	}
 	pthread_mutex_unlock(&lock);
 	if (pytorch_free_semaphore)
 		STAP_PROBE1(pytorch, free, ptr);

@@ -47,6 +47,6 @@ $(GPU_DIR)/gpu_alloc: $(GPU_SRC)/gpu_alloc.c $(GPU_HDR) tests/targets/common/tar
 	@mkdir -p $(@D)
 	clang $(GPU_CFLAGS) -Itests/targets/common $< -o $@ $(GPU_LDLIBS)
 
-$(GPU_DIR)/gpu_bench: $(GPU_SRC)/gpu_bench.c $(GPU_HDR) $(GPU_LIBS)
+$(GPU_DIR)/gpu_bench: $(GPU_SRC)/gpu_bench.c $(GPU_HDR) $(GPU_LIBS) $(GPU_LIB)/libc10_cuda.so
 	@mkdir -p $(@D)
-	clang $(GPU_CFLAGS) $< -o $@ $(GPU_LDLIBS)
+	clang $(GPU_CFLAGS) $< -o $@ $(GPU_LDLIBS) -ldl

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * What a probed CUDA allocation costs: N pairs of cudaMalloc(4096) + cudaFree on device 0, or
- * with "driver" cuMemAlloc_v2 + cuMemFree_v2 in device 0's primary context, after 1000 pairs of
- * warm-up (the runtime's first call loads the driver). Prints "ns_per_pair X" (CLOCK_MONOTONIC).
- *   gpu_bench N [driver]
+ * with "driver" cuMemAlloc_v2 + cuMemFree_v2 in device 0's primary context, or with "torch" a
+ * tensor of 4096 bytes from PyTorch's caching allocator (the stand-in lib/libc10_cuda.so, its
+ * USDT probes; no CUDA call once its segment is there) and its free, after 1000 pairs of warm-up
+ * (the runtime's first call loads the driver). Prints "ns_per_pair X" (CLOCK_MONOTONIC).
+ *   gpu_bench N [driver|torch]
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,42 @@ __attribute__((noinline)) void driver_pairs(long n)
 	}
 }
 
+/* PyTorch's allocator, loaded by dlopen as Python loads it. */
+static int (*c10_alloc)(void **out, size_t size, int device);
+static void (*c10_free)(void *ptr, size_t size);
+
+__attribute__((noinline)) void torch_pairs(long n)
+{
+	void *p;
+	int rc;
+
+	for (long i = 0; i < n; i++) {
+		rc = c10_alloc(&p, PAIR_SIZE, 0);
+		if (rc)
+			die("c10_alloc", rc);
+		c10_free(p, PAIR_SIZE);
+	}
+}
+
+static void load_torch(const char *self)
+{
+	char path[4096];
+	const char *slash = strrchr(self, '/');
+	void *lib;
+
+	snprintf(path, sizeof(path), "%.*slib/libc10_cuda.so", slash ? (int)(slash - self + 1) : 0,
+		 self);
+	lib = dlopen(path, RTLD_NOW);
+	if (!lib) {
+		fprintf(stderr, "gpu_bench: %s\n", dlerror());
+		exit(1);
+	}
+	*(void **)&c10_alloc = dlsym(lib, "c10_alloc");
+	*(void **)&c10_free = dlsym(lib, "c10_free");
+	if (!c10_alloc || !c10_free)
+		die("dlsym c10_alloc", 0);
+}
+
 static long long now_ns(void)
 {
 	struct timespec ts;
@@ -68,8 +107,9 @@ int main(int argc, char **argv)
 	long n;
 	int rc;
 
-	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "driver"))) {
-		fprintf(stderr, "usage: gpu_bench N [driver]\n");
+	if (argc < 2 || argc > 3 ||
+	    (argc == 3 && strcmp(argv[2], "driver") && strcmp(argv[2], "torch"))) {
+		fprintf(stderr, "usage: gpu_bench N [driver|torch]\n");
 		return 2;
 	}
 	n = strtol(argv[1], &end, 10);
@@ -77,7 +117,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu_bench: N must be a positive integer\n");
 		return 2;
 	}
-	if (argc == 3) {
+	if (argc == 3 && !strcmp(argv[2], "torch")) {
+		pairs = torch_pairs;
+		load_torch(argv[0]);
+	} else if (argc == 3) {
 		pairs = driver_pairs;
 		if ((rc = cuInit(0)) || (rc = cuDevicePrimaryCtxRetain(&ctx, 0)) ||
 		    (rc = cuCtxSetCurrent(ctx)))
