@@ -20,6 +20,10 @@ const volatile bool unwind_tables = true;
 /* Events wake user space once this much waits (a quarter of the ring); else the drain timer
  * (100 ms) reads them: a program allocating in a loop must not pay a wakeup per call. */
 const volatile __u64 wakeup_bytes = 64 * 1024;
+/* PyTorch's tensors: mean bytes between sampled ones (1: every one), and the multipliers of it
+ * at GPUMEM_EXP_TABLE quantiles of an exponential (memsample__exp_table). */
+const volatile __u64 torch_mean = 512 * 1024;
+const volatile __u32 exp_table[GPUMEM_EXP_TABLE] = { 1 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -30,14 +34,15 @@ struct {
 #include "python.bpf.h"
 #include "ustack.bpf.h"
 
-/* One probed call in flight per thread, and the thread's device. */
+/* One probed call in flight per thread, the thread's device, its tensor sampling. */
 struct gpu_thread {
 	__u64 call_sp; /* 0: no call in flight */
 	__u64 arg[4];
 	__u32 fn;      /* enum gpumem_fn */
 	__u32 row;
 	__u32 device;  /* ordinal + 1 of the thread's current device; 0: not known */
-	__u32 pad;
+	__u32 sampling; /* until_sample drawn */
+	__s64 until_sample; /* tensor bytes left before the next sampled one */
 };
 
 struct {
@@ -46,6 +51,16 @@ struct {
 	__type(key, int);
 	__type(value, struct gpu_thread);
 } gpumem_threads SEC(".maps");
+
+/* PyTorch tensors sampled and not freed: a free of one of them is sent, others cost a lookup.
+ * Sized by gpu.max-live before load; user space drops a process's at its exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct gpumem_torch_key);
+	__type(value, __u8);
+} gpumem_torch_live SEC(".maps");
 
 /* The device of each context a process made (user space drops a process's at its exit). */
 struct {
@@ -153,7 +168,7 @@ int gpumem_entry(struct pt_regs *ctx)
 /* A successful allocation: to user space with the stack walked from ctx's registers (a call's
  * return, or a USDT probe's site). */
 static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 ptr, __u64 size,
-					 __u32 row, __u32 device)
+					 __u32 row, __u32 device, __u64 mean)
 {
 	struct walk_start at = { PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
 	struct gpumem_alloc_event *e;
@@ -176,6 +191,7 @@ static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 p
 	e->time_ns = bpf_ktime_get_ns();
 	e->device = device;
 	e->flags = 0;
+	e->mean = mean;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	n = ustack__walk(ctx, pid, &at, e->stack, GPUMEM_MAX_USTACK, &o);
 	if (o.truncated)
@@ -318,7 +334,7 @@ int gpumem_return(struct pt_regs *ctx)
 		return 0;
 	}
 	if (ptr)
-		record_alloc(ctx, pid, ptr, size, row, device);
+		record_alloc(ctx, pid, ptr, size, row, device, 0);
 	return 0;
 }
 
@@ -326,33 +342,70 @@ int gpumem_return(struct pt_regs *ctx)
  * PyTorch's caching allocator hands tensors out of segments it got from cudaMalloc or
  * cuMemCreate, without calling CUDA again; its USDT probes (pytorch:malloc and pytorch:free,
  * semaphore-guarded: the kernel turns them on while attached) say when. The stack is walked
- * from the probe's site, inside the allocator.
+ * from the probe's site, inside the allocator, for the sampled tensors only.
  */
+static __always_inline __s64 next_interval(void)
+{
+	__u32 i = bpf_get_prandom_u32() & (GPUMEM_EXP_TABLE - 1);
+	__u64 v = (torch_mean * exp_table[i]) >> GPUMEM_EXP_SHIFT;
+
+	return v ? (__s64)v : 1;
+}
+
 SEC("usdt")
 int gpumem_torch_malloc(struct pt_regs *ctx)
 {
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	long ptr = 0, device = -1, size = 0;
+	struct gpumem_torch_key key;
+	struct gpu_thread *t;
+	__u8 one = 1;
 
+	count(GPUMEM_CNT_TENSORS);
 	if (bpf_usdt_arg(ctx, 0, &ptr) || bpf_usdt_arg(ctx, 1, &device) ||
 	    bpf_usdt_arg(ctx, 2, &size)) {
 		count(GPUMEM_CNT_UNREADABLE);
 		return 0;
 	}
-	count(GPUMEM_CNT_CALLS);
-	if (ptr && size > 0)
-		record_alloc(ctx, bpf_get_current_pid_tgid() >> 32, ptr, size,
-			     (__u32)bpf_usdt_cookie(ctx), device_of((__s8)device));
+	if (!ptr || size <= 0)
+		return 0;
+	/* Tensors are many (thousands a training step): sampled by bytes, per thread, as the
+	 * heap profile samples malloc; torch_mean 1 records each one. */
+	if (torch_mean > 1) {
+		t = bpf_task_storage_get(&gpumem_threads, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t)
+			return 0;
+		if (!t->sampling) {
+			t->sampling = 1;
+			t->until_sample = next_interval();
+		}
+		t->until_sample -= size;
+		if (t->until_sample > 0)
+			return 0;
+		t->until_sample = next_interval();
+	}
+	key = (struct gpumem_torch_key){ .pid = pid, .ptr = ptr };
+	if (bpf_map_update_elem(&gpumem_torch_live, &key, &one, BPF_ANY))
+		count(GPUMEM_CNT_TORCH_FULL);
+	record_alloc(ctx, pid, ptr, size, (__u32)bpf_usdt_cookie(ctx), device_of((__s8)device),
+		     torch_mean);
 	return 0;
 }
 
 SEC("usdt")
 int gpumem_torch_free(struct pt_regs *ctx)
 {
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct gpumem_torch_key key = { .pid = pid };
 	long ptr = 0;
 
-	count(GPUMEM_CNT_CALLS);
-	if (!bpf_usdt_arg(ctx, 0, &ptr) && ptr)
-		send_free(bpf_get_current_pid_tgid() >> 32, ptr, (__u32)bpf_usdt_cookie(ctx));
+	if (bpf_usdt_arg(ctx, 0, &ptr) || !ptr)
+		return 0;
+	/* Only a sampled tensor's free: the others were never sent. */
+	key.ptr = ptr;
+	if (!bpf_map_delete_elem(&gpumem_torch_live, &key))
+		send_free(pid, ptr, (__u32)bpf_usdt_cookie(ctx));
 	return 0;
 }
 

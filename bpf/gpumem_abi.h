@@ -7,6 +7,10 @@
 #define GPUMEM_MAX_USTACK 127
 #define GPUMEM_MAX_PYTHON 96
 #define GPUMEM_COMM_LEN 16
+/* PyTorch's tensors are sampled by bytes (gpu.pytorch-sample-interval): the table of sampling
+ * intervals, as memory's (bpf/memory_abi.h). */
+#define GPUMEM_EXP_TABLE 1024
+#define GPUMEM_EXP_SHIFT 16
 
 /*
  * What a probed CUDA function does, the low byte of its uprobe's BPF cookie (src/gpu/cudafns.c
@@ -53,6 +57,13 @@ struct gpumem_ctx_key {
 	__u64 ctx;
 };
 
+/* Key of gpumem_torch_live: a sampled PyTorch tensor not freed yet. */
+struct gpumem_torch_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 ptr;
+};
+
 enum gpumem_event_type {
 	GPUMEM_EV_ALLOC = 1, /* an allocation that succeeded, with its stack */
 	GPUMEM_EV_FREE = 2,  /* a free (or release) that succeeded */
@@ -79,6 +90,7 @@ struct gpumem_alloc_event {
 	__u64 time_ns;
 	__u32 device; /* the ordinal + 1; 0: not known */
 	__u32 flags;
+	__u64 mean; /* the sampling interval it was drawn with; 0 or 1: not sampled (every one) */
 	__u32 nr_ustack;
 	__u32 nr_python;
 	char comm[GPUMEM_COMM_LEN];
@@ -100,6 +112,8 @@ enum gpumem_counter {
 	GPUMEM_CNT_DROP_RINGBUF,  /* an event lost to a full ring buffer */
 	GPUMEM_CNT_DROP_RACED,	  /* an allocation whose scratch another thread's took over */
 	GPUMEM_CNT_CTX_FULL,	  /* a context's device not kept: the table was full */
+	GPUMEM_CNT_TENSORS,	  /* PyTorch tensors made (of which sampled: allocs) */
+	GPUMEM_CNT_TORCH_FULL,	  /* a sampled tensor not kept for its free: the table was full */
 	GPUMEM_CNT__MAX,
 };
 

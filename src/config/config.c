@@ -355,6 +355,17 @@ static const struct key keys[] = {
 			"only.",
 	},
 	{
+		.name = "gpu.pytorch-sample-interval",
+		.type = &config_type_bytes,
+		.def = "512KiB",
+		.min = 1,
+		.max = GiB,
+		FIELD(gpu_pytorch_sample_interval),
+		.help = "PyTorch's tensors (its pytorch:malloc USDT probe): mean bytes between "
+			"sampled ones, per thread, scaled back to estimates as heap samples are; "
+			"1B records every tensor (each costs a stack walk, ~2us).",
+	},
+	{
 		.name = "jvm.perf-map",
 		.type = &config_type_bool,
 		.def = "true",

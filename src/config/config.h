@@ -45,6 +45,8 @@ struct config {
 	uint32_t memory_max_live;	/* memory.max-live, default 65536, 1024..16M */
 	uint32_t gpu_enabled;		/* gpu.enabled, default true */
 	uint32_t gpu_max_live;		/* gpu.max-live, default 16384, 1024..16M */
+	uint64_t gpu_pytorch_sample_interval; /* gpu.pytorch-sample-interval, bytes, default
+					       * 512KiB, 1B..1GiB */
 	uint32_t jvm_perf_map;		/* jvm.perf-map, default true */
 	char probes[4096];		/* probes.attach, /BINARY:FUNCTION[,...], "" = none */
 };

@@ -299,6 +299,7 @@ int main(int argc, char **argv)
 		d.gpumem = gpumem__new(&(struct gpumem_opts){
 					       .max_live = d.cfg.gpu_max_live,
 					       .ringbuf_size = ring_size(&d.cfg, RING_QUIET_BYTES),
+					       .torch_mean = d.cfg.gpu_pytorch_sample_interval,
 				       },
 				       &d.ctx, &err);
 		if (!d.gpumem)

@@ -569,6 +569,13 @@ static const struct metrics_row gpumem_rows[] = {
 	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_UNREADABLE], "outcome", "unreadable"),
 	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_ALLOCS], "outcome", "alloc"),
 	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_FREES], "outcome", "free"),
+	METRICS_FAMILY("autoprof_gpu_pytorch_tensors", METRIC_COUNTER,
+		       "PyTorch tensors made (its pytorch:malloc USDT probe); those sampled "
+		       "(gpu.pytorch-sample-interval) are among the allocations sent"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_TENSORS], "state", "made"),
+	METRICS_FAMILY("autoprof_gpu_pytorch_sample_interval_bytes", METRIC_GAUGE,
+		       "Mean bytes between sampled PyTorch tensors (1: every one)"),
+	METRICS_SAMPLE(struct gpumem_stats, torch_mean),
 	METRICS_FAMILY("autoprof_gpu_live_allocations", METRIC_GAUGE,
 		       "Live GPU allocations held for gpuheap"),
 	METRICS_SAMPLE(struct gpumem_stats, live),
@@ -587,6 +594,7 @@ static const struct metrics_row gpumem_rows[] = {
 		       "ringbuf_full"),
 	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_DROP_RACED], "reason", "raced"),
 	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_CTX_FULL], "reason", "ctx_full"),
+	METRICS_SAMPLE(struct gpumem_stats, bpf[GPUMEM_CNT_TORCH_FULL], "reason", "tensors_full"),
 	METRICS_SAMPLE(struct gpumem_stats, drop_store, "reason", "store_memory"),
 	METRICS_SAMPLE(struct gpumem_stats, drop_malformed, "reason", "malformed"),
 };

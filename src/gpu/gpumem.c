@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/timeconst.h"
+#include "memory/memsample.h"
 #include "proc/proctab.h"
 #include "sample/ingest.h"
 #include "store/liveset.h"
@@ -51,6 +52,7 @@ struct gpumem {
 	struct gpulib libs[MAX_LIBS]; /* ingest thread only */
 	uint32_t nr_libs;
 	struct liveset *live;
+	uint64_t torch_mean;
 	/* Counters: written by the ingest thread alone, read by /metrics */
 	unsigned long long attach_failed, drop_live_full, frees_unknown;
 	unsigned long long ingested, drop_store, drop_malformed;
@@ -63,6 +65,8 @@ static void drop_pid(struct gpumem *g, uint32_t pid)
 	liveset__drop_pid(g->live, pid);
 	bpfmap__delete_pid(bpf_map__fd(g->skel->maps.gpumem_ctxdev), sizeof(struct gpumem_ctx_key),
 			   pid);
+	bpfmap__delete_pid(bpf_map__fd(g->skel->maps.gpumem_torch_live),
+			   sizeof(struct gpumem_torch_key), pid);
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
@@ -71,6 +75,7 @@ static void ingest_alloc(struct gpumem *g, const struct gpumem_alloc_event *e, s
 {
 	const struct cudafn *fn = cudafn__row(e->row);
 	uint32_t nu = e->nr_ustack, np = e->nr_python;
+	uint64_t objects = 1, bytes = e->size;
 	char comm[GPUMEM_COMM_LEN + 1];
 	struct ingest_stack st;
 	struct ingest_raw raw;
@@ -96,6 +101,9 @@ static void ingest_alloc(struct gpumem *g, const struct gpumem_alloc_event *e, s
 	}
 	memcpy(comm, e->comm, GPUMEM_COMM_LEN);
 	comm[GPUMEM_COMM_LEN] = '\0';
+	/* A sampled tensor stands for the tensors its draw passed over (memsample.h). */
+	if (e->mean > 1)
+		memsample__scale(e->size, e->mean, drand48(), &objects, &bytes);
 	smp = (struct sample){
 		.type = PROFILE_GPUALLOCS,
 		.pid = e->pid,
@@ -104,7 +112,7 @@ static void ingest_alloc(struct gpumem *g, const struct gpumem_alloc_event *e, s
 		.comm = comm,
 		.frames = st.frames,
 		.nr_frames = st.nr_frames,
-		.values = { 1, e->size, 0, 0 },
+		.values = { objects, bytes, 0, 0 },
 		.gpu_api = fn->api,
 		.gpu = e->device <= UINT16_MAX ? (uint16_t)e->device : 0,
 	};
@@ -120,8 +128,8 @@ static void ingest_alloc(struct gpumem *g, const struct gpumem_alloc_event *e, s
 					  .space = fn->space,
 					  .gpu_api = fn->api,
 					  .gpu = smp.gpu,
-					  .objects = 1,
-					  .bytes = e->size,
+					  .objects = objects,
+					  .bytes = bytes,
 					  .comm = comm,
 					  .exe = smp.exe,
 					  .frames = st.frames,
@@ -321,6 +329,7 @@ void gpumem__stats(struct gpumem *g, struct gpumem_stats *out)
 	out->ingested = g->ingested;
 	out->drop_store = g->drop_store;
 	out->drop_malformed = g->drop_malformed;
+	out->torch_mean = g->torch_mean;
 }
 
 /* The live set by (pid, device), for the metric. */
@@ -416,8 +425,13 @@ struct gpumem *gpumem__new(const struct gpumem_opts *opts, struct collect_ctx *c
 	}
 	g->skel->rodata->unwind_tables = ctx->unwinder != NULL;
 	g->skel->rodata->wakeup_bytes = opts->ringbuf_size / 4;
+	g->torch_mean = opts->torch_mean ? opts->torch_mean : 1;
+	g->skel->rodata->torch_mean = g->torch_mean;
+	memsample__exp_table((uint32_t *)g->skel->rodata->exp_table, GPUMEM_EXP_TABLE,
+			     GPUMEM_EXP_SHIFT);
 	*err = collect__share_maps(ctx, g->skel->obj) ?:
-	       bpf_map__set_max_entries(g->skel->maps.gpumem_events, opts->ringbuf_size);
+	       bpf_map__set_max_entries(g->skel->maps.gpumem_events, opts->ringbuf_size) ?:
+	       bpf_map__set_max_entries(g->skel->maps.gpumem_torch_live, opts->max_live);
 	if (*err)
 		goto out_destroy;
 	*err = gpumem_bpf__load(g->skel);

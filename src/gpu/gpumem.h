@@ -26,6 +26,7 @@ struct metrics_writer;
 struct gpumem_opts {
 	uint32_t max_live;     /* live allocations held at most (more are counted, not held) */
 	uint64_t ringbuf_size;
+	uint64_t torch_mean;   /* PyTorch tensors: mean bytes between sampled ones; 1: every one */
 };
 
 struct gpumem *gpumem__new(const struct gpumem_opts *opts, struct collect_ctx *ctx, int *err);
@@ -49,6 +50,7 @@ struct gpumem_stats {
 	unsigned long long drop_live_full;   /* allocations not held: the table was full */
 	unsigned long long frees_unknown;    /* frees of nothing held (made before autoprof) */
 	unsigned long long ingested, drop_store, drop_malformed;
+	uint64_t torch_mean;
 };
 void gpumem__stats(struct gpumem *g, struct gpumem_stats *out);
 /* autoprof_gpu_memory_inuse_bytes{pid,exe,gpu}: one sample per process and device. */
