@@ -167,9 +167,10 @@ def main():
                "vmm" if "expandable" in mode else "runtime, or driver where cudart is static"))
     tensors_ok = True
     if tensors and allocated:
+        # Tensors are sampled by bytes (gpu.pytorch-sample-interval): an estimate, held to 25 %.
         tratio = tensors / allocated
-        tensors_ok = abs(tratio - 1) * 100 <= tol
-        print("  autoprof tensors (api=pytorch) / memory_allocated: %.4f" % tratio)
+        tensors_ok = abs(tratio - 1) * 100 <= max(tol, 25)
+        print("  autoprof tensors (api=pytorch, sampled) / memory_allocated: %.4f" % tratio)
     for k in KNOWN:
         under = sum(b for b, fr in stacks if any(re.search(r"\b%s\b" % k, f) for f in fr))
         f = truth.get("functions", {}).get(k, {})
