@@ -40,6 +40,7 @@ _Static_assert(GPUMEM_MAX_USTACK <= INGEST_MAX_USTACK && GPUMEM_MAX_PYTHON <= IN
 /* A library file probed for every process that maps it (pid -1 links). */
 struct gpulib {
 	uint64_t dev, ino; /* as the maps say (struct proc_map) */
+	bool probed;	   /* false: looked at, not probed (no functions, attach failed) */
 	enum cuda_lib lib;
 	struct bpf_link *entry, *ret;
 };
@@ -237,12 +238,13 @@ static void attach_lib(struct gpumem *g, int fd, const struct proc_map *m, const
 	}
 	pr_info("%s: %u CUDA functions probed\n", name, sites->nr);
 done:
-	if (l->entry) {
-		l->dev = m->dev;
-		l->ino = m->ino;
-		g->nr_libs++;
-	}
+	l->probed = l->entry != NULL;
 out:
+	/* Looked at once, probed or not: a file that cannot be is not read again at every
+	 * maps read of every process that maps it. */
+	l->dev = m->dev;
+	l->ino = m->ino;
+	g->nr_libs++;
 	free(sites);
 }
 
@@ -322,7 +324,8 @@ void gpumem__stats(struct gpumem *g, struct gpumem_stats *out)
 	liveset__count(g->live, &live, &bytes);
 	out->live = live;
 	out->live_bytes = bytes;
-	out->libraries = g->nr_libs;
+	for (uint32_t i = 0; i < g->nr_libs; i++)
+		out->libraries += g->libs[i].probed;
 	out->attach_failed = g->attach_failed;
 	out->drop_live_full = g->drop_live_full;
 	out->frees_unknown = g->frees_unknown;
