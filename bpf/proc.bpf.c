@@ -39,13 +39,20 @@ struct {
 	__type(value, __u64);
 } proc_counters SEC(".maps");
 
-/* The count of mappings of each process at its last dlsym that told user space (proc_dlsym). */
+/* Each process's count of mappings, and the time, at its last dlsym that told user space
+ * (proc_dlsym). */
+struct dlsym_seen {
+	__u32 map_count;
+	__u32 pad;
+	__u64 time_ns;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct dlsym_seen);
 } dlsym_maps SEC(".maps");
 
 static __always_inline void count(__u32 idx)
@@ -146,14 +153,21 @@ SEC("uprobe.multi")
 int proc_dlsym(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 pid = task->tgid, n = BPF_CORE_READ(task, mm, map_count), *seen;
+	__u32 pid = task->tgid, n = BPF_CORE_READ(task, mm, map_count);
+	__u64 now = bpf_ktime_get_ns();
+	struct dlsym_seen *seen, fresh = { .map_count = n, .time_ns = now };
 	struct proc_ev *e;
 
 	seen = bpf_map_lookup_elem(&dlsym_maps, &pid);
-	if (seen && *seen == n)
+	if (seen && seen->map_count == n)
 		return 0;
-	/* A full table: told at every call rather than never. */
-	bpf_map_update_elem(&dlsym_maps, &pid, &n, BPF_ANY);
+	/* At most one report a gate: a process that maps and calls dlsym in a loop must not
+	 * have its maps read at its pace. The count stays the old one, so a later call reports;
+	 * user space reads the maps again after each report too (proc.c's re-reads). */
+	if (seen && now - seen->time_ns < PROC_DLSYM_GATE_NS)
+		return 0;
+	/* A full table: told at every call, within the gate of none. */
+	bpf_map_update_elem(&dlsym_maps, &pid, &fresh, BPF_ANY);
 	count(PROC_CNT_MAPPED);
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
@@ -163,7 +177,7 @@ int proc_dlsym(struct pt_regs *ctx)
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = PROC_EV_MAPPED;
 	e->pid = pid;
-	e->time_ns = bpf_ktime_get_ns();
+	e->time_ns = now;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

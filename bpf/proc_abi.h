@@ -10,6 +10,9 @@ enum proc_event_type {
 	PROC_EV_MAPPED = 3, /* dlsym with mappings changed (a dlopen): read the maps */
 };
 
+/* A process's dlsym reports changed mappings at most once this often (bpf/proc.bpf.c). */
+#define PROC_DLSYM_GATE_NS 50000000ULL
+
 struct proc_ev {
 	__u32 type;
 	__u32 pid;

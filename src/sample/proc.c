@@ -36,7 +36,13 @@
  * nothing.)
  */
 #define RELEARN_LAST_NS (4 * NSEC_PER_MSEC)
-static const unsigned long long relearn_ns[] = { NSEC_PER_MSEC, RELEARN_LAST_NS };
+/* The last stage is a dlsym report's alone (PROC_EV_MAPPED): past BPF's gate, whatever a
+ * process loaded after the report that BPF did not report is read then. */
+#define RELEARN_GATED 2
+static const unsigned long long relearn_ns[] = { NSEC_PER_MSEC, RELEARN_LAST_NS,
+						 PROC_DLSYM_GATE_NS + NSEC_PER_MSEC };
+/* The stage each leads to (exec: 1 ms, then 4 ms), or -1. */
+static const int relearn_next[] = { 1, -1, -1 };
 /* The last re-read, due from the exec in the kernel, must find the process settled
  * (proc__loading, timed from when the event was handled): a millisecond to spare for that. */
 _Static_assert(RELEARN_LAST_NS >= PROC_LOADING_NS + NSEC_PER_MSEC,
@@ -116,11 +122,18 @@ static int handle_event(void *arg, void *data, size_t size)
 		 * usual end: its exit comes before the first re-read). */
 		proctab__exiting(pc->ctx->proctab, e->pid);
 		break;
-	case PROC_EV_MAPPED:
-		/* dlsym after a dlopen: the observers see the library it loaded. */
-		proctab__refresh(pc->ctx->proctab, e->pid, now_ns());
+	case PROC_EV_MAPPED: {
+		/* dlsym after a dlopen: the observers see the library it loaded. The re-reads 1,
+		 * 4 and 51 ms later catch what the same burst loaded next (a runtime's dlopen of
+		 * its driver), which BPF does not report within its 50 ms gate. */
+		unsigned long long now = now_ns();
+
+		proctab__refresh(pc->ctx->proctab, e->pid, now);
+		relearn__push(&pc->relearn[0], e->pid, e->time_ns);
+		relearn__push(&pc->relearn[RELEARN_GATED], e->pid, e->time_ns);
 		pc->mapped++;
 		break;
+	}
 	}
 	return 0;
 }
@@ -320,8 +333,8 @@ int proc_collector__relearn(struct proc_collector *pc, unsigned long long now, i
 				continue;
 			proctab__refresh(pc->ctx->proctab, pid, now);
 			pc->relearned++;
-			if (stage + 1 < NR_RELEARN)
-				relearn__push(&pc->relearn[stage + 1], pid, exec_ns);
+			if (relearn_next[stage] >= 0)
+				relearn__push(&pc->relearn[relearn_next[stage]], pid, exec_ns);
 		}
 	}
 	return wait_ms;

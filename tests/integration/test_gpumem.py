@@ -378,6 +378,32 @@ def test_not_cuda():
     assert code == 200
 
 
+def test_dlsym_storm():
+    """A process that changes its mappings and calls dlsym in a loop (20,000 times in ~1 s) has
+    its maps read a few times a 50 ms gate, not at its pace."""
+    code = ("import ctypes, mmap, time\n"
+            "libc = ctypes.CDLL(None)\n"
+            "dlsym = libc.dlsym\n"
+            "dlsym.restype, dlsym.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p]\n"
+            "keep = []\n"
+            "t = time.time()\n"
+            "for i in range(20000):\n"
+            "    prot = mmap.PROT_READ | (mmap.PROT_WRITE if i % 2 else 0)\n"
+            "    keep.append(mmap.mmap(-1, 4096, prot=prot))  # a mapping of its own\n"
+            "    dlsym(None, b'printf')\n"
+            "print(time.time() - t, flush=True)\n")
+    reads0 = metric("autoprof_maps_rereads_dlopen_total")
+    r = subprocess.run(["python3", "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    took = float(r.stdout)
+    time.sleep(0.3)
+    reads = metric("autoprof_maps_rereads_dlopen_total") - reads0
+    # One report a gate (and its two re-reads counted apart), plus the start-up's.
+    bound = took / 0.05 + 10
+    assert reads <= bound, "%d reports in %.2f s (at most %d)" % (reads, took, bound)
+    print("   20000 dlsym calls with new mappings in %.2f s: %d reports" % (took, reads))
+
+
 def test_profile_list():
     """The profile picker lists both types, collected."""
     code, _, body = d.get("/api/v1/profiles")
@@ -407,7 +433,8 @@ for name, fn in (("gpu_c_exact", test_c_exact), ("gpu_c_metrics", test_c_metrics
                  ("gpu_pytorch_usdt", test_pytorch_usdt),
                  ("gpu_pytorch_sampled", test_pytorch_sampled),
                  ("gpu_real_runtime_failed_call", test_real_runtime),
-                 ("gpu_not_cuda_counted", test_not_cuda), ("gpu_profile_list", test_profile_list),
+                 ("gpu_not_cuda_counted", test_not_cuda), ("gpu_dlsym_storm_bounded", test_dlsym_storm),
+                 ("gpu_profile_list", test_profile_list),
                  ("gpu_disabled", test_disabled)):
     if fn in (test_c_metrics, test_c_exit) and "truth" not in C:
         continue
