@@ -39,6 +39,18 @@ struct {
 	__type(value, __u64);
 } proc_counters SEC(".maps");
 
+/* The symbol name prefixes whose lookup reports (set by user space: CUDA's, PyTorch's). */
+struct dlsym_name {
+	char prefix[PROC_DLSYM_NAME_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROC_DLSYM_NAMES);
+	__type(key, __u32);
+	__type(value, struct dlsym_name);
+} dlsym_names SEC(".maps");
+
 /* Each process's count of mappings, and the time, at its last dlsym that told user space
  * (proc_dlsym). */
 struct dlsym_seen {
@@ -143,12 +155,37 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 /*
  * A library loaded by dlopen long after exec (CUDA by PyTorch or ctypes) is reached through
  * dlsym before its code runs. User space probes the entry of dlsym in the C library files it
- * sees, for every process that maps them; a call tells it to read the maps again when the
- * process's count of mappings changed since the last one (dlsym is called far more often than
- * dlopen). Not dlopen's return: a uretprobe replaces the return address, by which dlopen finds
+ * sees, for every process that maps them; a lookup of a watched name (dlsym_names: CUDA's,
+ * PyTorch's extension modules') tells it to read the maps again when the process's count of
+ * mappings changed since the last one (dlsym is called far more often than dlopen: a JVM
+ * looks up natives all along). Not dlopen's return: a uretprobe replaces the return address, by which dlopen finds
  * its caller's RUNPATH. Not the loader's _dl_debug_state: debuggers break there to follow
  * libraries, and a uprobe on the same instruction takes their trap.
  */
+/* Whether name (a dlsym's, in user memory) starts with one of the watched prefixes. */
+static __always_inline bool name_watched(const char *name)
+{
+	char buf[PROC_DLSYM_NAME_LEN] = {};
+	struct dlsym_name *w;
+	__u32 i, k;
+
+	if (bpf_probe_read_user_str(buf, sizeof(buf), name) <= 0)
+		return false;
+	for (i = 0; i < PROC_DLSYM_NAMES; i++) {
+		__u32 key = i;
+
+		w = bpf_map_lookup_elem(&dlsym_names, &key);
+		if (!w || !w->prefix[0])
+			return false;
+		for (k = 0; k < PROC_DLSYM_NAME_LEN && w->prefix[k]; k++)
+			if (buf[k] != w->prefix[k])
+				break;
+		if (k == PROC_DLSYM_NAME_LEN || !w->prefix[k])
+			return true;
+	}
+	return false;
+}
+
 SEC("uprobe.multi")
 int proc_dlsym(struct pt_regs *ctx)
 {
@@ -160,6 +197,8 @@ int proc_dlsym(struct pt_regs *ctx)
 
 	seen = bpf_map_lookup_elem(&dlsym_maps, &pid);
 	if (seen && seen->map_count == n)
+		return 0;
+	if (!name_watched((const char *)PT_REGS_PARM2(ctx)))
 		return 0;
 	/* At most one report a gate: a process that maps and calls dlsym in a loop must not
 	 * have its maps read at its pace. The count stays the old one, so a later call reports;

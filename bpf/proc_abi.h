@@ -10,6 +10,11 @@ enum proc_event_type {
 	PROC_EV_MAPPED = 3, /* dlsym with mappings changed (a dlopen): read the maps */
 };
 
+/* The names whose dlsym reports changed mappings: prefixes of at most 7 bytes, in the
+ * `dlsym_names` array (an empty one ends the list). */
+#define PROC_DLSYM_NAMES 8
+#define PROC_DLSYM_NAME_LEN 8
+
 /* A process's dlsym reports changed mappings at most once this often (bpf/proc.bpf.c). */
 #define PROC_DLSYM_GATE_NS 50000000ULL
 

@@ -24,6 +24,7 @@
 #include "sample/offcpu.h"
 #include "runtime/jvm.h"
 #include "memory/memory.h"
+#include "gpu/cudafns.h"
 #include "gpu/gpumem.h"
 #include "sample/ingest.h"
 #include "sample/oncpu.h"
@@ -306,7 +307,7 @@ int main(int argc, char **argv)
 			goto cleanup;
 		/* CUDA is often loaded long after exec (PyTorch, ctypes): seen at its dlopen. */
 		err = gpumem__observe(d.gpumem, d.ctx.proctab) ?:
-		      proc_collector__watch_dlopen(d.procs);
+		      proc_collector__watch_dlopen(d.procs, cudafn__dlsym_prefixes());
 		if (err)
 			goto cleanup;
 	}

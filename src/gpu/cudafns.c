@@ -80,6 +80,16 @@ static const char *const lib_prefixes[CUDA_LIB__MAX] = {
 };
 
 
+/* cuda* and cu* (the runtime's and the driver's entry points, cuGetProcAddress), PyTorch's
+ * extension modules (Python's import looks up PyInit_<name>) and c10 (its allocator's C entry
+ * points, as the test stand-in exports them). */
+static const char *const dlsym_prefixes[] = { "cu", "PyInit_", "c10", NULL };
+
+const char *const *cudafn__dlsym_prefixes(void)
+{
+	return dlsym_prefixes;
+}
+
 int cudafn__lib_of(const char *path)
 {
 	const char *base = strrchr(path, '/');

@@ -38,6 +38,9 @@ struct cudafn {
 /* Row i of the table (the row the BPF cookie carries), or NULL past its end. */
 const struct cudafn *cudafn__row(uint32_t i);
 
+/* The prefixes of the symbols a program looks up with dlsym to reach CUDA and PyTorch after a
+ * dlopen (NULL-terminated, static): proc_collector__watch_dlopen's names. */
+const char *const *cudafn__dlsym_prefixes(void);
 /* Which library a file is by its name (basename): -1 when neither. */
 int cudafn__lib_of(const char *path);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -240,8 +241,19 @@ static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32
 	}
 }
 
-int proc_collector__watch_dlopen(struct proc_collector *pc)
+int proc_collector__watch_dlopen(struct proc_collector *pc, const char *const *names)
 {
+	int fd = bpf_map__fd(pc->skel->maps.dlsym_names);
+
+	for (uint32_t i = 0; names[i]; i++) {
+		struct { char prefix[PROC_DLSYM_NAME_LEN]; } v = { { 0 } };
+
+		if (i == PROC_DLSYM_NAMES || strlen(names[i]) >= PROC_DLSYM_NAME_LEN)
+			return -E2BIG;
+		memcpy(v.prefix, names[i], strlen(names[i]));
+		if (bpf_map_update_elem(fd, &i, &v, BPF_ANY))
+			return -errno;
+	}
 	return proctab__observe(pc->ctx->proctab, &(struct proc_observer){
 							  .name = "dlopen",
 							  .maps = maps_cb,

@@ -23,12 +23,13 @@ struct proc_collector_stats {
 /* Loads and attaches bpf/proc.bpf.c. Returns NULL with *err set. */
 struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err);
 /*
- * From now on, a process that loaded a library with dlopen has its maps read again at its next
- * dlsym (how a program reaches the library's code), so that the observers of processes see a
- * library loaded long after exec (CUDA): the entry of dlsym in the C library of each process
- * learned is probed, once per file, for every process that maps it.
+ * From now on, a process that loaded a library with dlopen has its maps read again when it next
+ * looks up a symbol whose name starts with one of names (NULL-terminated, at most 8 prefixes of
+ * at most 7 bytes: -E2BIG), how a program reaches the library's code, so that the observers of
+ * processes see a library loaded long after exec (CUDA): the entry of dlsym in the C library of
+ * each process learned is probed, once per file, for every process that maps it.
  */
-int proc_collector__watch_dlopen(struct proc_collector *pc);
+int proc_collector__watch_dlopen(struct proc_collector *pc, const char *const *names);
 void proc_collector__free(struct proc_collector *pc); /* accepts NULL */
 /*
  * Exits are applied after the samples already in flight were ingested: the ingest loop calls
