@@ -8,6 +8,7 @@ import gzip
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -22,7 +23,8 @@ from browser import Browser, BrowserError  # noqa: E402
 ARTIFACTS = os.path.join(BUILD, "test-artifacts")
 NAMES = ("webview_negotiation", "webview_processes_api", "webview_heap_folded",
          "webview_flamegraph_shares", "webview_live_refresh", "webview_search", "webview_hover",
-         "webview_zoom", "webview_probe_histogram", "webview_probe_panel_contract")
+         "webview_zoom", "webview_probe_histogram", "webview_probe_panel_contract",
+         "webview_gpuheap_shares")
 
 d = Daemon("--web.enable-admin-api", "--profile.retention=2m")
 if b"web view was not built" in d.get("/", {"Accept": "text/html"})[2]:
@@ -375,6 +377,45 @@ def test_probe_panel_contract():
         stub.server_close()
 
 
+def test_gpuheap_shares():
+    """GPU memory in the page: the stand-in CUDA program (tests/targets/gpu) keeps known bytes
+    in known functions; gpuheap of its pid, opened from the URL as a user shares it, draws each
+    function at its share of the live bytes."""
+    prog = subprocess.Popen([os.path.join(BUILD, "gputargets", "gpu_alloc")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        gpid = int(prog.stdout.readline())
+        deadline = time.time() + 10
+        while (d.metric("autoprof_gpu_libraries") or 0) < 2:
+            assert time.time() < deadline, "the CUDA stand-ins were not probed"
+            time.sleep(0.1)
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        truth = json.loads(prog.stdout.readline())["functions"]
+        kept = {f: v["inuse_bytes"] for f, v in truth.items() if v["inuse_bytes"]}
+        total = sum(kept.values())
+        deadline = time.time() + 10
+        while d.metric("autoprof_gpu_memory_inuse_bytes", 'pid="%d",gpu="0"' % gpid) is None:
+            assert time.time() < deadline, "no live GPU memory for pid %d" % gpid
+            time.sleep(0.1)
+        browser.goto(base + "/#type=gpuheap&pid=%d&live=0" % gpid)
+        browser.wait_for("document.getElementById('status').textContent.includes('now (live "
+                         "allocations)')", what="the live GPU memory of pid %d" % gpid)
+        w = settled("flame")
+        drawn = sum(w.get(f, 0) for f in kept)
+        assert drawn > 0.98 * w["all"], (drawn, w)
+        for f, n in kept.items():
+            share, want = 100 * w.get(f, 0) / drawn, 100.0 * n / total
+            assert abs(share - want) <= 0.5, "%s drawn at %.2f %%, holds %.2f %%: %s" % (
+                f, share, want, w)
+        browser.screenshot(os.path.join(ARTIFACTS, "webview-gpuheap.png"))
+        print("   %d functions drawn at their shares of %d live bytes (±0.5 points)" % (
+            len(kept), total))
+    finally:
+        prog.kill()
+        prog.wait()
+
+
 try:
     check("webview_negotiation", test_negotiation)
     check("webview_processes_api", test_processes_api)
@@ -386,6 +427,7 @@ try:
     check("webview_zoom", test_zoom)
     check("webview_probe_histogram", test_probe_histogram)
     check("webview_probe_panel_contract", test_probe_panel_contract)
+    check("webview_gpuheap_shares", test_gpuheap_shares)
 finally:
     browser.close()
     target.kill()
