@@ -205,14 +205,16 @@ static void attach_dlopen(struct proc_collector *pc, int fd, const struct proc_m
 	if (!l->link)
 		goto fail;
 	pr_debug("%s: dlopen watched\n", name);
-known:
-	l->dev = m->dev;
-	l->ino = m->ino;
-	pc->nr_dlopen_libs++;
-	return;
+	goto known;
 fail:
 	pc->dlopen_failed++;
 	pr_warn("%s: cannot watch its dlopen calls\n", name);
+known:
+	/* Looked at once, watched or not: every process maps its libc, and one that cannot be
+	 * probed must not be parsed again at each of their maps reads. */
+	l->dev = m->dev;
+	l->ino = m->ino;
+	pc->nr_dlopen_libs++;
 }
 
 static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n)
@@ -298,7 +300,6 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 		pr_err("cannot attach to sched_process_exec/exit: %s\n", strerror(-*err));
 		goto out_destroy;
 	}
-
 	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
 	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
 	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);

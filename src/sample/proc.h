@@ -16,7 +16,7 @@ struct proc_collector_stats {
 	unsigned long long exec_tables; /* executables' text published at exec (proc.bpf.c) */
 	unsigned long long relearned;	/* maps read again once the loader mapped libraries */
 	unsigned long long mapped;	/* maps read again: dlsym after a dlopen */
-	unsigned long long dlopen_libs;	  /* C library files looked at for dlsym */
+	unsigned long long dlopen_libs;	  /* C library files looked at for dlsym (failed ones too) */
 	unsigned long long dlopen_failed; /* ... whose dlsym could not be probed */
 };
 
