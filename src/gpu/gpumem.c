@@ -6,7 +6,6 @@
 #define pr_fmt(fmt) "gpu: " fmt
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +40,6 @@ _Static_assert(GPUMEM_MAX_USTACK <= INGEST_MAX_USTACK && GPUMEM_MAX_PYTHON <= IN
 struct gpulib {
 	uint64_t dev, ino; /* as the maps say (struct proc_map) */
 	bool probed;	   /* false: looked at, not probed (no functions, attach failed) */
-	enum cuda_lib lib;
 	struct bpf_link *entry, *ret;
 };
 

@@ -199,16 +199,6 @@ void liveset__drop_pid(struct liveset *ls, uint32_t pid)
 	pthread_mutex_unlock(&ls->lock);
 }
 
-static bool pid_wanted(const struct store_filter *f, uint32_t pid)
-{
-	if (!f || !f->nr_pids)
-		return true;
-	for (size_t i = 0; i < f->nr_pids; i++)
-		if (f->pids[i] == pid)
-			return true;
-	return false;
-}
-
 /* The order rows are aggregated in: entries equal under it make one row. */
 static int entry__cmp(const void *a, const void *b)
 {
@@ -247,7 +237,7 @@ int liveset__rows(struct liveset *ls, const struct store_filter *filter,
 	}
 	for (uint32_t i = 0; i < ls->nr_buckets; i++)
 		for (struct entry *e = ls->buckets[i]; e; e = e->next)
-			if (pid_wanted(filter, e->a.pid))
+			if (store_filter__wants_pid(filter, e->a.pid))
 				all[n++] = e;
 	qsort(all, n, sizeof(*all), entry__cmp);
 	for (size_t i = 0; i < n; i++) {

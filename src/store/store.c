@@ -468,6 +468,16 @@ void store__expire(struct store *st)
 	pthread_mutex_unlock(&st->lock);
 }
 
+bool store_filter__wants_pid(const struct store_filter *f, uint32_t pid)
+{
+	if (!f || !f->nr_pids)
+		return true;
+	for (size_t i = 0; i < f->nr_pids; i++)
+		if (f->pids[i] == pid)
+			return true;
+	return false;
+}
+
 static bool row_matches(const struct row *r, uint32_t type, const struct store_filter *f)
 {
 	if (r->type != type)
@@ -477,15 +487,8 @@ static bool row_matches(const struct row *r, uint32_t type, const struct store_f
 		return false;
 	if (f && f->probe && f->latency && r->labels->latency != f->latency)
 		return false;
-	if (f && f->nr_pids) {
-		size_t i;
-
-		for (i = 0; i < f->nr_pids; i++)
-			if (f->pids[i] == r->labels->pid)
-				break;
-		if (i == f->nr_pids)
-			return false;
-	}
+	if (!store_filter__wants_pid(f, r->labels->pid))
+		return false;
 	if (f && f->comm && strcmp(f->comm, r->labels->comm) && strcmp(f->comm, r->labels->exe))
 		return false;
 	if (f && f->trace_id && (!r->labels->has_trace || memcmp(f->trace_id, r->labels->trace, 16)))

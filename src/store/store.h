@@ -64,6 +64,8 @@ struct store_filter {
 	enum store_latency latency; /* with probe: the class of call */
 };
 
+/* Whether filter (NULL: none) keeps the samples of process pid. */
+bool store_filter__wants_pid(const struct store_filter *f, uint32_t pid);
 /* One aggregated row of a query answer. Pointers stay valid until store_result__free(). */
 struct store_row {
 	const struct frame *frames;	/* leaf first */
