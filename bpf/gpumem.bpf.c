@@ -34,6 +34,10 @@ struct {
 #include "python.bpf.h"
 #include "ustack.bpf.h"
 
+/* Contexts kept under the current one, as the driver keeps a thread's stack: a pop deeper
+ * than this leaves the device unknown rather than guessed. */
+#define GPU_CTX_STACK 8
+
 /* One probed call in flight per thread, the thread's device, its tensor sampling. */
 struct gpu_thread {
 	__u64 call_sp; /* 0: no call in flight */
@@ -43,6 +47,10 @@ struct gpu_thread {
 	__u32 device;  /* ordinal + 1 of the thread's current device; 0: not known */
 	__u32 sampling; /* until_sample drawn */
 	__s64 until_sample; /* tensor bytes left before the next sampled one */
+	__u64 ctx;     /* the current context; 0: none, or made current by the runtime */
+	__u32 depth;   /* contexts pushed under the current one (may exceed GPU_CTX_STACK) */
+	__u32 under_device[GPU_CTX_STACK];
+	__u64 under_ctx[GPU_CTX_STACK];
 };
 
 struct {
@@ -250,7 +258,36 @@ static __always_inline void set_context(struct gpu_thread *t, __u32 pid, __u64 c
 	struct gpumem_ctx_key key = { .pid = pid, .ctx = cx };
 	__u32 *dev = cx ? bpf_map_lookup_elem(&gpumem_ctxdev, &key) : NULL;
 
+	t->ctx = cx;
 	t->device = dev ? *dev : 0;
+}
+
+/* The current context goes under the new one (cuCtxPushCurrent, cuCtxCreate). */
+static __always_inline void push_context(struct gpu_thread *t)
+{
+	__u32 i = t->depth;
+
+	if (i < GPU_CTX_STACK) {
+		t->under_ctx[i & (GPU_CTX_STACK - 1)] = t->ctx;
+		t->under_device[i & (GPU_CTX_STACK - 1)] = t->device;
+	}
+	t->depth = i + 1;
+}
+
+/* The context under the current one becomes current again; none under it leaves none. */
+static __always_inline void pop_context(struct gpu_thread *t)
+{
+	__u32 i = t->depth;
+
+	t->ctx = 0;
+	t->device = 0;
+	if (!i)
+		return;
+	t->depth = --i;
+	if (i < GPU_CTX_STACK) {
+		t->ctx = t->under_ctx[i & (GPU_CTX_STACK - 1)];
+		t->device = t->under_device[i & (GPU_CTX_STACK - 1)];
+	}
 }
 
 static __always_inline void keep_context(__u32 pid, __u64 cx, __u32 device)
@@ -309,6 +346,8 @@ int gpumem_return(struct pt_regs *ctx)
 			send_free(pid, t->arg[0], row);
 		return 0;
 	case GPUMEM_FN_SET_DEVICE:
+		/* The device's primary context replaces the current one. */
+		t->ctx = 0;
 		t->device = device_of(t->arg[0]);
 		return 0;
 	case GPUMEM_FN_CTX_RETAIN:
@@ -318,13 +357,33 @@ int gpumem_return(struct pt_regs *ctx)
 	case GPUMEM_FN_CTX_CREATE:
 	case GPUMEM_FN_CTX_CREATE_V3:
 	case GPUMEM_FN_CTX_CREATE_V4:
-		/* A new context is current on the thread that made it. */
+		/* A new context is pushed current on the thread that made it. */
+		push_context(t);
+		t->ctx = 0;
 		t->device = device_of(t->arg[1]);
-		if (read_out(&word, t->arg[0]))
+		if (read_out(&word, t->arg[0])) {
+			t->ctx = word;
 			keep_context(pid, word, t->device);
+		}
 		return 0;
 	case GPUMEM_FN_CTX_SET:
+		/* NULL pops the stack's top. */
+		if (t->arg[0])
+			set_context(t, pid, t->arg[0]);
+		else
+			pop_context(t);
+		return 0;
+	case GPUMEM_FN_CTX_PUSH:
+		push_context(t);
 		set_context(t, pid, t->arg[0]);
+		return 0;
+	case GPUMEM_FN_CTX_POP:
+		pop_context(t);
+		return 0;
+	case GPUMEM_FN_CTX_DESTROY:
+		/* Destroying the current context pops it; one deeper down stays stale there. */
+		if (t->arg[0] && t->arg[0] == t->ctx)
+			pop_context(t);
 		return 0;
 	case GPUMEM_FN_CTX_GET_DEVICE:
 		if (read_out(&word, t->arg[0]))

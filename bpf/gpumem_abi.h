@@ -33,7 +33,10 @@ enum gpumem_fn {
 	GPUMEM_FN_CTX_CREATE,	/* cuCtxCreate_v2(CUcontext *out, unsigned flags, int dev) */
 	GPUMEM_FN_CTX_CREATE_V3, /* cuCtxCreate_v3(CUcontext *out, params *, int n, unsigned, int dev) */
 	GPUMEM_FN_CTX_CREATE_V4, /* cuCtxCreate_v4(CUcontext *out, params *, unsigned, int dev) */
-	GPUMEM_FN_CTX_SET,	/* cuCtxSetCurrent(ctx), cuCtxPushCurrent_v2(ctx) */
+	GPUMEM_FN_CTX_SET,	/* cuCtxSetCurrent(ctx): replaces the top of the thread's stack */
+	GPUMEM_FN_CTX_PUSH,	/* cuCtxPushCurrent_v2(ctx) */
+	GPUMEM_FN_CTX_POP,	/* cuCtxPopCurrent_v2(CUcontext *out) */
+	GPUMEM_FN_CTX_DESTROY,	/* cuCtxDestroy_v2(ctx): popped when it is the current one */
 	GPUMEM_FN_CTX_GET_DEVICE, /* cuCtxGetDevice(int *out) */
 	/* PyTorch's caching allocator: its USDT probes (provider pytorch) */
 	GPUMEM_FN_TORCH_MALLOC, /* pytorch:malloc(ptr, device, size, stream): a tensor's memory */

@@ -56,7 +56,9 @@ static const struct cudafn table[] = {
 	{ "cuCtxCreate_v3", DRV, GPUMEM_FN_CTX_CREATE_V3, GPU_API_NONE, DEV },
 	{ "cuCtxCreate_v4", DRV, GPUMEM_FN_CTX_CREATE_V4, GPU_API_NONE, DEV },
 	{ "cuCtxSetCurrent", DRV, GPUMEM_FN_CTX_SET, GPU_API_NONE, DEV },
-	{ "cuCtxPushCurrent_v2", DRV, GPUMEM_FN_CTX_SET, GPU_API_NONE, DEV },
+	{ "cuCtxPushCurrent_v2", DRV, GPUMEM_FN_CTX_PUSH, GPU_API_NONE, DEV },
+	{ "cuCtxPopCurrent_v2", DRV, GPUMEM_FN_CTX_POP, GPU_API_NONE, DEV },
+	{ "cuCtxDestroy_v2", DRV, GPUMEM_FN_CTX_DESTROY, GPU_API_NONE, DEV },
 	{ "cuCtxGetDevice", DRV, GPUMEM_FN_CTX_GET_DEVICE, GPU_API_NONE, DEV },
 	/* USDT probes of PyTorch's caching allocator (attached by name, never found in .dynsym) */
 	{ "malloc", CUDA_LIB_PYTORCH, GPUMEM_FN_TORCH_MALLOC, GPU_API_PYTORCH, GPU_SPACE_TORCH },

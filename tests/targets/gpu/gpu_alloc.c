@@ -278,6 +278,30 @@ __attribute__((noinline)) void drv_keep(void)
 	record_alloc("driver", 3 * MiB, current_gpu());
 }
 
+/* The thread's context stack: cuCtxCreate pushes a context on device 1 over device 0's
+ * primary one; popping it, or destroying it while current, makes device 0's current again.
+ * Both allocations are on device 0, each made before anything asks the driver which device is
+ * current (current_gpu() would tell the probes). */
+__attribute__((noinline)) void drv_stack(void)
+{
+	CUcontext mine, popped;
+	CUdeviceptr d;
+
+	begin("drv_stack");
+	check(cuCtxCreate_v2(&mine, 0, 1), "drv_stack cuCtxCreate_v2");
+	check(cuCtxPopCurrent_v2(&popped), "drv_stack cuCtxPopCurrent_v2");
+	check(cuMemAlloc_v2(&d, 640 * KiB), "drv_stack cuMemAlloc_v2 after pop");
+	touch((void *)(uintptr_t)d, 640 * KiB);
+	keep((void *)(uintptr_t)d);
+	record_alloc("driver", 640 * KiB, current_gpu());
+	check(cuCtxPushCurrent_v2(mine), "drv_stack cuCtxPushCurrent_v2");
+	check(cuCtxDestroy_v2(mine), "drv_stack cuCtxDestroy_v2");
+	check(cuMemAlloc_v2(&d, 128 * KiB), "drv_stack cuMemAlloc_v2 after destroy");
+	touch((void *)(uintptr_t)d, 128 * KiB);
+	keep((void *)(uintptr_t)d);
+	record_alloc("driver", 128 * KiB, current_gpu());
+}
+
 __attribute__((noinline)) void drv_pitch(void)
 {
 	CUdeviceptr d;
@@ -441,6 +465,7 @@ int main(void)
 		die("pthread_create", rc);
 	pthread_join(thread, NULL);
 	drv_keep();
+	drv_stack();
 	drv_pitch();
 	drv_managed();
 	drv_async();
