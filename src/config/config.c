@@ -118,6 +118,43 @@ static const struct key keys[] = {
 		.help = "Memory budget of the profile store; the oldest data is dropped beyond it.",
 	},
 	{
+		.name = "storage.path",
+		.type = &config_type_path,
+		.def = "/var/lib/autoprof",
+		FIELD(storage_path),
+		.help = "Directory where profiles are kept on disk for storage.retention (made 0700 "
+			"if missing; refused if a symlink or writable by others); empty: memory "
+			"only.",
+	},
+	{
+		.name = "storage.retention",
+		.type = &config_type_duration,
+		.def = "24h",
+		.min = 60 * NSEC_PER_SEC,
+		.max = 31 * 24 * 3600 * NSEC_PER_SEC,
+		FIELD(storage_retention_ns),
+		.help = "How long profiles are kept on disk.",
+	},
+	{
+		.name = "storage.max-bytes",
+		.type = &config_type_bytes,
+		.def = "1GiB",
+		.min = 256 * KiB,
+		.max = 1024 * GiB,
+		FIELD(storage_max_bytes),
+		.help = "Disk budget of storage.path; the oldest profiles go first beyond it.",
+	},
+	{
+		.name = "storage.flush-interval",
+		.type = &config_type_duration,
+		.def = "10s",
+		.min = NSEC_PER_SEC,
+		.max = 10 * NSEC_PER_SEC,
+		FIELD(storage_flush_ns),
+		.help = "How often new profiles are written to disk: at most this much is lost to "
+			"a crash.",
+	},
+	{
 		.name = "symbolizer.cache-size",
 		.type = &config_type_bytes,
 		.def = "64MiB",

@@ -20,6 +20,10 @@ struct config {
 	uint64_t profile_retention_ns;	/* profile.retention, default 5m, 10s..24h */
 	enum log_level log_level;	/* log.level, default info */
 	uint64_t store_memory_limit;	/* store.memory-limit, bytes, default 64MiB, 1MiB..64GiB */
+	char storage_path[4096];	/* storage.path, default /var/lib/autoprof, "" = memory only */
+	uint64_t storage_retention_ns;	/* storage.retention, default 24h, 1m..31d */
+	uint64_t storage_max_bytes;	/* storage.max-bytes, default 1GiB, 256KiB..1TiB */
+	uint64_t storage_flush_ns;	/* storage.flush-interval, default 10s, 1s..10s */
 	uint64_t symbolizer_cache_size;	/* symbolizer.cache-size, bytes, default 64MiB, 1MiB..64GiB */
 	uint64_t bpf_ringbuf_size;	/* bpf.ringbuf-size, bytes, power of two, 64KiB..1GiB; 0: auto */
 	char otlp_endpoint[512];	/* otlp.endpoint, "" = no push */

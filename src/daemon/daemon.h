@@ -12,6 +12,7 @@ struct oncpu;
 struct offcpu;
 struct memory;
 struct gpumem;
+struct history;
 struct jvm;
 struct probes;
 struct proc_collector;
@@ -36,6 +37,7 @@ struct daemon {
 	struct offcpu *offcpu; /* NULL when the kernel cannot run it and it is off */
 	struct memory *memory;
 	struct gpumem *gpumem; /* NULL when gpu.enabled is false */
+	struct history *history; /* NULL when storage.path is empty or unusable */
 	struct jvm *jvm; /* NULL when jvm.perf-map is off */
 	struct probes *probes;
 	struct http_server *http;

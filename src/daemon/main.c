@@ -26,6 +26,7 @@
 #include "memory/memory.h"
 #include "gpu/cudafns.h"
 #include "gpu/gpumem.h"
+#include "history/history.h"
 #include "sample/ingest.h"
 #include "sample/oncpu.h"
 #include "probes/probes.h"
@@ -246,6 +247,18 @@ int main(int argc, char **argv)
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
+	/* Disk is a bonus: a directory that cannot be used leaves profiles in memory. */
+	if (d.cfg.storage_path[0]) {
+		err = history__new(&(struct history_opts){ .path = d.cfg.storage_path,
+							    .retention_ns = d.cfg.storage_retention_ns,
+							    .max_bytes = d.cfg.storage_max_bytes,
+							    .flush_ns = d.cfg.storage_flush_ns,
+							    .store = d.ctx.store,
+							    .sym = d.ctx.sym },
+				   &d.history, why, sizeof(why));
+		if (err)
+			pr_warn("storage.path: %s: profiles are kept in memory only\n", why);
+	}
 	if (d.cfg.unwind_mode == CONFIG_UNWIND_TABLE) {
 		d.ctx.unwinder = unwinder__new(&(struct unwinder_opts){
 						       .memory_limit = d.cfg.unwind_memory_limit,
@@ -366,6 +379,8 @@ cleanup:
 	/* The pusher reads the store and symbolizer: stop it first. */
 	otlp_daemon__stop(&d);
 	http_server__stop(d.http);
+	/* Writes the seconds since its last flush: the store and symbolizer are still here. */
+	history__free(d.history);
 	/* The manager maps the collectors' rings: unmap before their maps go. */
 	ring_buffer__free(d.ctx.rb);
 	oncpu__free(d.oncpu);

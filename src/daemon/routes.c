@@ -10,9 +10,11 @@
 #include <string.h>
 
 #include "sample/offcpu.h"
+#include "history/history.h"
 #include "memory/memory.h"
 #include "probes/probes.h"
 #include "daemon/daemon.h"
+#include "daemon/params.h"
 #include "export/pprof.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -26,7 +28,6 @@
 #include "daemon/webui.h"
 
 #define DEFAULT_SECONDS 30
-#define MAX_PIDS 256
 
 static void handle_index(const struct http_request *req, struct http_response *resp, void *ctx);
 static void handle_route_index(const struct http_request *req, struct http_response *resp,
@@ -65,6 +66,11 @@ static const struct http_route routes[] = {
 	  "Processes with samples in the last N seconds (JSON), most first: ?type=cpu|offcpu|"
 	  "allocs|heap|gpuallocs|gpuheap&seconds=N (default 30)",
 	  .fn = webui__processes },
+	{ "GET", "/api/v1/timeline", "timeline",
+	  "Totals per step of a profile type (JSON), overall and for the top processes, for a "
+	  "timeline: ?type=cpu&start=&end= (RFC 3339 or Unix seconds; default the last hour)"
+	  "&step=SECONDS&pid=1,2",
+	  .fn = webui__timeline },
 	{ "GET", "/api/v1/status", "status",
 	  "Server state (JSON): admin_api (whether the routes that change state are on), ready",
 	  .fn = handle_status },
@@ -147,54 +153,6 @@ static void handle_route_index(const struct http_request *req, struct http_respo
 	http__index(routes, sizeof(routes) / sizeof(routes[0]), resp);
 }
 
-/* A whole-string non-negative integer, or -1. */
-static long long parse_uint(const char *s)
-{
-	char *end;
-	long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	return v;
-}
-
-static int parse_pids(const char *s, uint32_t *pids, size_t *nr, struct http_response *resp)
-{
-	char *copy = strdup(s), *save = NULL, *tok;
-	int err = 0;
-
-	if (!copy) {
-		http__error(resp, 500, "out of memory");
-		return -ENOMEM;
-	}
-	*nr = 0;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long long pid = parse_uint(tok);
-
-		if (pid <= 0 || pid > 0x3fffffff) {
-			http__error(resp, 400, "pid: \"%s\" is not a process id", tok);
-			err = -EINVAL;
-			break;
-		}
-		if (*nr == MAX_PIDS) {
-			http__error(resp, 400, "pid: at most %d processes", MAX_PIDS);
-			err = -EINVAL;
-			break;
-		}
-		pids[(*nr)++] = (uint32_t)pid;
-	}
-	if (!err && !*nr) {
-		http__error(resp, 400, "pid: empty list");
-		err = -EINVAL;
-	}
-	free(copy);
-	return err;
-}
-
 /* Exactly n bytes as 2n hex digits (either case). 0 or -EINVAL. */
 static int parse_hex(const char *s, uint8_t *out, size_t n)
 {
@@ -228,7 +186,7 @@ static int parse_probe_filter(struct daemon *d, const struct profile_desc *desc,
 		http__error(resp, 400, "probe: on-CPU profiles only (/debug/pprof/profile)");
 		return -EINVAL;
 	}
-	id = parse_uint(probe);
+	id = params__uint(probe);
 	if (id <= 0 || id > UINT32_MAX || !d->probes || !probes__exists(d->probes, (uint32_t)id)) {
 		http__error(resp, 400, "probe: \"%s\" is not a probe id (GET /api/v1/probes)", probe);
 		return -EINVAL;
@@ -256,7 +214,8 @@ static void handle_profile(const struct http_request *req, struct http_response 
 {
 	struct daemon *d = ctx;
 	const struct profile_desc *desc = profile__by_path(http__path(req));
-	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
+	uint64_t mem_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
+	uint64_t retention_s = d->history ? history__retention_ns(d->history) / NSEC_PER_SEC : mem_s;
 	const char *seconds = http__query(req, "seconds");
 	const char *pid = http__query(req, "pid");
 	const char *comm = http__query(req, "comm");
@@ -268,9 +227,11 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	uint8_t trace_bytes[16], span_bytes[8];
 	const struct query_sources src = { .store = d->ctx.store,
 					   .memory = d->memory,
-					   .gpumem = d->gpumem };
+					   .gpumem = d->gpumem,
+					   .history = d->history };
 	struct store_filter filter = { 0 };
 	const struct store_result *res;
+	struct query_window w = { 0 };
 	struct query_result *qr;
 	uint32_t pids[MAX_PIDS];
 	long long n = DEFAULT_SECONDS;
@@ -286,7 +247,7 @@ static void handle_profile(const struct http_request *req, struct http_response 
 		return;
 	}
 	if (seconds) {
-		n = parse_uint(seconds);
+		n = params__uint(seconds);
 		if (n <= 0) {
 			http__error(resp, 400, "seconds: \"%s\" is not a positive whole number",
 				    seconds);
@@ -294,16 +255,20 @@ static void handle_profile(const struct http_request *req, struct http_response 
 		}
 		if ((uint64_t)n > retention_s) {
 			http__error(resp, 400,
-				    "seconds: %lld is beyond the retention of %" PRIu64
-				    " s (profile.retention)",
-				    n, retention_s);
+				    "seconds: %lld is beyond the retention of %" PRIu64 " s (%s)",
+				    n, retention_s,
+				    d->history ? "storage.retention" : "profile.retention");
 			return;
 		}
-	} else if ((uint64_t)n > retention_s) {
-		n = (long long)retention_s;
+	} else if ((uint64_t)n > mem_s) {
+		n = (long long)mem_s;
 	}
+	if (params__range(d, req, n, seconds != NULL, &w, resp) < 0)
+		return;
+	if (!w.end_ns)
+		w.window_ns = (uint64_t)n * NSEC_PER_SEC;
 	if (pid) {
-		if (parse_pids(pid, pids, &filter.nr_pids, resp))
+		if (params__pids(pid, pids, &filter.nr_pids, resp))
 			return;
 		filter.pids = pids;
 	}
@@ -343,9 +308,7 @@ static void handle_profile(const struct http_request *req, struct http_response 
 		return;
 
 	/* format=diff is the probe's slow and fast calls side by side (query.h). */
-	err = query__profile(&src, diff ? PROFILE_LATENCY : desc->type,
-			     &(struct query_window){ .window_ns = (uint64_t)n * NSEC_PER_SEC },
-			     &filter, &qr);
+	err = query__profile(&src, diff ? PROFILE_LATENCY : desc->type, &w, &filter, &qr);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;
@@ -468,7 +431,7 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 		return;
 	}
 	if (pid) {
-		if (parse_pids(pid, pids, &filter.nr_pids, resp))
+		if (params__pids(pid, pids, &filter.nr_pids, resp))
 			return;
 		filter.pids = pids;
 	}
@@ -557,7 +520,7 @@ static void handle_targets_delete(const struct http_request *req, struct http_re
 {
 	struct daemon *d = ctx;
 	const char *id = strrchr(http__path(req), '/') + 1;
-	long long n = parse_uint(id);
+	long long n = params__uint(id);
 
 	if (!d->memory) {
 		http__error(resp, 503, "memory profiling is not running");
@@ -606,7 +569,7 @@ static long long probe_id_of(const char *path)
 		return -1;
 	memcpy(id, s, len);
 	id[len] = '\0';
-	return parse_uint(id);
+	return params__uint(id);
 }
 
 static void handle_probes_list(const struct http_request *req, struct http_response *resp,
@@ -693,7 +656,7 @@ static void handle_probes_latency(const struct http_request *req, struct http_re
 		return;
 	}
 	if (seconds) {
-		n = parse_uint(seconds);
+		n = params__uint(seconds);
 		if (n <= 0 || n > PROBES_MAX_SECONDS) {
 			json_error(resp, 400, "seconds: want a whole number from 1 to %d",
 				   PROBES_MAX_SECONDS);

@@ -8,6 +8,7 @@
 #include "runtime/jvm.h"
 #include "memory/memory.h"
 #include "gpu/gpumem.h"
+#include "history/history.h"
 #include "bpf/gpumem_abi.h"
 #include "sample/oncpu.h"
 #include "bpf/memory_abi.h"
@@ -723,6 +724,60 @@ static const struct metrics_row file_facts_rows[] = {
 	METRICS_SAMPLE(struct tracectx_cache_stats, evictions),
 };
 
+/* The history's figures, with whether it runs (storage.path set and usable). */
+struct history_view {
+	bool enabled;
+	struct history_stats s;
+};
+
+static const struct metrics_row history_rows[] = {
+	METRICS_FAMILY("autoprof_history_enabled", METRIC_GAUGE,
+		       "1 when profiles are kept on disk (storage.path set and usable), else 0"),
+	METRICS_SAMPLE(struct history_view, enabled),
+	METRICS_FAMILY("autoprof_history_files", METRIC_GAUGE, "Files in storage.path"),
+	METRICS_SAMPLE(struct history_view, s.files),
+	METRICS_FAMILY("autoprof_history_bytes", METRIC_GAUGE,
+		       "Bytes of the files in storage.path (bounded by storage.max-bytes)"),
+	METRICS_SAMPLE(struct history_view, s.bytes),
+	METRICS_FAMILY("autoprof_history_oldest_timestamp_seconds", METRIC_GAUGE,
+		       "Unix time of the oldest profile kept on disk, 0 when none is"),
+	METRICS_SAMPLE_DIV(struct history_view, s.oldest_ns, 1e9),
+	METRICS_FAMILY("autoprof_history_records_written", METRIC_COUNTER,
+		       "Records written (one per profile type and flush)"),
+	METRICS_SAMPLE(struct history_view, s.records_written),
+	METRICS_FAMILY("autoprof_history_written_bytes", METRIC_COUNTER, "Bytes written"),
+	METRICS_SAMPLE(struct history_view, s.bytes_written),
+	METRICS_FAMILY("autoprof_history_write_errors", METRIC_COUNTER,
+		       "Flushes not written (disk full, I/O errors): those seconds stay in "
+		       "memory only"),
+	METRICS_SAMPLE(struct history_view, s.write_errors),
+	METRICS_FAMILY("autoprof_history_records_damaged", METRIC_COUNTER,
+		       "Cut or damaged records met while reading (a crash mid-write, a changed "
+		       "file): the rest of their file is skipped"),
+	METRICS_SAMPLE(struct history_view, s.records_damaged),
+	METRICS_FAMILY("autoprof_history_records_read", METRIC_COUNTER,
+		       "Records read back for queries"),
+	METRICS_SAMPLE(struct history_view, s.records_read),
+	METRICS_FAMILY("autoprof_history_files_removed", METRIC_COUNTER,
+		       "Files removed, by reason: retention (storage.retention), budget "
+		       "(storage.max-bytes)"),
+	METRICS_SAMPLE(struct history_view, s.files_removed_retention, "reason", "retention"),
+	METRICS_SAMPLE(struct history_view, s.files_removed_budget, "reason", "budget"),
+	METRICS_FAMILY("autoprof_history_write_seconds", METRIC_COUNTER,
+		       "Time spent writing profiles to disk (naming frames included)"),
+	METRICS_SAMPLE_DIV(struct history_view, s.flush_ns_total, 1e9),
+};
+
+static void history_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct history_view v = { .enabled = d->history != NULL };
+
+	if (d->history)
+		history__stats(d->history, &v.s);
+	METRICS_TABLE(w, history_rows, &v);
+}
+
 static void file_facts_metrics(struct metrics_writer *w, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -739,7 +794,7 @@ int selfmetrics__register(struct daemon *d)
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
 		symbolizer_metrics, file_metrics, unwind_metrics, memory_metrics, gpumem_metrics,
-		jvm_metrics, python_metrics, file_facts_metrics,
+		jvm_metrics, python_metrics, file_facts_metrics, history_metrics,
 	};
 	int err;
 

@@ -28,5 +28,11 @@ void webui__page(const struct http_request *req, struct http_response *resp);
  */
 void webui__profiles(const struct http_request *req, struct http_response *resp, void *ctx);
 void webui__processes(const struct http_request *req, struct http_response *resp, void *ctx);
+/*
+ * GET /api/v1/timeline?type=NAME&start=&end=&step=SECONDS&pid=1,2 (timeline.c): the type's
+ * totals per step over the range (default: the last hour), overall and for the top 10
+ * processes; disk where the history wrote, memory after.
+ */
+void webui__timeline(const struct http_request *req, struct http_response *resp, void *ctx);
 
 #endif

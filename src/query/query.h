@@ -17,6 +17,7 @@
 
 struct memory;
 struct gpumem;
+struct history;
 
 /* Where answers come from. memory (gpumem) is NULL when memory (GPU memory) profiling is not
  * running. */
@@ -24,12 +25,18 @@ struct query_sources {
 	struct store *store;
 	struct memory *memory;
 	struct gpumem *gpumem;
+	struct history *history; /* NULL when profiles are kept in memory only */
 };
 
-/* The last window_ns, or (window_ns 0) the whole CLOCK_MONOTONIC seconds [first, last]. */
+/*
+ * The last window_ns; or (window_ns 0) the whole CLOCK_MONOTONIC seconds [first, last]; or
+ * (end_ns set) the CLOCK_REALTIME range [start_ns, end_ns), from disk where memory no longer
+ * holds it (whole records of storage.flush-interval there) and from memory after.
+ */
 struct query_window {
 	uint64_t window_ns;
 	int64_t first_sec, last_sec;
+	uint64_t start_ns, end_ns;
 };
 
 struct query_result;

@@ -26,6 +26,9 @@ enum dso_kind {
 			 * line) table */
 	DSO_SPECIAL,	/* a code page the kernel maps into processes ([uprobes]: the uprobe
 			 * trampolines; [vsyscall]), every address named by its path */
+	DSO_STORED,	/* a frame read back from history on disk, named when it was written:
+			 * addr indexes the (function, file, line) table as DSO_PYTHON's does, the
+			 * path is the mapping's */
 };
 
 enum dso_kind dso__kind(const struct dso *dso);

@@ -850,6 +850,21 @@ unlock:
 	return err;
 }
 
+struct dso *symbolizer__stored_dso(const char *mapping)
+{
+	return dso__new(DSO_STORED, mapping, -1);
+}
+
+int symbolizer__stored_frame(struct symbolizer *sym, struct dso *stored, const char *function,
+			     const char *file, uint32_t line, struct frame *out)
+{
+	int err = symbolizer__interp_frame(sym, function, file, line, out);
+
+	if (!err)
+		out->dso = stored;
+	return err;
+}
+
 static int lookup_interp(struct symbolizer *sym, const struct frame *f, struct strtab *st,
 			 struct sym_frame *out)
 {
@@ -897,6 +912,7 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 		err = fallback(f->dso, f->addr, st, out);
 		break;
 	case DSO_PYTHON:
+	case DSO_STORED:
 		err = lookup_interp(sym, f, st, out);
 		break;
 	default:
@@ -945,7 +961,13 @@ void symbolizer__trim(struct symbolizer *sym)
 	}
 	sym->nr_all = n;
 
-	pthread_mutex_lock(&sym->lock);
+	/* The ingest thread calls this: it must not wait while a query or the history writer
+	 * loads a big symbol table under the lock (seconds for a DWARF file), or samples queue
+	 * up behind it and reach the store late. The budget is enforced at a later sweep. */
+	if (pthread_mutex_trylock(&sym->lock)) {
+		pthread_mutex_unlock(&sym->index_lock);
+		return;
+	}
 	sym->stats.bytes = held_bytes(sym);
 	if (sym->stats.bytes > sym->opts.cache_bytes) {
 		struct dso **lru = malloc(n * sizeof(*lru));

@@ -84,7 +84,18 @@ bool symbolizer__kernel_page(const char *path);
 int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
 			     uint32_t line, struct frame *out);
 
-/* Forgets dsos nobody references and evicts symbol tables beyond the budget (LRU). */
+/*
+ * Frames read back from disk (src/history/), named as they were when written: a dso for the
+ * frames of one mapping path (the caller owns the reference), and a frame of it at (function,
+ * file, line), interned in the table interpreted frames use (same bounds and errors; the frame
+ * borrows stored).
+ */
+struct dso *symbolizer__stored_dso(const char *mapping);
+int symbolizer__stored_frame(struct symbolizer *sym, struct dso *stored, const char *function,
+			     const char *file, uint32_t line, struct frame *out);
+
+/* Forgets dsos nobody references and evicts symbol tables beyond the budget (LRU); the
+ * eviction waits for a later call while a lookup holds the tables. */
 void symbolizer__trim(struct symbolizer *sym);
 
 struct symbolizer_stats {

@@ -71,7 +71,8 @@ def metric_value(text, name, labels="", default=None):
 
 
 class Daemon:
-    """build/autoprof on a free loopback port, stopped with SIGTERM. With tls_ca (a CA file)
+    """build/autoprof on a free loopback port, stopped with SIGTERM, keeping profiles in memory
+    only unless args set --storage.path. With tls_ca (a CA file)
     it is reached over https, with auth ((user, password)) with basic auth; wait=False returns
     before it answers."""
 
@@ -80,6 +81,10 @@ class Daemon:
         self.auth = auth
         self.port = free_port()
         self.log = open(os.path.join(TMP, "autoprof-%d.log" % self.port), "w+")
+        # Memory only unless a test names a directory: daemons of tests must not share the
+        # default /var/lib/autoprof (nor leave data there).
+        if not any(a.startswith("--storage.path") for a in args):
+            args = ("--storage.path=", *args)
         self.proc = subprocess.Popen(
             [AUTOPROF, "--web.listen-address=127.0.0.1:%d" % self.port, *args],
             stdout=self.log, stderr=subprocess.STDOUT)

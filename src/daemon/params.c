@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Query parameters several routes share: see params.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/daemon.h"
+#include "daemon/params.h"
+#include "history/history.h"
+#include "lib/timeconst.h"
+#include "lib/timeparse.h"
+#include "store/store.h"
+
+/* A whole-string non-negative integer, or -1. */
+long long params__uint(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	return v;
+}
+
+int params__pids(const char *s, uint32_t *pids, size_t *nr, struct http_response *resp)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy) {
+		http__error(resp, 500, "out of memory");
+		return -ENOMEM;
+	}
+	*nr = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long long pid = params__uint(tok);
+
+		if (pid <= 0 || pid > 0x3fffffff) {
+			http__error(resp, 400, "pid: \"%s\" is not a process id", tok);
+			err = -EINVAL;
+			break;
+		}
+		if (*nr == MAX_PIDS) {
+			http__error(resp, 400, "pid: at most %d processes", MAX_PIDS);
+			err = -EINVAL;
+			break;
+		}
+		pids[(*nr)++] = (uint32_t)pid;
+	}
+	if (!err && !*nr) {
+		http__error(resp, 400, "pid: empty list");
+		err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+uint64_t params__realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+int params__range(struct daemon *d, const struct http_request *req, long long seconds,
+		       bool seconds_given, struct query_window *w, struct http_response *resp)
+{
+	const char *start = http__query(req, "start"), *end = http__query(req, "end");
+	uint64_t now = params__realtime_ns(), s = 0, e = now, reach;
+
+	if (!start && !end) {
+		if (!d->history ||
+		    (uint64_t)seconds <= store__retention_ns(d->ctx.store) / NSEC_PER_SEC)
+			return 0;
+	}
+	if (start && seconds_given) {
+		http__error(resp, 400, "seconds: not with start= (the range is start to end)");
+		return -EINVAL;
+	}
+	if (end && time__parse(end, &e)) {
+		http__error(resp, 400, "end: \"%s\" is not RFC 3339 or Unix seconds", end);
+		return -EINVAL;
+	}
+	if (start && time__parse(start, &s)) {
+		http__error(resp, 400, "start: \"%s\" is not RFC 3339 or Unix seconds", start);
+		return -EINVAL;
+	}
+	if (e > now)
+		e = now;
+	if (!start)
+		s = e > (uint64_t)seconds * NSEC_PER_SEC ? e - (uint64_t)seconds * NSEC_PER_SEC : 0;
+	reach = d->history ? history__retention_ns(d->history) :
+			     store__retention_ns(d->ctx.store);
+	if (s < now - reach)
+		s = now - reach;
+	if (s >= e) {
+		http__error(resp, 400, "start: must be before end, within the last %" PRIu64 " s",
+			    (uint64_t)(reach / NSEC_PER_SEC));
+		return -EINVAL;
+	}
+	w->start_ns = s;
+	w->end_ns = e;
+	return 0;
+}
+

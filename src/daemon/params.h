@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_DAEMON_PARAMS_H
+#define AUTOPROF_DAEMON_PARAMS_H
+
+/* Query parameters several routes share, each answered with a 400 saying why when bad. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http/http.h"
+#include "query/query.h"
+
+#define MAX_PIDS 256
+
+struct daemon;
+
+/* A whole-string non-negative integer, or -1. */
+long long params__uint(const char *s);
+/* pid=1,2,3 into pids (MAX_PIDS of them at most). 0, or a negative errno answered. */
+int params__pids(const char *s, uint32_t *pids, size_t *nr, struct http_response *resp);
+/* CLOCK_REALTIME now, in nanoseconds. */
+uint64_t params__realtime_ns(void);
+/*
+ * start= and end= (RFC 3339 or Unix seconds) into w as a CLOCK_REALTIME range; without them,
+ * a window of seconds beyond what memory holds becomes the range ending now (disk answers
+ * it). A start older than the retention is moved up to it; an end in the future is now.
+ * Returns 0 (w->end_ns 0: no range), or -EINVAL answered.
+ */
+int params__range(struct daemon *d, const struct http_request *req, long long seconds,
+		  bool seconds_given, struct query_window *w, struct http_response *resp);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_HISTORY_HISTORY_PRIV_H
+#define AUTOPROF_HISTORY_HISTORY_PRIV_H
+
+/* struct history's layout and the file chores the writer (history.c) and the readers
+ * (history_read.c) share; nothing outside src/history/ includes it. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "history/histfile.h"
+#include "history/history.h"
+
+#define HISTORY_HDR_READ (HISTFILE_HDR_SIZE + HISTFILE_SUMMARY_MAX * 52)
+
+struct hfile {
+	uint64_t id;	   /* its name: <id>.aph, the CLOCK_REALTIME second it was made */
+	uint64_t size;	   /* bytes of whole records */
+	uint64_t first_ns; /* the span of its records (0, 0: none yet) */
+	uint64_t last_ns;
+};
+
+struct history {
+	struct history_opts o;
+	int dirfd;
+	pthread_mutex_t lock; /* the file list, sizes and stats */
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool started, stopping;
+	struct hfile *files; /* oldest first */
+	uint32_t nr_files;
+	uint64_t roll_bytes;
+	/* Writer thread only: the file being written and its dictionary. */
+	int fd;
+	struct histfile_writer *w;
+	int64_t next_sec; /* CLOCK_MONOTONIC: the first second not written yet */
+	uint64_t written_until;
+	struct history_stats stats;
+};
+
+/* Opens file id for reading: a regular file, never through a symlink. fd or -errno. */
+int hfile__open(struct history *h, uint64_t id, struct stat *st);
+/* Exactly n bytes at off: 0, -ENODATA past the end, or -errno. */
+int hfile__pread(int fd, void *p, size_t n, uint64_t off);
+/*
+ * Walks the records of an open file's first size bytes: fn gets each header, its summary and
+ * the record's offset, and ends the walk by returning nonzero (returned). A cut or damaged
+ * header ends it too, counted. *good gets the bytes of whole records walked.
+ */
+int hfile__walk(struct history *h, int fd, uint64_t size, uint64_t *good,
+		int (*fn)(const struct histfile_hdr *hd, const struct histfile_summary *s,
+			  uint64_t off, void *ctx),
+		void *ctx);
+/* A copy (the caller frees) of the files whose records may overlap [start, end). */
+int history__files_in(struct history *h, uint64_t start, uint64_t end, struct hfile **out,
+		      uint32_t *nr);
+
+#endif
