@@ -101,7 +101,8 @@ static int from_store(struct daemon *d, struct tl *t, const struct profile_desc 
 
 	for (uint64_t s = from; s < t->nr_steps && !t->err; s++) {
 		uint64_t a = start + s * step_ns, b = a + step_ns;
-		int64_t first = (int64_t)((a - offset + NSEC_PER_SEC - 1) / NSEC_PER_SEC);
+		/* The store's seconds whose start falls in the step: each in exactly one. */
+		int64_t first = (int64_t)((a - offset) / NSEC_PER_SEC);
 		int64_t last = (int64_t)((b - offset) / NSEC_PER_SEC) - 1;
 		struct store_result *res;
 		int err;
@@ -176,6 +177,8 @@ void webui__timeline(const struct http_request *req, struct http_response *resp,
 			return;
 		t.only = pids;
 	}
+	/* Whole seconds: the steps' times are then exact. */
+	w.start_ns -= w.start_ns % NSEC_PER_SEC;
 	range_s = (w.end_ns - w.start_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
 	if (step) {
 		long long n = params__uint(step);

@@ -139,6 +139,16 @@ class Browser:
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
                       clickCount=1)
 
+    def drag(self, x0, y0, x1, y1, steps=8):
+        """Presses the left button at (x0, y0), moves to (x1, y1) in steps, releases."""
+        self.call("Input.dispatchMouseEvent", type="mousePressed", x=x0, y=y0, button="left",
+                  buttons=1, clickCount=1)
+        for i in range(1, steps + 1):
+            self.call("Input.dispatchMouseEvent", type="mouseMoved", button="left", buttons=1,
+                      x=x0 + (x1 - x0) * i / steps, y=y0 + (y1 - y0) * i / steps)
+        self.call("Input.dispatchMouseEvent", type="mouseReleased", x=x1, y=y1, button="left",
+                  buttons=0, clickCount=1)
+
     def type_text(self, text):
         """Types into the focused element, as a keyboard's IME would insert it."""
         self.call("Input.insertText", text=text)

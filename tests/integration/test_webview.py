@@ -24,7 +24,8 @@ ARTIFACTS = os.path.join(BUILD, "test-artifacts")
 NAMES = ("webview_negotiation", "webview_processes_api", "webview_heap_folded",
          "webview_flamegraph_shares", "webview_live_refresh", "webview_search", "webview_hover",
          "webview_zoom", "webview_probe_histogram", "webview_probe_panel_contract",
-         "webview_gpuheap_shares")
+         "webview_gpuheap_shares", "webview_timeline_range", "webview_function_table",
+         "webview_sandwich", "webview_compare")
 
 d = Daemon("--web.enable-admin-api", "--profile.retention=2m")
 if b"web view was not built" in d.get("/", {"Accept": "text/html"})[2]:
@@ -416,6 +417,139 @@ def test_gpuheap_shares():
         prog.wait()
 
 
+R = {}
+
+
+def folded_counts(query):
+    """{function: (self, total)} and the whole count of a folded pprof answer, computed here."""
+    code, _, body = d.get("/debug/pprof/profile?" + query + "&format=folded")
+    assert code == 200, body[:200]
+    out, whole = {}, 0
+    for line in body.decode().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        n = int(n)
+        whole += n
+        frames = stack.split(";")[1:]
+        for f in set(frames):
+            s, t = out.get(f, (0, 0))
+            out[f] = (s, t + n)
+        s, t = out[frames[-1]]
+        out[frames[-1]] = (s + n, t)
+    return out, whole
+
+
+def test_timeline_range():
+    """A 4 s spike in spike_fn shows on the timeline; dragging over its bars shows that range:
+    spike_fn is drawn at its share of the range's samples, and the URL keeps the range."""
+    sp = subprocess.Popen([os.path.join(TARGETS, "spike"), "4"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True)
+    R["spike"] = sp
+    spid = int(sp.stdout.readline())
+    time.sleep(1)
+    sp.stdin.write("\n")
+    sp.stdin.flush()
+    t0 = float(sp.stdout.readline().split()[1])
+    t1 = float(sp.stdout.readline().split()[1])
+    time.sleep(3)
+    browser.goto(base + "/#type=cpu&span=300&live=0")
+    # The page is already open: the fragment changes it in place, and the timeline drawn
+    # before (gpuheap's) must not be taken for this one.
+    browser.wait_for("(() => { const t = document.getElementById('timeline');"
+                     " return t.dataset.type === 'cpu' && Number(t.dataset.end) >= %f; })()" % t1,
+                     what="the timeline's bars after the spike")
+    step = int(browser.evaluate("document.getElementById('timeline').dataset.step"))
+    # The bars that lie wholly inside the spike: their left edge and the right edge of the last.
+    xs = browser.evaluate("""(() => {
+        const bars = [...document.querySelectorAll('#timeline rect.tl-total')]
+            .filter(r => Number(r.dataset.time) >= %f && Number(r.dataset.time) + %d <= %f);
+        const a = bars[0].getBoundingClientRect(), b = bars[bars.length - 1].getBoundingClientRect();
+        return [a.left + 1, b.right - 1, a.top + a.height / 2, bars.length];
+    })()""" % (t0, step, t1))
+    assert xs[3] >= 1, xs
+    # The spike's bars are drawn: the total's, and the spike's own in colour.
+    drawn = browser.evaluate("""(() => {
+        const t = document.getElementById('timeline');
+        const bars = [...t.querySelectorAll('rect.tl-total')]
+            .filter(r => Number(r.dataset.time) >= %f && Number(r.dataset.time) + %d <= %f);
+        const own = t.querySelector('g.tl-process[data-pid="%d"]');
+        return [Math.min(...bars.map(r => Number(r.dataset.value))),
+                Math.min(...bars.map(r => r.getBoundingClientRect().height)),
+                own ? own.querySelectorAll('rect').length : 0];
+    })()""" % (t0, step, t1, spid))
+    assert drawn[0] >= 50 and drawn[1] > 20 and drawn[2] >= xs[3], drawn
+    top = browser.evaluate("document.getElementById('timeline').getBoundingClientRect().top")
+    browser.drag(xs[0], top + 40, xs[1], top + 40)
+    browser.wait_for("document.getElementById('status').textContent.includes(' from ')",
+                     what="the flame graph of the range")
+    h = dict(urllib.parse.parse_qsl(browser.evaluate("location.hash")[1:]))
+    start, end = int(h["start"]), int(h["end"])
+    assert t0 - step <= start and end <= t1 + step and end - start >= step, (t0, t1, h)
+    R["range"] = (start, end)
+    counts, whole = folded_counts("start=%d&end=%d" % (start, end))
+    R["counts"], R["whole"] = counts, whole
+    want = 100.0 * counts["spike_fn"][1] / whole
+    assert want > 25, "spike_fn only %.1f %% of the range %s" % (want, counts)
+    w = settled("flame")
+    drawn = 100 * w.get("spike_fn", 0) / w["all"]
+    assert abs(drawn - want) <= 3, "spike_fn drawn at %.1f %%, %.1f %% of the samples" % (
+        drawn, want)
+    sel = browser.evaluate("Number(document.querySelector('#timeline .tl-selection')"
+                           ".getAttribute('width'))")
+    assert sel > 0
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-timeline-range.png"))
+    print("   range %d s: spike_fn drawn at %.1f %%, %.1f %% of its samples" % (
+        end - start, drawn, want))
+
+
+def test_function_table():
+    """The function table beside the graph: each function's self and total as computed from
+    the same answer here; sorted by a header, narrowed by the filter."""
+    counts, whole = R["counts"], R["whole"]
+    rows = browser.evaluate("""[...document.querySelectorAll('#functions tbody tr')].map(tr =>
+        [tr.dataset.name, Number(tr.dataset.self), Number(tr.dataset.total)])""")
+    assert rows and rows[0][1] == max(s for s, _ in counts.values()), (rows[:3], counts)
+    for name, s, t in rows:
+        assert (s, t) == counts[name], (name, s, t, counts.get(name))
+    browser.evaluate("document.querySelector('#functions th[data-sort=total]').click()")
+    first = browser.evaluate("document.querySelector('#functions tbody tr').dataset.name")
+    assert counts[first][1] == max(t for _, t in counts.values()), (first, counts)
+    browser.evaluate("""(() => { const f = document.getElementById('fn-filter');
+        f.value = 'spike'; f.dispatchEvent(new Event('input')); })()""")
+    names = browser.evaluate("[...document.querySelectorAll('#functions tbody tr')]"
+                             ".map(tr => tr.dataset.name)")
+    assert names and all("spike" in n for n in names), names
+
+
+def test_sandwich():
+    """A click on spike_fn's row: its callers (main, under it) and callees, as wide as it."""
+    browser.evaluate("document.querySelector('#functions tbody tr[data-name=spike_fn]').click()")
+    browser.wait_for("!document.getElementById('sandwich-panel').hidden", what="the sandwich")
+    assert "fn=spike_fn" in browser.evaluate("location.hash")
+    up, down = settled("callers"), settled("callees")
+    assert abs(up["main"] - up["spike_fn"]) < 1, up
+    assert "now" in down or len(down) >= 1, down
+    assert abs(down["spike_fn"] - up["spike_fn"]) < 1, (up, down)
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-sandwich.png"))
+
+
+def test_compare():
+    """The range against the same span just before it: spike_fn, absent before, is drawn red
+    (a larger share), at its width in the range."""
+    browser.evaluate("""(() => { const c = document.getElementById('compare');
+        c.value = 'before'; c.dispatchEvent(new Event('change')); })()""")
+    browser.wait_for("!document.getElementById('compare-panel').hidden", what="the comparison")
+    w = settled("cmp")
+    assert abs(100 * w["spike_fn"] / w["all"] - 100.0 * R["counts"]["spike_fn"][1] / R["whole"]) <= 3
+    fill = browser.evaluate("getComputedStyle(document.querySelector("
+                            "'#cmp g.frame[name=spike_fn] rect')).fill")
+    r, g, b = [int(x) for x in fill[fill.index("(") + 1:-1].split(",")[:3]]
+    assert r > b + 40, fill
+    assert "cmp=before" in browser.evaluate("location.hash")
+    browser.screenshot(os.path.join(ARTIFACTS, "webview-compare.png"))
+    R["spike"].stdin.close()
+    R["spike"].wait(timeout=10)
+
+
 try:
     check("webview_negotiation", test_negotiation)
     check("webview_processes_api", test_processes_api)
@@ -428,6 +562,10 @@ try:
     check("webview_probe_histogram", test_probe_histogram)
     check("webview_probe_panel_contract", test_probe_panel_contract)
     check("webview_gpuheap_shares", test_gpuheap_shares)
+    check("webview_timeline_range", test_timeline_range)
+    check("webview_function_table", test_function_table)
+    check("webview_sandwich", test_sandwich)
+    check("webview_compare", test_compare)
 finally:
     browser.close()
     target.kill()

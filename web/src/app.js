@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // autoprof's live web view. Everything it shows comes from the daemon's own endpoints:
-// /api/v1/profiles and /api/v1/processes for the pickers, the pprof endpoints in folded form for
-// the flame graphs (the tree is built here), and /api/v1/probes for probe latency. The choices
-// live in the URL's fragment, so a view can be linked to.
+// /api/v1/profiles and /api/v1/processes for the pickers, /api/v1/timeline for the timeline, the
+// pprof endpoints in folded form for the flame graphs, the function table and the sandwich
+// view (trees built here), and /api/v1/probes for probe latency. The choices live in the URL's
+// fragment, so a view can be linked to.
 import flamegraph, { colorMapper, tooltip } from 'd3-flame-graph';
 import { select } from 'd3-selection';
+import { FunctionTable, parseStacks, sandwich } from './functions.js';
+import { Timeline } from './timeline.js';
 import './style.css';
 
 const REFRESH_MS = 5000;
@@ -12,7 +15,11 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 const $ = (id) => document.getElementById(id);
 
 // A fragment names only what differs from these.
-const DEFAULTS = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: true, topdown: true };
+// start and end (Unix seconds) pick a range instead of the last `seconds`; cmp compares it with
+// an earlier one; fn is the function of the sandwich view; span is the timeline's reach.
+const DEFAULTS = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: true, topdown: true,
+	start: 0, end: 0, cmp: '', fn: '', span: 3600 };
+const CMP_SHIFT = { before: (s, e) => e - s, hour: () => 3600 };
 const state = { ...DEFAULTS };
 let profiles = [];
 let probesPresent = false;
@@ -38,11 +45,18 @@ const getText = async (url) => (await fetchOk(url)).text();
 function readHash() {
 	const p = new URLSearchParams(location.hash.slice(1));
 	Object.assign(state, DEFAULTS);
-	for (const k of ['type', 'pid', 'q', 'probe'])
+	for (const k of ['type', 'pid', 'q', 'probe', 'fn'])
 		if (p.has(k))
 			state[k] = p.get(k);
 	if (p.has('seconds'))
 		state.seconds = Number(p.get('seconds')) || 30;
+	for (const k of ['start', 'end', 'span'])
+		if (p.has(k))
+			state[k] = Number(p.get(k)) || DEFAULTS[k];
+	if (!(state.start < state.end))
+		state.start = state.end = 0;
+	if (p.has('cmp') && CMP_SHIFT[p.get('cmp')])
+		state.cmp = p.get('cmp');
 	if (p.has('live'))
 		state.live = p.get('live') !== '0';
 	if (p.has('topdown'))
@@ -59,6 +73,16 @@ function writeHash() {
 		p.set('q', state.q);
 	if (state.probe)
 		p.set('probe', state.probe);
+	if (state.start) {
+		p.set('start', state.start);
+		p.set('end', state.end);
+	}
+	if (state.cmp)
+		p.set('cmp', state.cmp);
+	if (state.fn)
+		p.set('fn', state.fn);
+	if (state.span !== DEFAULTS.span)
+		p.set('span', state.span);
 	if (!state.live)
 		p.set('live', '0');
 	if (!state.topdown)
@@ -146,10 +170,11 @@ function diffTrees(slow, fast) {
 // Flame graphs ----------------------------------------------------------------------------------
 
 class Flame {
-	constructor(el, details, { diff = false } = {}) {
+	constructor(el, details, { diff = false, base = 'fast calls' } = {}) {
 		this.el = el;
 		this.details = details;
 		this.diff = diff;
+		this.base = base;
 		this.zoomed = false;
 		this.renders = 0;
 		this.last = null;
@@ -174,7 +199,7 @@ class Flame {
 		const label = (d) => {
 			let s = `${d.data.name}: ${fmtValue(d.value, unit)} (${pct(d.value, total)})`;
 			if (this.diff)
-				s += `, fast calls scaled: ${fmtValue(d.data.fastValue || 0, unit)}`;
+				s += `, ${this.base} scaled: ${fmtValue(d.data.fastValue || 0, unit)}`;
 			return s;
 		};
 		const tip = tooltip.defaultFlamegraphTooltip().text(label);
@@ -234,6 +259,21 @@ class Flame {
 
 const flame = new Flame($('flame'), $('details'));
 const diff = new Flame($('diff'), $('diff-details'), { diff: true });
+const cmp = new Flame($('cmp'), $('cmp-details'), { diff: true, base: 'base range' });
+const callers = new Flame($('callers'), $('callers-details'));
+const callees = new Flame($('callees'), $('callees-details'));
+const functions = new FunctionTable($('functions'), $('fn-filter'), (name) => {
+	state.fn = name;
+	writeHash();
+	showSandwich();
+});
+const timeline = new Timeline($('timeline'), $('timeline-legend'), (start, end) => {
+	state.start = start;
+	state.end = end;
+	writeHash();
+	refresh({ force: true });
+});
+let stacks = [];
 
 // Profile panel ---------------------------------------------------------------------------------
 
@@ -294,22 +334,82 @@ async function loadProcesses(force) {
 	sel.value = state.pid;
 }
 
-async function loadFlame() {
-	const p = profile();
+const clock = (t) => new Date(t * 1000).toLocaleTimeString();
+
+// The query of the view: its range, else its window (or none for a live set).
+function viewQuery(p, start = state.start, end = state.end) {
 	const q = new URLSearchParams({ format: 'folded' });
-	if (p.windowed)
+	if (start) {
+		q.set('start', start);
+		q.set('end', end);
+	} else if (p.windowed) {
 		q.set('seconds', state.seconds);
+	}
 	if (state.pid)
 		q.set('pid', state.pid);
-	const root = parseFolded(await getText(`${p.path}?${q}`));
+	return q;
+}
+
+async function loadFlame() {
+	const p = profile();
+	const q = viewQuery(p);
+	const text = await getText(`${p.path}?${q}`);
+	const root = parseFolded(text);
+	stacks = parseStacks(text);
 	flame.render(root, p.unit, state.q);
+	functions.show(stacks, (v) => fmtValue(v, p.unit));
 	q.delete('format');
 	$('download').href = `${p.path}?${q}`;
 	const what = state.pid ? `pid ${state.pid}` : 'all processes';
 	document.title = `autoprof · ${p.name} · ${what}`;
-	const when = p.windowed ? `the last ${state.seconds} s` : 'now (live allocations)';
+	const when = state.start ? `from ${clock(state.start)} to ${clock(state.end)}` :
+		p.windowed ? `the last ${state.seconds} s` : 'now (live allocations)';
 	setStatus(`${p.name}: ${fmtValue(root.value, p.unit)} in ${what}, ${when} · updated ` +
 		new Date().toLocaleTimeString());
+	showSandwich();
+	await loadCompare(text);
+}
+
+async function loadTimeline() {
+	const p = profile();
+	const now = Math.floor(Date.now() / 1000);
+	const q = new URLSearchParams({ type: p.name, start: now - state.span, end: now });
+	if (state.pid)
+		q.set('pid', state.pid);
+	await timeline.load('/api/v1/timeline?' + q);
+	timeline.showRange(state.start ? [state.start, state.end] : null);
+	$('range-info').textContent = state.start ?
+		`showing ${clock(state.start)} to ${clock(state.end)}` :
+		'drag over the timeline to show a range';
+	$('range-clear').hidden = !state.start;
+	$('compare-label').hidden = !state.start;
+	$('compare').value = state.cmp;
+}
+
+// The range against an earlier one of the same length: widths are the range's, colours the
+// change of each frame's share.
+async function loadCompare(text) {
+	$('compare-panel').hidden = !(state.start && state.cmp);
+	if (!state.start || !state.cmp)
+		return;
+	const p = profile();
+	const shift = CMP_SHIFT[state.cmp](state.start, state.end);
+	const q = viewQuery(p, state.start - shift, state.end - shift);
+	const base = parseFolded(await getText(`${p.path}?${q}`));
+	$('compare-title').textContent = `${clock(state.start)}–${clock(state.end)} against ` +
+		`${clock(state.start - shift)}–${clock(state.end - shift)}`;
+	cmp.render(diffTrees(parseFolded(text), base), p.unit, state.q);
+}
+
+function showSandwich() {
+	$('sandwich-panel').hidden = !state.fn;
+	if (!state.fn)
+		return;
+	const p = profile();
+	const { callers: up, callees: down } = sandwich(stacks, state.fn);
+	$('sandwich-name').textContent = state.fn;
+	callers.render(up, p.unit, '');
+	callees.render(down, p.unit, '');
 }
 
 // Probe panel -----------------------------------------------------------------------------------
@@ -452,9 +552,11 @@ async function refresh({ force = false } = {}) {
 	document.body.dataset.refreshing = '1';
 	try {
 		await loadProcesses(force);
-		if (force || !flame.zoomed)
+		await loadTimeline();
+		// A range does not change: drawn again only when asked to.
+		if (force || (!flame.zoomed && !state.start))
 			await loadFlame();
-		else
+		else if (flame.zoomed)
 			setStatus('zoomed: live updates paused (reset zoom to resume)');
 	} catch (e) {
 		setStatus(e.message, true);
@@ -498,18 +600,40 @@ function bind() {
 	$('topdown').addEventListener('change', (e) => {
 		state.topdown = e.target.checked;
 		writeHash();
-		flame.redraw(state.q);
-		diff.redraw(state.q);
+		for (const f of [flame, diff, cmp, callers, callees])
+			f.redraw(f === flame || f === diff || f === cmp ? state.q : '');
 	});
 	$('search').addEventListener('input', (e) => {
 		state.q = e.target.value.trim();
 		writeHash();
 		flame.search(state.q);
 		diff.search(state.q);
+		cmp.search(state.q);
 	});
 	$('reset').addEventListener('click', () => {
 		flame.resetZoom();
 		diff.resetZoom();
+	});
+	$('span').addEventListener('change', (e) => {
+		state.span = Number(e.target.value);
+		writeHash();
+		refresh({ force: true });
+	});
+	$('range-clear').addEventListener('click', () => {
+		state.start = state.end = 0;
+		state.cmp = '';
+		writeHash();
+		refresh({ force: true });
+	});
+	$('compare').addEventListener('change', (e) => {
+		state.cmp = e.target.value;
+		writeHash();
+		refresh({ force: true });
+	});
+	$('sandwich-close').addEventListener('click', () => {
+		state.fn = '';
+		writeHash();
+		showSandwich();
 	});
 	$('probe').addEventListener('change', (e) => {
 		state.probe = e.target.value;
@@ -523,6 +647,7 @@ function bind() {
 		resizeTimer = setTimeout(() => {
 			flame.redraw(state.q);
 			diff.redraw(state.q);
+			timeline.draw();
 		}, 200);
 	});
 	setInterval(() => {
@@ -549,6 +674,9 @@ async function showHash() {
 	$('search').value = state.q;
 	$('live').checked = state.live;
 	$('topdown').checked = state.topdown;
+	if (![...$('span').options].some((o) => Number(o.value) === state.span))
+		$('span').append(new Option(`last ${state.span} s`, state.span));
+	$('span').value = String(state.span);
 	await loadProfiles();
 }
 
