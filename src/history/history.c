@@ -244,6 +244,32 @@ static void expire(struct history *h, uint64_t now)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* Whether a frame's names stay what they are while its dso lives: a file's code, the kernel's,
+ * an interpreted position; not JIT code, whose addresses are reused for other methods. */
+static bool stable(const struct dso *dso)
+{
+	switch (dso__kind(dso)) {
+	case DSO_ELF:
+	case DSO_KERNEL:
+	case DSO_VDSO:
+	case DSO_PYTHON:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Empties m; refs: its keys hold a reference on their dso, put now. */
+static void frame_memo__reset(struct frame_memo *m, bool refs)
+{
+	for (uint32_t i = 0; refs && i < m->ki.nr; i++)
+		dso__put(((const struct frame *)keyindex__key(&m->ki, i))->dso);
+	keyindex__free(&m->ki);
+	free(m->locs);
+	m->locs = NULL;
+	m->ki.key_size = sizeof(struct frame);
+}
+
 static void close_current(struct history *h)
 {
 	if (h->fd >= 0)
@@ -251,6 +277,8 @@ static void close_current(struct history *h)
 	h->fd = -1;
 	histfile_writer__free(h->w);
 	h->w = NULL;
+	/* Its locations were the file's. */
+	frame_memo__reset(&h->memo, true);
 }
 
 /* A new file to write, named by the second it starts (later if that name is taken). */
@@ -288,17 +316,10 @@ static int open_current(struct history *h, uint64_t now)
 	return 0;
 }
 
-/* One frame's locations in the writer's dictionary, outermost last (as sym_frame's lines). */
-struct frame_locs {
-	uint32_t n;
-	uint32_t loc[SYM_MAX_LINES];
-};
-
 struct encoder {
 	struct history *h;
 	struct strtab *st;	  /* the symbolizer's strings for this record */
-	struct keyindex frames;	  /* struct frame -> frame_locs (same id) */
-	struct frame_locs *locs;
+	struct frame_memo frames; /* frames whose names may change (JIT code): this record's */
 	struct keyindex rows;	  /* struct histfile_row without values -> merged row */
 	struct histfile_row *merged;
 	struct keyindex pids;	  /* pid -> summary slot */
@@ -319,24 +340,32 @@ static int grow_with(void **a, uint32_t nr, size_t size)
 	return 0;
 }
 
+/* A frame's locations in the file's dictionary: named once a file for a stable frame (the
+ * file's memo holds a reference on its dso, so its address is never another's), once a record
+ * for the others. */
 static int frame_locs(struct encoder *e, const struct frame *f, struct frame_locs **out)
 {
-	bool added;
-	int64_t id = keyindex__id(&e->frames, f, &added);
+	bool keep = stable(f->dso), added;
+	struct frame_memo *m = keep ? &e->h->memo : &e->frames;
+	int64_t id = keyindex__id(&m->ki, f, &added);
+	struct frame_locs *fl;
 	struct sym_frame sf;
 	int err;
 
 	if (id < 0)
 		return (int)id;
 	if (!added) {
-		*out = &e->locs[id];
+		*out = &m->locs[id];
 		return 0;
 	}
-	err = grow_with((void **)&e->locs, e->frames.nr, sizeof(*e->locs)) ?:
+	if (keep)
+		dso__get(f->dso);
+	err = grow_with((void **)&m->locs, m->ki.nr, sizeof(*m->locs)) ?:
 	      symbolizer__frame(e->h->o.sym, f, e->st, &sf);
 	if (err)
-		return err;
-	e->locs[id].n = sf.nr_lines;
+		return err; /* the record fails: the file, and its memo, are dropped */
+	fl = &m->locs[id];
+	fl->n = sf.nr_lines;
 	for (uint32_t i = 0; i < sf.nr_lines; i++) {
 		struct histfile_loc l;
 		int64_t m = histfile_writer__str(e->h->w, dso__path(f->dso));
@@ -351,9 +380,9 @@ static int frame_locs(struct encoder *e, const struct frame *f, struct frame_loc
 		loc = histfile_writer__loc(e->h->w, &l);
 		if (loc < 0)
 			return (int)loc;
-		e->locs[id].loc[i] = (uint32_t)loc;
+		fl->loc[i] = (uint32_t)loc;
 	}
-	*out = &e->locs[id];
+	*out = fl;
 	return 0;
 }
 
@@ -455,10 +484,9 @@ static uint32_t summarize(struct encoder *e, const struct profile_desc *desc,
 static void encoder__free(struct encoder *e)
 {
 	strtab__free(e->st);
-	keyindex__free(&e->frames);
+	frame_memo__reset(&e->frames, false);
 	keyindex__free(&e->rows);
 	keyindex__free(&e->pids);
-	free(e->locs);
 	free(e->merged);
 	free(e->per_pid);
 }
@@ -531,7 +559,7 @@ static int write_type(struct history *h, enum profile_type type, int64_t first, 
 			return err;
 		}
 	}
-	e.frames.key_size = sizeof(struct frame);
+	e.frames.ki.key_size = sizeof(struct frame);
 	e.rows.key_size = sizeof(struct histfile_row);
 	e.pids.key_size = sizeof(uint32_t);
 	e.st = strtab__new();
@@ -669,6 +697,7 @@ int history__new(const struct history_opts *o, struct history **out, char *why, 
 		return -ENOMEM;
 	h->o = *o;
 	h->fd = -1;
+	h->memo.ki.key_size = sizeof(struct frame);
 	/* Files small enough that a budget drops data by sixteenths, not all at once. */
 	h->roll_bytes = o->max_bytes / 16;
 	if (h->roll_bytes < 64 * 1024)

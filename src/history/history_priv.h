@@ -11,6 +11,8 @@
 
 #include "history/histfile.h"
 #include "history/history.h"
+#include "lib/keyindex.h"
+#include "symbolize/symbolizer.h"
 
 #define HISTORY_HDR_READ (HISTFILE_HDR_SIZE + HISTFILE_SUMMARY_MAX * 52)
 
@@ -19,6 +21,18 @@ struct hfile {
 	uint64_t size;	   /* bytes of whole records */
 	uint64_t first_ns; /* the span of its records (0, 0: none yet) */
 	uint64_t last_ns;
+};
+
+/* One frame's locations in a file's dictionary, outermost last (as sym_frame's lines). */
+struct frame_locs {
+	uint32_t n;
+	uint32_t loc[SYM_MAX_LINES];
+};
+
+/* Frames already named for the file being written: struct frame -> locs[id]. */
+struct frame_memo {
+	struct keyindex ki;
+	struct frame_locs *locs;
 };
 
 struct history {
@@ -34,6 +48,7 @@ struct history {
 	/* Writer thread only: the file being written and its dictionary. */
 	int fd;
 	struct histfile_writer *w;
+	struct frame_memo memo; /* stable frames named for this file */
 	int64_t next_sec; /* CLOCK_MONOTONIC: the first second not written yet */
 	uint64_t written_until;
 	struct history_stats stats;
