@@ -18,13 +18,14 @@
 #   jvm       a JVM's attach-API replies and the perf map it writes
 #   golabels  what golabels reads of a Go executable (version, struct offsets, runtime.tlsg)
 #   webconfig the --web.config.file YAML (src/http/webconfig.c; bcrypt itself is crypt_r's)
+#   histfile  the history's record files read back (src/history/histfile.c)
 # A target names the sources it links (FUZZ_SRCS_NAME; gen/X.c is a generated protobuf source
 # under $(BUILD)/gen) and the libraries the clang build needs (FUZZ_LIBS_NAME); fuzz/fuzz_NAME.h,
 # when there, is its input layout. `make fuzz` runs every target for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
 FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes jvm golabels \
-	webconfig
+	webconfig histfile
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
 	src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
@@ -61,6 +62,8 @@ FUZZ_SRCS_golabels := src/runtime/golabels.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_golabels := -lelf -ldw
 FUZZ_SRCS_webconfig := src/http/webconfig.c src/lib/log.c
 FUZZ_LIBS_webconfig := -lyaml -lgnutls -lcrypt
+FUZZ_SRCS_histfile := src/history/histfile.c src/lib/keyindex.c src/lib/strtab.c src/lib/buf.c
+FUZZ_LIBS_histfile := -lz
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 # A source's object for the replay binary (gcc), and its path for the clang build.
 fuzz_objs = $(patsubst gen/%.c,$(BUILD)/gen/%.o,$(filter gen/%,$(1))) \
