@@ -177,6 +177,23 @@ static void ingest_loop(struct daemon *d)
 	}
 }
 
+/* The history's snapshots of the live sets, from the collectors made after it (read when the
+ * writer asks, not before). */
+static int live_rows(void *ctx, enum profile_type type, struct store_row **rows, size_t *nr)
+{
+	struct daemon *d = ctx;
+	struct memory *m = __atomic_load_n(&d->memory, __ATOMIC_ACQUIRE);
+	struct gpumem *g = __atomic_load_n(&d->gpumem, __ATOMIC_ACQUIRE);
+
+	*rows = NULL;
+	*nr = 0;
+	if (type == PROFILE_HEAP && m)
+		return memory__live_rows(m, NULL, rows, nr);
+	if (type == PROFILE_GPUHEAP && g)
+		return gpumem__live_rows(g, NULL, rows, nr);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1,
@@ -254,7 +271,9 @@ int main(int argc, char **argv)
 							    .max_bytes = d.cfg.storage_max_bytes,
 							    .flush_ns = d.cfg.storage_flush_ns,
 							    .store = d.ctx.store,
-							    .sym = d.ctx.sym },
+							    .sym = d.ctx.sym,
+							    .live_rows = live_rows,
+							    .live_ctx = &d },
 				   &d.history, why, sizeof(why));
 		if (err)
 			pr_warn("storage.path: %s: profiles are kept in memory only\n", why);

@@ -407,7 +407,7 @@ static void handle_offcpu_config(const struct http_request *req, struct http_res
 }
 
 /* Live rows (inuse_*) beside the allocations over the retention (alloc_*), of memory (heap)
- * or GPU memory (gpuheap): query.h. */
+ * or GPU memory (gpuheap), or of a start=/end= range: query.h. */
 static void handle_heap(const struct http_request *req, struct http_response *resp, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -416,8 +416,9 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 	const char *format = http__query(req, "format");
 	const struct query_sources src = { .store = d->ctx.store,
 					   .memory = d->memory,
-					   .gpumem = d->gpumem };
-	const struct query_window w = { .window_ns = store__retention_ns(d->ctx.store) };
+					   .gpumem = d->gpumem,
+					   .history = d->history };
+	struct query_window w = { 0 };
 	struct store_filter filter = { 0 };
 	const struct store_result *heap;
 	struct query_result *qr = NULL;
@@ -439,6 +440,12 @@ static void handle_heap(const struct http_request *req, struct http_response *re
 		http__error(resp, 400, "format: \"%s\" is not one of pprof, folded", format);
 		return;
 	}
+	/* start= and end=: the range's allocations, and what was live at its end (query.h). */
+	if (params__range(d, req, (long long)(store__retention_ns(d->ctx.store) / NSEC_PER_SEC),
+			  false, &w, resp))
+		return;
+	if (!w.end_ns)
+		w.window_ns = store__retention_ns(d->ctx.store);
 	err = query__profile(&src, desc->type, &w, &filter, &qr);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));

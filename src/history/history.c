@@ -31,9 +31,11 @@
 #define FILE_SPAN_NS (3600 * NSEC_PER_SEC) /* a file holds an hour at most */
 #define MAX_FILES 4096			   /* files listed; more are left alone */
 
-/* The profile types the store holds rows of: the others are views of these or live sets. */
-static const enum profile_type stored_types[] = { PROFILE_CPU, PROFILE_OFFCPU, PROFILE_ALLOCS,
-						   PROFILE_GPUALLOCS };
+/* The profile types the store holds rows of, and the live sets (a snapshot each flush: what
+ * was live then); latency is a view of cpu's rows. */
+static const enum profile_type stored_types[] = { PROFILE_CPU,	     PROFILE_OFFCPU,
+						   PROFILE_ALLOCS,    PROFILE_GPUALLOCS,
+						   PROFILE_HEAP,      PROFILE_GPUHEAP };
 
 static uint64_t realtime_ns(void)
 {
@@ -534,43 +536,37 @@ static int write_record(struct history *h, const struct buf *rec, uint64_t start
 	return 0;
 }
 
-static int write_type(struct history *h, enum profile_type type, int64_t first, int64_t last,
-		      uint64_t offset, uint64_t now, struct buf *rec)
+/* One record of type: rows (of the store's seconds [first, last], or a live set then). */
+static int write_rows(struct history *h, enum profile_type type, const struct store_row *rows,
+		      size_t nr, uint64_t period, int64_t first, int64_t last, uint64_t offset,
+		      uint64_t now, struct buf *rec)
 {
 	const struct profile_desc *desc = profile__desc(type);
 	struct histfile_summary summary[HISTFILE_SUMMARY_MAX];
 	struct encoder e = { .h = h };
 	struct histfile_hdr hd = { 0 };
-	struct store_result *res;
 	int err;
 
-	err = store__query_secs(h->o.store, type, first, last, NULL, &res);
-	if (err)
-		return err;
-	if (!res->nr_rows) {
-		store_result__free(res);
+	if (!nr)
 		return 0;
-	}
 	/* A file is made for records to write, never left empty. */
 	if (h->fd < 0) {
 		err = open_current(h, now);
-		if (err) {
-			store_result__free(res);
+		if (err)
 			return err;
-		}
 	}
 	e.frames.ki.key_size = sizeof(struct frame);
 	e.rows.key_size = sizeof(struct histfile_row);
 	e.pids.key_size = sizeof(uint32_t);
 	e.st = strtab__new();
 	err = e.st ? 0 : -ENOMEM;
-	for (size_t i = 0; !err && i < res->nr_rows; i++)
-		err = add_row(&e, &res->rows[i], desc->nr_values);
+	for (size_t i = 0; !err && i < nr; i++)
+		err = add_row(&e, &rows[i], desc->nr_values);
 	if (!err) {
 		snprintf(hd.type, sizeof(hd.type), "%s", desc->name);
 		hd.start_ns = (uint64_t)first * NSEC_PER_SEC + offset;
 		hd.end_ns = (uint64_t)(last + 1) * NSEC_PER_SEC + offset;
-		hd.period = res->period;
+		hd.period = period;
 		hd.nr_values = desc->nr_values;
 		hd.nr_summary = summarize(&e, desc, summary);
 		buf__reset(rec);
@@ -579,6 +575,32 @@ static int write_type(struct history *h, enum profile_type type, int64_t first, 
 	if (!err)
 		err = write_record(h, rec, hd.start_ns, hd.end_ns);
 	encoder__free(&e);
+	return err;
+}
+
+static int write_type(struct history *h, enum profile_type type, int64_t first, int64_t last,
+		      uint64_t offset, uint64_t now, struct buf *rec)
+{
+	struct store_result *res;
+	struct store_row *live;
+	size_t nr;
+	int err;
+
+	if (type == PROFILE_HEAP || type == PROFILE_GPUHEAP) {
+		/* What is live at this flush, as the daemon's collectors hold it. */
+		if (!h->o.live_rows)
+			return 0;
+		err = h->o.live_rows(h->o.live_ctx, type, &live, &nr);
+		if (!err)
+			err = write_rows(h, type, live, nr, 0, first, last, offset, now, rec);
+		store_rows__free(live, nr);
+		return err;
+	}
+	err = store__query_secs(h->o.store, type, first, last, NULL, &res);
+	if (err)
+		return err;
+	err = write_rows(h, type, res->rows, res->nr_rows, res->period, first, last, offset, now,
+			 rec);
 	store_result__free(res);
 	return err;
 }

@@ -29,6 +29,13 @@ struct history_opts {
 	uint64_t flush_ns;	/* how often the store's new seconds are written */
 	struct store *store;	/* borrowed */
 	struct symbolizer *sym; /* borrowed */
+	/*
+	 * The live set of PROFILE_HEAP or PROFILE_GPUHEAP now (rows the history frees with
+	 * store_rows__free; none: 0 rows), written at each flush as a snapshot; NULL: none is.
+	 * Called on the writer's thread.
+	 */
+	int (*live_rows)(void *ctx, enum profile_type type, struct store_row **rows, size_t *nr);
+	void *live_ctx;
 };
 
 /*
@@ -51,7 +58,8 @@ struct history_rows {
 
 /*
  * The rows of type stored for [start_ns, end_ns) (CLOCK_REALTIME; every record that overlaps
- * the range counts whole) that filter keeps. A filter on a probe or a trace finds nothing:
+ * the range counts whole) that filter keeps; for PROFILE_HEAP and PROFILE_GPUHEAP, the last
+ * snapshot of the live set in the range. A filter on a probe or a trace finds nothing:
  * neither is written. Returns 0 and rows the caller frees with history_rows__free(), or a
  * negative errno.
  */

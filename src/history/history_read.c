@@ -40,6 +40,7 @@ struct reader {
 	struct keyindex nodes; /* struct rnode */
 	struct keyindex rows;  /* struct rkey */
 	uint64_t (*values)[PROFILE_MAX_VALUES];
+	bool last_only; /* a live set's snapshots: the last one in the range alone counts */
 	struct strtab *mappings; /* mapping path -> dsos[id] */
 	struct dso **dsos;
 	uint32_t nr_dsos;
@@ -232,6 +233,17 @@ static int on_record(const struct histfile_hdr *hd, const struct histfile_summar
 	pthread_mutex_lock(&rd->h->lock);
 	rd->h->stats.records_read++;
 	pthread_mutex_unlock(&rd->h->lock);
+	if (rd->last_only) {
+		/* A later snapshot replaces the earlier: live then, not live twice. */
+		keyindex__free(&rd->rows);
+		rd->rows.key_size = sizeof(struct rkey);
+		strtab__free(rd->hr->strings);
+		rd->hr->strings = strtab__new();
+		if (!rd->hr->strings) {
+			rd->err = -ENOMEM;
+			return 1;
+		}
+	}
 	if (!rd->hr->period)
 		rd->hr->period = hd->period;
 	if (!rd->hr->start_ns || hd->start_ns < rd->hr->start_ns)
@@ -323,7 +335,8 @@ int history__rows(struct history *h, enum profile_type type, uint64_t start_ns, 
 		  const struct store_filter *filter, struct history_rows **out)
 {
 	struct reader rd = { .h = h, .desc = profile__desc(type), .start = start_ns,
-			     .end = end_ns, .filter = filter, .fd = -1 };
+			     .end = end_ns, .filter = filter, .fd = -1,
+			     .last_only = type == PROFILE_HEAP || type == PROFILE_GPUHEAP };
 	struct hfile *files = NULL;
 	uint32_t nr_files = 0;
 	int err;

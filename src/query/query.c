@@ -19,6 +19,7 @@ struct query_result {
 	struct store_result view;   /* what the encoders read */
 	struct store_result *stored; /* the store's rows */
 	struct history_rows *hist;   /* rows read back from disk */
+	struct history_rows *snapshot; /* heap, gpuheap of a past range: the live set then */
 	struct store_row *owned;     /* a row array this query made (the view's or its base's) */
 	struct store_row *owned2;
 	struct store_row *live; /* heap, gpuheap: the collector's rows, freed with store_rows__free */
@@ -124,35 +125,42 @@ static int heap(const struct query_sources *src, enum profile_type type,
 		struct query_result *qr)
 {
 	bool gpu = type == PROFILE_GPUHEAP;
-	/* A range that ended before now has no live set to show: what was live then is not
-	 * kept. */
+	/* A range that ended before now: what was live then is the history's last snapshot of
+	 * the live set in the range. */
 	bool now = !w->end_ns || w->end_ns + LIVE_SLACK_NS >= realtime_ns();
 	struct store_result base;
 	const struct store_result *res = &base;
+	const struct store_row *live;
+	size_t nr_live;
 	int err;
 
 	err = stored(src, gpu ? PROFILE_GPUALLOCS : PROFILE_ALLOCS, w, filter, qr);
-	if (!err && now && gpu && src->gpumem)
+	if (!err && !now && src->history)
+		err = history__rows(src->history, type, w->start_ns, w->end_ns, filter,
+				    &qr->snapshot);
+	else if (!err && now && gpu && src->gpumem)
 		err = gpumem__live_rows(src->gpumem, filter, &qr->live, &qr->nr_live);
 	else if (!err && now && !gpu && src->memory)
 		err = memory__live_rows(src->memory, filter, &qr->live, &qr->nr_live);
 	if (err)
 		return err;
+	live = qr->snapshot ? qr->snapshot->rows : qr->live;
+	nr_live = qr->snapshot ? qr->snapshot->nr_rows : qr->nr_live;
 	base = qr->view;
 	qr->view = (struct store_result){
 		.type = type,
 		.start_ns = res->start_ns,
 		.duration_ns = res->duration_ns,
 		.period = !gpu && src->memory ? memory__mean_interval(src->memory) : res->period,
-		.rows = calloc(res->nr_rows + qr->nr_live + 1, sizeof(*qr->view.rows)),
+		.rows = calloc(res->nr_rows + nr_live + 1, sizeof(*qr->view.rows)),
 	};
 	qr->owned2 = qr->view.rows;
 	if (!qr->view.rows)
 		return -ENOMEM;
 	memcpy(qr->view.rows, res->rows, res->nr_rows * sizeof(*res->rows));
-	if (qr->nr_live)
-		memcpy(qr->view.rows + res->nr_rows, qr->live, qr->nr_live * sizeof(*qr->live));
-	qr->view.nr_rows = res->nr_rows + qr->nr_live;
+	if (nr_live)
+		memcpy(qr->view.rows + res->nr_rows, live, nr_live * sizeof(*live));
+	qr->view.nr_rows = res->nr_rows + nr_live;
 	return 0;
 }
 
@@ -231,6 +239,7 @@ void query_result__free(struct query_result *qr)
 	free(qr->owned2);
 	store_rows__free(qr->live, qr->nr_live);
 	history_rows__free(qr->hist);
+	history_rows__free(qr->snapshot);
 	store_result__free(qr->stored);
 	free(qr);
 }

@@ -107,7 +107,9 @@ def test_timeline():
     assert mine, [(p["pid"], p["exe"]) for p in tl["processes"]]
     assert mine["exe"] == "spike"
     inside = sum(v for t, v in zip(tl["times"], mine["values"]) if sp.t0 <= t < int(sp.t1))
-    outside = sum(v for t, v in zip(tl["times"], mine["values"]) if t < int(sp.t0))
+    # Before the spike, once its own start (exec, the loader: a sample or two) is over.
+    outside = sum(v for t, v in zip(tl["times"], mine["values"])
+                  if sp.started + 1 <= t and t + 1 <= sp.t0)
     want = HZ * (int(sp.t1) - int(sp.t0) - 1)
     assert inside >= 0.8 * want and outside == 0, (inside, outside, mine["values"])
     assert all(tot >= v for tot, v in zip(tl["total"], mine["values"]))
@@ -199,6 +201,52 @@ def test_hostile_directory():
     d.stop()
 
 
+def test_heap_past():
+    """What was live then: a program keeps known GPU memory (the CUDA stand-ins), exits, and
+    after a restart gpuheap of a range while it lived shows exactly what it kept; a range
+    after its exit, nothing live."""
+    gpu = os.path.join(os.path.dirname(TARGETS), "gputargets", "gpu_alloc")
+    d = Daemon(*args())
+    prog = subprocess.Popen([gpu], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    prog.stdout.readline()
+    deadline = time.time() + 10
+    while (d.metric("autoprof_gpu_libraries") or 0) < 2:
+        assert time.time() < deadline, "the CUDA stand-ins were not probed"
+        time.sleep(0.1)
+    prog.stdin.write("go\n")
+    prog.stdin.flush()
+    truth = json.loads(prog.stdout.readline())["functions"]
+    kept = {f: v["inuse_bytes"] for f, v in truth.items() if v["inuse_bytes"]}
+    t0 = time.time()
+    time.sleep(3)  # flushes with the live set in them
+    prog.stdin.close()
+    prog.wait(timeout=10)
+    t1 = time.time()
+    time.sleep(12)  # gone from memory
+    d.stop()
+    d = Daemon(*args())
+
+    def live(start, end):
+        code, _, body = d.get("/debug/pprof/gpuheap?start=%.3f&end=%.3f&format=folded" % (
+            start, end))
+        assert code == 200, body[:200]
+        out = {}
+        for line in body.decode().splitlines():
+            stack, n = line.rsplit(" ", 1)
+            fn = next((f for f in stack.split(";") if f in truth), None)
+            if fn and int(n):
+                out[fn] = out.get(fn, 0) + int(n)
+        return out
+
+    then = live(t0 + 1, t1 - 0.5)
+    assert then == kept, (then, kept)
+    after = live(t1 + 3, t1 + 10)
+    assert not after, after
+    d.stop()
+    print("   %d functions, %d bytes live then: exact; none after the exit" % (
+        len(kept), sum(kept.values())))
+
+
 def test_disk_full():
     """A full disk: writes fail and are counted, profiling goes on in memory."""
     mnt = os.path.join(TMP, "full")
@@ -235,5 +283,6 @@ if __name__ == "__main__":
     check("history_kill9", test_kill9)
     check("history_budget", test_budget)
     check("history_hostile_directory", test_hostile_directory)
+    check("history_heap_past", test_heap_past)
     check("history_disk_full", test_disk_full)
     sys.exit(exit_status())

@@ -6,7 +6,7 @@
 // fragment, so a view can be linked to.
 import flamegraph, { colorMapper, tooltip } from 'd3-flame-graph';
 import { select } from 'd3-selection';
-import { FunctionTable, parseStacks, sandwich } from './functions.js';
+import { FunctionTable, parseStacks, sandwich, stackTree } from './functions.js';
 import { Timeline } from './timeline.js';
 import './style.css';
 
@@ -121,35 +121,7 @@ const pct = (part, whole) => (whole ? ((100 * part) / whole).toFixed(1) : '0.0')
 // Folded stacks -> tree -------------------------------------------------------------------------
 
 // "exe;root;...;leaf COUNT" lines -> { name, value (inclusive), children } with a root "all".
-function parseFolded(text) {
-	const root = { name: 'all', value: 0, kids: new Map() };
-	for (const line of text.split('\n')) {
-		const sp = line.lastIndexOf(' ');
-		if (sp <= 0)
-			continue;
-		const count = Number(line.slice(sp + 1));
-		if (!(count > 0))
-			continue;
-		let node = root;
-		root.value += count;
-		for (const name of line.slice(0, sp).split(';')) {
-			let child = node.kids.get(name);
-			if (!child) {
-				child = { name, value: 0, kids: new Map() };
-				node.kids.set(name, child);
-			}
-			child.value += count;
-			node = child;
-		}
-	}
-	return finish(root);
-}
-
-function finish(node) {
-	node.children = [...node.kids.values()].map(finish);
-	delete node.kids;
-	return node;
-}
+const parseFolded = (text) => stackTree(parseStacks(text), 'all');
 
 // Slow calls' tree with each frame's self delta against the fast calls, the fast calls scaled
 // to the slow calls' total: positive where slow calls spend a larger share of their time.

@@ -42,9 +42,10 @@ export function functionTotals(stacks) {
 	return [...by.values()];
 }
 
-function tree(paths) {
-	const root = { name: '', value: 0, kids: new Map() };
-	for (const { frames, count } of paths) {
+// Stacks -> { name, value (inclusive), children } under a root of that name.
+export function stackTree(stacks, rootName) {
+	const root = { name: rootName, value: 0, kids: new Map() };
+	for (const { frames, count } of stacks) {
 		let node = root;
 		root.value += count;
 		for (const name of frames) {
@@ -62,10 +63,11 @@ function tree(paths) {
 		delete n.kids;
 		return n;
 	};
-	finish(root);
-	// The function itself is the root of both halves.
-	return root.children[0] || { name: '', value: 0, children: [] };
+	return finish(root);
 }
+
+// The function itself is the root of both halves of a sandwich.
+const tree = (paths) => stackTree(paths, '').children[0] || { name: '', value: 0, children: [] };
 
 // Callers of fn (fn at the root, its callers below it, outermost last) and its callees (fn at
 // the root, what it called below), from every stack through fn, cut at its outermost call.
