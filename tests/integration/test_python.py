@@ -521,7 +521,7 @@ def check_startup(interp, rounds=4, secs=1.0):
         print("startup %s: %d Python samples in %d processes of %.1f s: %d complete, %d "
               "truncated, %d wrong" % (label, python, rounds, secs, complete, cut, nwrong))
         for c, fr in sorted(wrong, key=lambda x: -x[0])[:3]:
-            print("startup %s: %d samples read %s" % (label, c, " <- ".join(fr[:16])))
+            print("startup %s: %d samples read %s" % (label, c, " <- ".join(fr)))
         if python < 40:
             raise AssertionError("%s: only %d Python samples" % (label, python))
         if nwrong:
