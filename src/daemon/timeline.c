@@ -80,8 +80,11 @@ static void add(struct tl *t, uint32_t pid, const char *exe, uint64_t step, uint
 		}
 		t->series[id] = (struct series){ .pid = pid, .values = v };
 		t->nr_series++;
-		snprintf(t->series[id].exe, sizeof(t->series[id].exe), "%s", exe ? exe : "");
 	}
+	/* Steps come oldest first: the process is named as it was last (a pid's first samples
+	 * may be its parent's, before its exec). */
+	if (exe && *exe)
+		snprintf(t->series[id].exe, sizeof(t->series[id].exe), "%s", exe);
 	t->series[id].values[step] += value;
 	t->series[id].total += value;
 }

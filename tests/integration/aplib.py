@@ -5,6 +5,7 @@ that tests/run.sh tallies."""
 
 import base64
 import gzip
+import json
 import os
 import re
 import signal
@@ -170,6 +171,25 @@ def start_target(name, *args, env=None):
     p = subprocess.Popen([os.path.join(TARGETS, name), *map(str, args)], stdout=subprocess.PIPE,
                          text=True, env=dict(os.environ, **env) if env else None)
     return p, int(p.stdout.readline())
+
+
+def gpu_alloc_kept(d):
+    """Starts $BUILD/gputargets/gpu_alloc (the CUDA stand-ins' program) once d has probed the
+    stand-ins, lets it allocate, and returns (Popen, pid, {function: truth}, {function: bytes
+    it keeps live}); it exits when its stdin is closed."""
+    prog = subprocess.Popen([os.path.join(BUILD, "gputargets", "gpu_alloc")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pid = int(prog.stdout.readline())
+    deadline = time.time() + 10
+    while (d.metric("autoprof_gpu_libraries") or 0) < 2:
+        if time.time() > deadline:
+            prog.kill()
+            raise AssertionError("the CUDA stand-ins were not probed")
+        time.sleep(0.1)
+    prog.stdin.write("go\n")
+    prog.stdin.flush()
+    truth = json.loads(prog.stdout.readline())["functions"]
+    return prog, pid, truth, {f: v["inuse_bytes"] for f, v in truth.items() if v["inuse_bytes"]}
 
 
 def pprof_tool(data, *args):

@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import TARGETS, TMP, Daemon, Skip, check, exit_status, traces  # noqa: E402
+from aplib import TARGETS, TMP, Daemon, Skip, check, exit_status, gpu_alloc_kept, traces  # noqa: E402
 
 H = os.path.join(TMP, "history")
 HZ = 99
@@ -205,18 +205,8 @@ def test_heap_past():
     """What was live then: a program keeps known GPU memory (the CUDA stand-ins), exits, and
     after a restart gpuheap of a range while it lived shows exactly what it kept; a range
     after its exit, nothing live."""
-    gpu = os.path.join(os.path.dirname(TARGETS), "gputargets", "gpu_alloc")
     d = Daemon(*args())
-    prog = subprocess.Popen([gpu], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    prog.stdout.readline()
-    deadline = time.time() + 10
-    while (d.metric("autoprof_gpu_libraries") or 0) < 2:
-        assert time.time() < deadline, "the CUDA stand-ins were not probed"
-        time.sleep(0.1)
-    prog.stdin.write("go\n")
-    prog.stdin.flush()
-    truth = json.loads(prog.stdout.readline())["functions"]
-    kept = {f: v["inuse_bytes"] for f, v in truth.items() if v["inuse_bytes"]}
+    prog, _, truth, kept = gpu_alloc_kept(d)
     t0 = time.time()
     time.sleep(3)  # flushes with the live set in them
     prog.stdin.close()

@@ -17,7 +17,8 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, TARGETS, TMP, Daemon, Skip, check, exit_status, start_target  # noqa: E402
+from aplib import (BUILD, TARGETS, TMP, Daemon, Skip, check, exit_status,  # noqa: E402
+                   gpu_alloc_kept, start_target)
 from browser import Browser, BrowserError  # noqa: E402
 
 ARTIFACTS = os.path.join(BUILD, "test-artifacts")
@@ -382,18 +383,8 @@ def test_gpuheap_shares():
     """GPU memory in the page: the stand-in CUDA program (tests/targets/gpu) keeps known bytes
     in known functions; gpuheap of its pid, opened from the URL as a user shares it, draws each
     function at its share of the live bytes."""
-    prog = subprocess.Popen([os.path.join(BUILD, "gputargets", "gpu_alloc")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    prog, gpid, truth, kept = gpu_alloc_kept(d)
     try:
-        gpid = int(prog.stdout.readline())
-        deadline = time.time() + 10
-        while (d.metric("autoprof_gpu_libraries") or 0) < 2:
-            assert time.time() < deadline, "the CUDA stand-ins were not probed"
-            time.sleep(0.1)
-        prog.stdin.write("go\n")
-        prog.stdin.flush()
-        truth = json.loads(prog.stdout.readline())["functions"]
-        kept = {f: v["inuse_bytes"] for f, v in truth.items() if v["inuse_bytes"]}
         total = sum(kept.values())
         deadline = time.time() + 10
         while d.metric("autoprof_gpu_memory_inuse_bytes", 'pid="%d",gpu="0"' % gpid) is None:
