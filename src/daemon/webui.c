@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/params.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/timeconst.h"
@@ -186,8 +187,10 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	const char *seconds = http__query(req, "seconds");
 	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
 	const struct profile_desc *desc = NULL;
-	struct store_result *res = NULL;
-	struct store_filter filter = { 0 };
+	const struct query_sources src = { .store = d->ctx.store, .history = d->history };
+	struct query_window w = { 0 };
+	const struct store_result *res;
+	struct query_result *qr = NULL;
 	struct proc_sum *ps;
 	json_t *list;
 	uint64_t n = DEFAULT_SECONDS;
@@ -226,11 +229,17 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	if (!query__windowed(desc->type))
 		n = retention_s;
 	desc = profile__desc(query__process_type(desc->type));
-	err = store__query(d->ctx.store, desc->type, n * NSEC_PER_SEC, &filter, &res);
+	/* start= and end=: the processes of that range, from disk and memory alike. */
+	if (params__range(d, req, (long long)n, seconds != NULL, &w, resp))
+		return;
+	if (!w.end_ns)
+		w.window_ns = n * NSEC_PER_SEC;
+	err = query__profile(&src, desc->type, &w, NULL, &qr);
 	if (err) {
 		http__error(resp, 503, "query failed: %s", strerror(-err));
 		return;
 	}
+	res = query_result__rows(qr);
 	ps = sum_processes(res, (int)(folded_value(desc) - desc->values), &nr);
 	list = ps ? json_array() : NULL;
 	err = list ? 0 : -ENOMEM;
@@ -254,5 +263,5 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	if (err)
 		http__error(resp, 500, "out of memory");
 	free(ps);
-	store_result__free(res);
+	query_result__free(qr);
 }

@@ -484,6 +484,9 @@ def test_timeline_range():
     drawn = 100 * w.get("spike_fn", 0) / w["all"]
     assert abs(drawn - want) <= 3, "spike_fn drawn at %.1f %%, %.1f %% of the samples" % (
         drawn, want)
+    # The process list is the range's: the spike is in it with the range's samples.
+    browser.wait_for("!!document.querySelector('#process option[value=\"%d\"]')" % spid,
+                     what="the spike's pid in the range's process list")
     sel = browser.evaluate("Number(document.querySelector('#timeline .tl-selection')"
                            ".getAttribute('width'))")
     assert sel > 0

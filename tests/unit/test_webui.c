@@ -1,4 +1,4 @@
-/* DEPS: src/daemon/webui.c src/http/server.c src/http/listen.c src/http/webconfig.c src/store/store.c src/store/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/json.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/daemon/webui.c src/http/server.c src/http/listen.c src/http/webconfig.c src/store/store.c src/store/profiles.c src/lib/metrics.c src/lib/buf.c src/lib/json.c src/lib/log.c src/lib/strtab.c tests/unit/fake_symbolizer.c src/query/query.c src/daemon/params.c src/lib/timeparse.c tests/unit/query_stubs.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The web view's endpoints over real HTTP: the page by content negotiation (with a stand-in for
@@ -208,6 +208,24 @@ TEST(processes_summed_per_pid)
 			       "\"processes\":[{\"pid\":40,\"comm\":\"sleeper\",\"exe\":\"sleeper\","
 			       "\"samples\":1,\"value\":10101010}]}\n");
 	buf__free(&r.body);
+
+	/* A range of wall-clock time: the same processes, the last minute's. */
+	{
+		char path[128];
+		long now = (long)time(NULL);
+
+		snprintf(path, sizeof(path), "/api/v1/processes?start=%ld&end=%ld", now - 60,
+			 now + 1);
+		CHECK(!get(&r, "", path));
+		CHECK_EQ(r.status, 200);
+		CHECK(strstr(r.body.data, "{\"pid\":20,\"comm\":\"busy\",\"exe\":\"busy\","
+					  "\"samples\":40,\"value\":40}") != NULL);
+		buf__free(&r.body);
+		snprintf(path, sizeof(path), "/api/v1/processes?start=%ld&seconds=5", now - 60);
+		CHECK(!get(&r, "", path));
+		CHECK_EQ(r.status, 400);
+		buf__free(&r.body);
+	}
 
 	/* heap's processes are those that allocated over the retention. */
 	CHECK(!get(&r, "", "/api/v1/processes?type=heap"));

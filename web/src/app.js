@@ -285,8 +285,12 @@ async function loadProfiles() {
 
 async function loadProcesses(force) {
 	const q = new URLSearchParams({ type: state.type });
-	if (profile().windowed)
+	if (state.start) {
+		q.set('start', state.start);
+		q.set('end', state.end);
+	} else if (profile().windowed) {
 		q.set('seconds', state.seconds);
+	}
 	const sel = $('process');
 	// A live update rebuilding the list under an open drop-down would close it: not while the
 	// list has the focus.
