@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "daemon/daemon.h"
 #include "daemon/params.h"
@@ -61,19 +60,11 @@ int params__pids(const char *s, uint32_t *pids, size_t *nr, struct http_response
 	return err;
 }
 
-uint64_t params__realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 int params__range(struct daemon *d, const struct http_request *req, long long seconds,
 		       bool seconds_given, struct query_window *w, struct http_response *resp)
 {
 	const char *start = http__query(req, "start"), *end = http__query(req, "end");
-	uint64_t now = params__realtime_ns(), s = 0, e = now, reach;
+	uint64_t now = realtime_ns(), s = 0, e = now, reach;
 
 	if (!start && !end) {
 		if (!d->history ||

@@ -18,8 +18,6 @@ struct daemon;
 long long params__uint(const char *s);
 /* pid=1,2,3 into pids (MAX_PIDS of them at most). 0, or a negative errno answered. */
 int params__pids(const char *s, uint32_t *pids, size_t *nr, struct http_response *resp);
-/* CLOCK_REALTIME now, in nanoseconds. */
-uint64_t params__realtime_ns(void);
 /*
  * start= and end= (RFC 3339 or Unix seconds) into w as a CLOCK_REALTIME range; without them,
  * a window of seconds beyond what memory holds becomes the range ending now (disk answers

@@ -149,7 +149,7 @@ void webui__timeline(const struct http_request *req, struct http_response *resp,
 	const char *type = http__query(req, "type"), *step = http__query(req, "step");
 	const char *pid = http__query(req, "pid");
 	const struct profile_desc *desc = NULL;
-	uint64_t now = params__realtime_ns(), offset = now - now_ns(), step_ns, written = 0;
+	uint64_t now = realtime_ns(), offset = now - now_ns(), step_ns, written = 0;
 	uint64_t range_s;
 	struct query_window w = { 0 };
 	struct tl t = { .pids.key_size = sizeof(uint32_t) };

@@ -37,14 +37,6 @@ static const enum profile_type stored_types[] = { PROFILE_CPU,	     PROFILE_OFFC
 						   PROFILE_ALLOCS,    PROFILE_GPUALLOCS,
 						   PROFILE_HEAP,      PROFILE_GPUHEAP };
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 static void file_name(uint64_t id, char *buf, size_t n)
 {
 	snprintf(buf, n, "%" PRIu64 ".aph", id);

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <time.h>
-
 #include "gpu/gpumem.h"
 #include "history/history.h"
 #include "lib/timeconst.h"
@@ -25,14 +23,6 @@ struct query_result {
 	struct store_row *live; /* heap, gpuheap: the collector's rows, freed with store_rows__free */
 	size_t nr_live;
 };
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * A CLOCK_REALTIME range: disk up to where the history has written, memory from there. The two
