@@ -18,6 +18,7 @@
 #include "history/histfile.h"
 #include "history/history.h"
 #include "history/history_priv.h"
+#include "lib/fileio.h"
 #include "lib/keyindex.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
@@ -71,24 +72,6 @@ int hfile__open(struct history *h, uint64_t id, struct stat *st)
 	return fd;
 }
 
-int hfile__pread(int fd, void *p, size_t n, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = pread(fd, (char *)p + done, n - done, (off_t)(off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (!r)
-			return -ENODATA;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /*
  * Walks the records of file f (its first `size` bytes): fn gets each header, its summary and
  * the record's offset. Stops at the first cut or damaged header (counted unless allow_tail)
@@ -108,7 +91,7 @@ int hfile__walk(struct history *h, int fd, uint64_t size, uint64_t *good,
 
 	while (off < size) {
 		size_t n = size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
-		int err = hfile__pread(fd, buf, n, off);
+		int err = fileio__pread_all(fd, buf, n, off);
 
 		err = err ?: histfile__parse_hdr(buf, n, &hd, sum);
 		if (!err && off + histfile__record_size(&hd) > size)

@@ -56,8 +56,6 @@ struct history {
 
 /* Opens file id for reading: a regular file, never through a symlink. fd or -errno. */
 int hfile__open(struct history *h, uint64_t id, struct stat *st);
-/* Exactly n bytes at off: 0, -ENODATA past the end, or -errno. */
-int hfile__pread(int fd, void *p, size_t n, uint64_t off);
 /*
  * Walks the records of an open file's first size bytes: fn gets each header, its summary and
  * the record's offset, and ends the walk by returning nonzero (returned). A cut or damaged

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "history/history_priv.h"
+#include "lib/fileio.h"
 #include "lib/keyindex.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
@@ -214,7 +215,7 @@ static int on_record(const struct histfile_hdr *hd, const struct histfile_summar
 		rd->body = p;
 		rd->body_size = n;
 	}
-	err = hfile__pread(rd->fd, rd->body, n,
+	err = fileio__pread_all(rd->fd, rd->body, n,
 			   off + HISTFILE_HDR_SIZE + (uint64_t)hd->nr_summary * 52);
 	err = err ?: histfile_reader__body(rd->r, hd, rd->body, want);
 	if (err == -EBADMSG || err == -ENODATA) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fileio.h"
 #include "lib/log.h"
 #include "symbolize/elf.h"
 #include "symbolize/gosym.h"
@@ -419,25 +420,6 @@ int go_symtab__for_each_sp(const struct go_symtab *gs,
 	return ret;
 }
 
-static int pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!n)
-			return -EIO; /* the file is shorter than its headers say */
-		buf += n;
-		len -= (uint64_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 struct pclntab_loc {
 	uint64_t offset; /* in the file */
 	uint64_t size;
@@ -584,7 +566,9 @@ int go_symtab__open(int fd, struct go_symtab **out)
 	 * A private copy rather than a mapping: a mapped file that shrinks under us would kill the
 	 * daemon with SIGBUS, and libelf's view goes away with elf_end() anyway.
 	 */
-	err = pread_all(fd, gs->data, loc.size, loc.offset);
+	err = fileio__pread_all(fd, gs->data, loc.size, loc.offset);
+	if (err == -ENODATA)
+		err = -EIO; /* the file is shorter than its headers say */
 	if (err)
 		goto out_free;
 	gs->data[loc.size] = '\0';
