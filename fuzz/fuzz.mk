@@ -62,7 +62,7 @@ FUZZ_SRCS_golabels := src/runtime/golabels.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_golabels := -lelf -ldw
 FUZZ_SRCS_webconfig := src/http/webconfig.c src/lib/log.c
 FUZZ_LIBS_webconfig := -lyaml -lgnutls -lcrypt
-FUZZ_SRCS_histfile := src/history/histfile.c src/lib/keyindex.c src/lib/strtab.c src/lib/buf.c
+FUZZ_SRCS_histfile := src/history/histfile.c src/lib/array.c src/lib/keyindex.c src/lib/strtab.c src/lib/buf.c
 FUZZ_LIBS_histfile := -lz
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 # A source's object for the replay binary (gcc), and its path for the clang build.

@@ -14,6 +14,7 @@
 #include "daemon/params.h"
 #include "daemon/webui.h"
 #include "history/history.h"
+#include "lib/array.h"
 #include "lib/json.h"
 #include "lib/keyindex.h"
 #include "lib/timeconst.h"
@@ -36,7 +37,7 @@ struct tl {
 	uint64_t *total;
 	struct keyindex pids; /* pid -> series[id] */
 	struct series *series; /* by the pids' ids */
-	uint32_t nr_series;
+	uint32_t nr_series, cap_series;
 	const uint32_t *only; /* pid= */
 	size_t nr_only;
 	int err;
@@ -68,12 +69,11 @@ static void add(struct tl *t, uint32_t pid, const char *exe, uint64_t step, uint
 		return;
 	}
 	if (added) {
-		struct series *a = realloc(t->series, t->pids.nr * sizeof(*a));
+		int err = array__reserve((void **)&t->series, &t->cap_series, t->pids.nr,
+					 sizeof(*t->series));
 		uint64_t *v = calloc(t->nr_steps, sizeof(*v));
 
-		if (a)
-			t->series = a;
-		if (!a || !v) {
+		if (err || !v) {
 			free(v);
 			t->err = -ENOMEM; /* no later call adds anything */
 			return;

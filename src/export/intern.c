@@ -67,27 +67,6 @@ void htab__free(struct htab *t)
 	t->mask = t->nr = 0;
 }
 
-/* Returns p grown to hold need elements of size, or NULL (p untouched) when out of memory. */
-void *array__grow(void *p, uint32_t *cap, uint32_t need, size_t size)
-{
-	uint32_t n;
-
-	if (need <= *cap)
-		return p;
-	n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	p = realloc(p, (size_t)n * size);
-	if (p)
-		*cap = n;
-	return p;
-}
-
-/* calloc that does not mistake an empty array for an allocation failure. */
-void *array__alloc(size_t nmemb, size_t size)
-{
-	return calloc(nmemb ? nmemb : 1, size);
-}
 int enc__init(struct enc *e, struct symbolizer *sym)
 {
 	memset(e, 0, sizeof(*e));

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/array.h"
 #include "symbolize/frame.h"
 #include "symbolize/symbolizer.h"
 
@@ -45,10 +46,6 @@ struct hslot *htab__find(struct htab *t, uint64_t hash, htab_eq_fn eq, const voi
 void htab__insert(struct htab *t, struct hslot *slot, uint64_t hash, uint32_t idx);
 void htab__free(struct htab *t);
 
-/* Returns p grown to hold need elements of size, or NULL (p untouched) when out of memory. */
-void *array__grow(void *p, uint32_t *cap, uint32_t need, size_t size);
-/* calloc that does not mistake an empty array for an allocation failure. */
-void *array__alloc(size_t nmemb, size_t size);
 
 struct enc_loc {
 	struct dso *dso;

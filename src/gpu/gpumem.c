@@ -18,6 +18,7 @@
 #include "bpf/gpumem.skel.h"
 #include "gpu/cudafns.h"
 #include "gpu/gpumem.h"
+#include "lib/array.h"
 #include "lib/bpfmap.h"
 #include "lib/counters.h"
 #include "lib/log.h"
@@ -343,7 +344,7 @@ struct inuse {
 
 struct inuse_list {
 	struct inuse *v;
-	size_t n, cap;
+	uint32_t n, cap;
 };
 
 static void inuse__add(const struct live_alloc *a, void *arg)
@@ -351,19 +352,14 @@ static void inuse__add(const struct live_alloc *a, void *arg)
 	struct inuse_list *l = arg;
 	struct inuse *v;
 
-	for (size_t i = 0; i < l->n; i++) {
+	for (uint32_t i = 0; i < l->n; i++) {
 		if (l->v[i].pid == a->pid && l->v[i].gpu == a->gpu) {
 			l->v[i].bytes += a->bytes;
 			return;
 		}
 	}
-	if (l->n == l->cap) {
-		v = realloc(l->v, (l->cap ? l->cap * 2 : 16) * sizeof(*v));
-		if (!v)
-			return;
-		l->v = v;
-		l->cap = l->cap ? l->cap * 2 : 16;
-	}
+	if (array__reserve((void **)&l->v, &l->cap, (uint64_t)l->n + 1, sizeof(*l->v)))
+		return;
 	v = &l->v[l->n++];
 	*v = (struct inuse){ a->pid, a->gpu, a->bytes, "" };
 	snprintf(v->exe, sizeof(v->exe), "%s", a->exe);

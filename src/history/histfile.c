@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "history/histfile.h"
+#include "lib/array.h"
 #include "lib/keyindex.h"
 #include "lib/strtab.h"
 
@@ -281,7 +282,8 @@ struct histfile_reader {
 	struct histfile_node *nodes;
 	uint32_t nr_nodes, cap_nodes;
 	struct histfile_row *rows;
-	size_t nr_rows, cap_rows;
+	size_t nr_rows;
+	uint32_t cap_rows;
 	uint8_t *scratch;
 	size_t scratch_size;
 };
@@ -363,27 +365,6 @@ int histfile__parse_hdr(const void *p, size_t n, struct histfile_hdr *h,
 	return 0;
 }
 
-/* Grows an array of n used, *cap allocated, to hold extra more. */
-static int grow(void **a, uint32_t *cap, uint32_t n, uint32_t extra, size_t size)
-{
-	uint64_t want = (uint64_t)n + extra;
-	uint32_t c = *cap ? *cap : 64;
-	void *p;
-
-	if (want <= *cap)
-		return 0;
-	if (want > UINT32_MAX / 2)
-		return -ENOMEM;
-	while (c < want)
-		c *= 2;
-	p = realloc(*a, (size_t)c * size);
-	if (!p)
-		return -ENOMEM;
-	*a = p;
-	*cap = c;
-	return 0;
-}
-
 static int inflate_part(struct histfile_reader *r, const uint8_t *z, uint32_t zlen, uint32_t len,
 			struct cursor *c)
 {
@@ -406,7 +387,8 @@ static int inflate_part(struct histfile_reader *r, const uint8_t *z, uint32_t zl
 static int decode_dict(struct histfile_reader *r, struct cursor *c)
 {
 	uint32_t n = get_count(c, 1);
-	int err = grow((void **)&r->strings, &r->cap_strings, r->nr_strings, n, sizeof(char *));
+	int err = array__reserve((void **)&r->strings, &r->cap_strings,
+				 (uint64_t)r->nr_strings + n, sizeof(char *));
 
 	for (uint32_t i = 0; !err && !c->bad && i < n; i++) {
 		uint64_t len = get_varint(c);
@@ -426,7 +408,8 @@ static int decode_dict(struct histfile_reader *r, struct cursor *c)
 		r->strings[r->nr_strings++] = s;
 	}
 	n = get_count(c, 4);
-	err = err ?: grow((void **)&r->locs, &r->cap_locs, r->nr_locs, n, sizeof(*r->locs));
+	err = err ?: array__reserve((void **)&r->locs, &r->cap_locs,
+					 (uint64_t)r->nr_locs + n, sizeof(*r->locs));
 	for (uint32_t i = 0; !err && !c->bad && i < n; i++) {
 		struct histfile_loc l = { (uint32_t)get_varint(c), (uint32_t)get_varint(c),
 					  (uint32_t)get_varint(c), (uint32_t)get_varint(c) };
@@ -437,7 +420,8 @@ static int decode_dict(struct histfile_reader *r, struct cursor *c)
 		r->locs[r->nr_locs++] = l;
 	}
 	n = get_count(c, 2);
-	err = err ?: grow((void **)&r->nodes, &r->cap_nodes, r->nr_nodes, n, sizeof(*r->nodes));
+	err = err ?: array__reserve((void **)&r->nodes, &r->cap_nodes,
+					 (uint64_t)r->nr_nodes + n, sizeof(*r->nodes));
 	for (uint32_t i = 0; !err && !c->bad && i < n; i++) {
 		struct histfile_node nd = { (uint32_t)get_varint(c), (uint32_t)get_varint(c) };
 
@@ -453,12 +437,11 @@ static int decode_dict(struct histfile_reader *r, struct cursor *c)
 
 static int decode_rows(struct histfile_reader *r, uint32_t nr_values, struct cursor *c)
 {
-	uint32_t n = get_count(c, 10 + nr_values), cap = (uint32_t)r->cap_rows;
-	int err = grow((void **)&r->rows, &cap, 0, n, sizeof(*r->rows));
+	uint32_t n = get_count(c, 10 + nr_values);
+	int err = array__reserve((void **)&r->rows, &r->cap_rows, n, sizeof(*r->rows));
 
 	if (err)
 		return err;
-	r->cap_rows = cap;
 	r->nr_rows = 0;
 	for (uint32_t i = 0; !c->bad && i < n; i++) {
 		struct histfile_row *row = &r->rows[r->nr_rows];

@@ -18,6 +18,7 @@
 #include "history/histfile.h"
 #include "history/history.h"
 #include "history/history_priv.h"
+#include "lib/array.h"
 #include "lib/fileio.h"
 #include "lib/keyindex.h"
 #include "lib/log.h"
@@ -244,6 +245,7 @@ static void frame_memo__reset(struct frame_memo *m, bool refs)
 	keyindex__free(&m->ki);
 	free(m->locs);
 	m->locs = NULL;
+	m->cap = 0;
 	m->ki.key_size = sizeof(struct frame);
 }
 
@@ -299,23 +301,11 @@ struct encoder {
 	struct frame_memo frames; /* frames whose names may change (JIT code): this record's */
 	struct keyindex rows;	  /* struct histfile_row without values -> merged row */
 	struct histfile_row *merged;
+	uint32_t cap_merged;
 	struct keyindex pids;	  /* pid -> summary slot */
 	struct histfile_summary *per_pid;
+	uint32_t cap_per_pid;
 };
-
-/* Grows an array of structs for a keyindex that just reached nr entries. */
-static int grow_with(void **a, uint32_t nr, size_t size)
-{
-	void *p;
-
-	if (nr & (nr - 1))
-		return 0; /* not a power of two: room is there */
-	p = realloc(*a, 2 * (size_t)nr * size);
-	if (!p)
-		return -ENOMEM;
-	*a = p;
-	return 0;
-}
 
 /* A frame's locations in the file's dictionary: named once a file for a stable frame (the
  * file's memo holds a reference on its dso, so its address is never another's), once a record
@@ -337,7 +327,7 @@ static int frame_locs(struct encoder *e, const struct frame *f, struct frame_loc
 	}
 	if (keep)
 		dso__get(f->dso);
-	err = grow_with((void **)&m->locs, m->ki.nr, sizeof(*m->locs)) ?:
+	err = array__reserve((void **)&m->locs, &m->cap, m->ki.nr, sizeof(*m->locs)) ?:
 	      symbolizer__frame(e->h->o.sym, f, e->st, &sf);
 	if (err)
 		return err; /* the record fails: the file, and its memo, are dropped */
@@ -406,7 +396,8 @@ static int add_row(struct encoder *e, const struct store_row *r, unsigned int nr
 	if (id < 0)
 		return (int)id;
 	if (added) {
-		err = grow_with((void **)&e->merged, e->rows.nr, sizeof(*e->merged));
+		err = array__reserve((void **)&e->merged, &e->cap_merged, e->rows.nr,
+				     sizeof(*e->merged));
 		if (err)
 			return err;
 		e->merged[id] = key;
@@ -417,7 +408,8 @@ static int add_row(struct encoder *e, const struct store_row *r, unsigned int nr
 	if (id < 0)
 		return (int)id;
 	if (added) {
-		err = grow_with((void **)&e->per_pid, e->pids.nr, sizeof(*e->per_pid));
+		err = array__reserve((void **)&e->per_pid, &e->cap_per_pid, e->pids.nr,
+				     sizeof(*e->per_pid));
 		if (err)
 			return err;
 		e->per_pid[id] = (struct histfile_summary){ .pid = r->pid };

@@ -33,6 +33,7 @@ struct frame_locs {
 struct frame_memo {
 	struct keyindex ki;
 	struct frame_locs *locs;
+	uint32_t cap;
 };
 
 struct history {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "history/history_priv.h"
+#include "lib/array.h"
 #include "lib/fileio.h"
 #include "lib/keyindex.h"
 #include "lib/log.h"
@@ -41,6 +42,7 @@ struct reader {
 	struct keyindex nodes; /* struct rnode */
 	struct keyindex rows;  /* struct rkey */
 	uint64_t (*values)[PROFILE_MAX_VALUES];
+	uint32_t cap_values;
 	bool last_only; /* a live set's snapshots: the last one in the range alone counts */
 	struct strtab *mappings; /* mapping path -> dsos[id] */
 	struct dso **dsos;
@@ -54,19 +56,6 @@ struct reader {
 	size_t body_size;
 	int err;
 };
-
-static int grow(void **a, uint32_t nr, size_t size)
-{
-	void *p;
-
-	if (nr & (nr - 1))
-		return 0;
-	p = realloc(*a, 2 * (size_t)nr * size);
-	if (!p)
-		return -ENOMEM;
-	*a = p;
-	return 0;
-}
 
 static int stored_dso(struct reader *rd, const char *mapping, struct dso **out)
 {
@@ -178,7 +167,8 @@ static int add_row(struct reader *rd, const struct histfile_row *row)
 	if (id < 0)
 		return (int)id;
 	if (added) {
-		err = grow((void **)&rd->values, rd->rows.nr, sizeof(*rd->values));
+		err = array__reserve((void **)&rd->values, &rd->cap_values, rd->rows.nr,
+				     sizeof(*rd->values));
 		if (err)
 			return err;
 		memset(rd->values[id], 0, sizeof(rd->values[id]));

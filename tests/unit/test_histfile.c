@@ -1,4 +1,4 @@
-/* DEPS: src/history/histfile.c src/lib/keyindex.c src/lib/strtab.c src/lib/buf.c src/lib/timeparse.c */
+/* DEPS: src/history/histfile.c src/lib/array.c src/lib/keyindex.c src/lib/strtab.c src/lib/buf.c src/lib/timeparse.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The history's file format: records written one after another read back with their

@@ -1,4 +1,4 @@
-/* DEPS: src/export/otlp.c src/export/intern.c src/lib/buf.c src/lib/strtab.c src/lib/log.c src/store/profiles.c tests/unit/fake_symbolizer.c gen/opentelemetry/proto/common/v1/common.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/profiles/v1development/profiles.pb-c.c gen/opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/export/otlp.c src/export/intern.c src/lib/array.c src/lib/buf.c src/lib/strtab.c src/lib/log.c src/store/profiles.c tests/unit/fake_symbolizer.c gen/opentelemetry/proto/common/v1/common.pb-c.c gen/opentelemetry/proto/resource/v1/resource.pb-c.c gen/opentelemetry/proto/profiles/v1development/profiles.pb-c.c gen/opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <stdint.h>

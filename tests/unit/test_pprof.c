@@ -1,4 +1,4 @@
-/* DEPS: src/export/pprof.c src/export/intern.c src/lib/buf.c src/lib/strtab.c src/lib/log.c src/store/profiles.c tests/unit/fake_symbolizer.c gen/pprof/profile.pb-c.c src/lib/ufile.c src/lib/procfs.c */
+/* DEPS: src/export/pprof.c src/export/intern.c src/lib/array.c src/lib/buf.c src/lib/strtab.c src/lib/log.c src/store/profiles.c tests/unit/fake_symbolizer.c gen/pprof/profile.pb-c.c src/lib/ufile.c src/lib/procfs.c */
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <stdint.h>
