@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		rec = histfile__record_size(&h);
 		if (rec > size - off ||
-		    histfile_reader__body(r, &h, data + off + HISTFILE_HDR_SIZE + h.nr_summary * 52,
+		    histfile_reader__body(r, &h, data + off + histfile__body_offset(&h),
 					  true))
 			break;
 		rows = histfile_reader__rows(r, &nr);

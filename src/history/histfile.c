@@ -10,12 +10,14 @@
 #include "lib/keyindex.h"
 #include "lib/strtab.h"
 
-#define SUMMARY_SIZE 52 /* pid, exe[16], 4 values */
+size_t histfile__body_offset(const struct histfile_hdr *h)
+{
+	return HISTFILE_HDR_SIZE + (size_t)h->nr_summary * HISTFILE_SUMMARY_SIZE;
+}
 
 size_t histfile__record_size(const struct histfile_hdr *h)
 {
-	return HISTFILE_HDR_SIZE + (size_t)h->nr_summary * SUMMARY_SIZE + h->dict_zlen +
-	       h->rows_zlen;
+	return histfile__body_offset(h) + h->dict_zlen + h->rows_zlen;
 }
 
 /* ---- little-endian fields and varints ---- */
@@ -223,7 +225,7 @@ int histfile_writer__record(struct histfile_writer *w, struct histfile_hdr *h,
 		return err;
 	h->dict_len = (uint32_t)w->dict.len;
 	h->rows_len = (uint32_t)w->rows.len;
-	err = buf__reserve(out, HISTFILE_HDR_SIZE + (size_t)h->nr_summary * SUMMARY_SIZE);
+	err = buf__reserve(out, HISTFILE_HDR_SIZE + (size_t)h->nr_summary * HISTFILE_SUMMARY_SIZE);
 	if (err)
 		return err;
 	memset(out->data + at, 0, HISTFILE_HDR_SIZE);
@@ -235,7 +237,7 @@ int histfile_writer__record(struct histfile_writer *w, struct histfile_hdr *h,
 		memcpy(p + 4, summary[i].exe, sizeof(summary[i].exe));
 		for (int k = 0; k < HISTFILE_MAX_VALUES; k++)
 			put64(p + 20 + 8 * k, summary[i].values[k]);
-		out->len += SUMMARY_SIZE;
+		out->len += HISTFILE_SUMMARY_SIZE;
 	}
 	err = deflate_into(&w->dict, out, &h->dict_zlen) ?:
 	      deflate_into(&w->rows, out, &h->rows_zlen);
@@ -257,11 +259,11 @@ int histfile_writer__record(struct histfile_writer *w, struct histfile_hdr *h,
 	put32(p + 76, h->rows_len);
 	/* The body's CRC, then the header's over the rest of it and the summary. */
 	put32(p + 8, (uint32_t)crc32(0, (const Bytef *)out->data + sum_at +
-						 (size_t)h->nr_summary * SUMMARY_SIZE,
+						 (size_t)h->nr_summary * HISTFILE_SUMMARY_SIZE,
 				     h->dict_zlen + h->rows_zlen));
 	put32(p + 4, (uint32_t)crc32(crc32(0, p + 8, HISTFILE_HDR_SIZE - 8),
 				     (const Bytef *)out->data + sum_at,
-				     (size_t)h->nr_summary * SUMMARY_SIZE));
+				     (size_t)h->nr_summary * HISTFILE_SUMMARY_SIZE));
 	return 0;
 }
 
@@ -346,14 +348,14 @@ int histfile__parse_hdr(const void *p, size_t n, struct histfile_hdr *h,
 	    h->dict_zlen > HISTFILE_MAX_PART || h->dict_len > HISTFILE_MAX_PART ||
 	    h->rows_zlen > HISTFILE_MAX_PART || h->rows_len > HISTFILE_MAX_PART)
 		return -EBADMSG;
-	sum_size = (size_t)h->nr_summary * SUMMARY_SIZE;
+	sum_size = (size_t)h->nr_summary * HISTFILE_SUMMARY_SIZE;
 	if (n < HISTFILE_HDR_SIZE + sum_size)
 		return -ENODATA;
 	if (get32(b + 4) != (uint32_t)crc32(crc32(0, b + 8, HISTFILE_HDR_SIZE - 8),
 					    b + HISTFILE_HDR_SIZE, sum_size))
 		return -EBADMSG;
 	for (uint32_t i = 0; summary && i < h->nr_summary; i++) {
-		const uint8_t *s = b + HISTFILE_HDR_SIZE + i * SUMMARY_SIZE;
+		const uint8_t *s = b + HISTFILE_HDR_SIZE + i * HISTFILE_SUMMARY_SIZE;
 
 		summary[i].pid = get32(s);
 		memcpy(summary[i].exe, s + 4, sizeof(summary[i].exe));

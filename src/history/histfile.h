@@ -26,6 +26,9 @@
 #define HISTFILE_MAGIC 0x31485041u /* "APH1" */
 #define HISTFILE_HDR_SIZE 96
 #define HISTFILE_SUMMARY_MAX 9	/* the top 8 processes and the rest */
+#define HISTFILE_SUMMARY_SIZE 52 /* an entry on disk: pid, exe[16], 4 values */
+/* A record's header and summary at their longest: what a reader of headers reads at once. */
+#define HISTFILE_HEAD_MAX (HISTFILE_HDR_SIZE + HISTFILE_SUMMARY_MAX * HISTFILE_SUMMARY_SIZE)
 #define HISTFILE_MAX_VALUES 4
 #define HISTFILE_MAX_PART (64u << 20) /* a record's compressed or raw part, at most */
 
@@ -67,6 +70,8 @@ struct histfile_node {
 
 /* The bytes of one record, not 0: its own size; for the caller's bounds. */
 size_t histfile__record_size(const struct histfile_hdr *h);
+/* Where its body (dictionary, then rows) starts, from the record's first byte. */
+size_t histfile__body_offset(const struct histfile_hdr *h);
 
 /* ---- writing: one file's dictionary ---- */
 struct histfile_writer;

@@ -84,7 +84,7 @@ int hfile__walk(struct history *h, int fd, uint64_t size, uint64_t *good,
 				  uint64_t off, void *ctx),
 			void *ctx)
 {
-	uint8_t buf[HISTORY_HDR_READ];
+	uint8_t buf[HISTFILE_HEAD_MAX];
 	struct histfile_summary sum[HISTFILE_SUMMARY_MAX];
 	struct histfile_hdr hd;
 	uint64_t off = 0;

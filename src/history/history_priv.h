@@ -14,8 +14,6 @@
 #include "lib/keyindex.h"
 #include "symbolize/symbolizer.h"
 
-#define HISTORY_HDR_READ (HISTFILE_HDR_SIZE + HISTFILE_SUMMARY_MAX * 52)
-
 struct hfile {
 	uint64_t id;	   /* its name: <id>.aph, the CLOCK_REALTIME second it was made */
 	uint64_t size;	   /* bytes of whole records */

@@ -206,7 +206,7 @@ static int on_record(const struct histfile_hdr *hd, const struct histfile_summar
 		rd->body_size = n;
 	}
 	err = fileio__pread_all(rd->fd, rd->body, n,
-			   off + HISTFILE_HDR_SIZE + (uint64_t)hd->nr_summary * 52);
+			   off + histfile__body_offset(hd));
 	err = err ?: histfile_reader__body(rd->r, hd, rd->body, want);
 	if (err == -EBADMSG || err == -ENODATA) {
 		pthread_mutex_lock(&rd->h->lock);

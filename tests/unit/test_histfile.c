@@ -68,8 +68,7 @@ static int read_all(const uint8_t *p, size_t n, int *stop, uint64_t *last_value,
 		if (!*stop && off + histfile__record_size(&h) > n)
 			*stop = -ENODATA;
 		if (!*stop)
-			*stop = histfile_reader__body(r, &h, p + off + HISTFILE_HDR_SIZE +
-							     h.nr_summary * 52,
+			*stop = histfile_reader__body(r, &h, p + off + histfile__body_offset(&h),
 						      true);
 		if (*stop)
 			break;
