@@ -6,18 +6,10 @@
 import struct
 import sys
 
+from corpus_lib import varint as uvarint
+
 MAGIC = {"1.16": 0xFFFFFFFA, "1.18": 0xFFFFFFF0, "1.20": 0xFFFFFFF1}
 TEXT = 0x401000
-
-
-def uvarint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
 
 
 def pcvalue(pairs):

@@ -6,15 +6,7 @@
 import struct
 import sys
 
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
+from corpus_lib import varint
 
 
 def field(num, wire, body):
