@@ -73,16 +73,19 @@ int hfile__open(struct history *h, uint64_t id, struct stat *st)
 	return fd;
 }
 
-/*
- * Walks the records of file f (its first `size` bytes): fn gets each header, its summary and
- * the record's offset. Stops at the first cut or damaged header (counted unless allow_tail)
- * or when fn returns nonzero (that value is returned). Returns 0, the bytes of whole records
- * in *good.
- */
+void hfile__damaged(struct history *h, uint64_t off, int err)
+{
+	pthread_mutex_lock(&h->lock);
+	h->stats.records_damaged++;
+	pthread_mutex_unlock(&h->lock);
+	pr_warn("a damaged record at %" PRIu64 " of a file: the rest is skipped (%s)\n", off,
+		strerror(-err));
+}
+
 int hfile__walk(struct history *h, int fd, uint64_t size, uint64_t *good,
 		int (*fn)(const struct histfile_hdr *hd, const struct histfile_summary *s,
-				  uint64_t off, void *ctx),
-			void *ctx)
+			  uint64_t off, void *ctx),
+		void *ctx)
 {
 	uint8_t buf[HISTFILE_HEAD_MAX];
 	struct histfile_summary sum[HISTFILE_SUMMARY_MAX];
@@ -98,11 +101,7 @@ int hfile__walk(struct history *h, int fd, uint64_t size, uint64_t *good,
 		if (!err && off + histfile__record_size(&hd) > size)
 			err = -ENODATA;
 		if (err) {
-			pthread_mutex_lock(&h->lock);
-			h->stats.records_damaged++;
-			pthread_mutex_unlock(&h->lock);
-			pr_warn("a damaged record at %" PRIu64 " of a file: the rest is skipped (%s)\n",
-				off, strerror(-err));
+			hfile__damaged(h, off, err);
 			break;
 		}
 		ret = fn ? fn(&hd, sum, off, ctx) : 0;

@@ -55,6 +55,8 @@ struct history {
 
 /* Opens file id for reading: a regular file, never through a symlink. fd or -errno. */
 int hfile__open(struct history *h, uint64_t id, struct stat *st);
+/* A cut or damaged record at off: counted and logged; the caller reads no further. */
+void hfile__damaged(struct history *h, uint64_t off, int err);
 /*
  * Walks the records of an open file's first size bytes: fn gets each header, its summary and
  * the record's offset, and ends the walk by returning nonzero (returned). A cut or damaged

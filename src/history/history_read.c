@@ -4,8 +4,6 @@
  * the summaries of a range into a timeline (history__timeline). Query threads run these; the
  * files are read up to the whole records the writer had finished when the query began.
  */
-#define pr_fmt(fmt) "history: " fmt
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +13,6 @@
 #include "lib/array.h"
 #include "lib/fileio.h"
 #include "lib/keyindex.h"
-#include "lib/log.h"
 #include "lib/strtab.h"
 #include "symbolize/dso.h"
 #include "symbolize/symbolizer.h"
@@ -209,10 +206,7 @@ static int on_record(const struct histfile_hdr *hd, const struct histfile_summar
 			   off + histfile__body_offset(hd));
 	err = err ?: histfile_reader__body(rd->r, hd, rd->body, want);
 	if (err == -EBADMSG || err == -ENODATA) {
-		pthread_mutex_lock(&rd->h->lock);
-		rd->h->stats.records_damaged++;
-		pthread_mutex_unlock(&rd->h->lock);
-		pr_warn("a damaged record: the rest of its file is skipped\n");
+		hfile__damaged(rd->h, off, err);
 		return 1;
 	}
 	if (err) {
