@@ -118,7 +118,8 @@ serve_scrapes() {
 }
 
 # How whole the phase's stacks are, every process's (the churn's own included): complete (from
-# _start, the loader's entry, or a thread's clone), marked [truncated], complete-looking but unnamed (a process gone
+# _start, the loader's entry, or a thread's clone; or no user stack at all, [exec] in execve
+# past the old image and [exiting] past the release of its memory), marked [truncated], complete-looking but unnamed (a process gone
 # before its maps were read: its addresses stay raw), kernel threads, anything else.
 stacks() {
 	curl -sf "http://127.0.0.1:$port/debug/pprof/profile?seconds=$PHASE&format=folded" |
@@ -133,7 +134,7 @@ for line in sys.stdin:
     elif fr[0] == "[kernel]":
         k = "kernel"
     elif len(fr) > 1 and fr[1] in ("_start", "_dl_start_user", "clone3", "__clone3", "clone",
-                                   "__clone"):
+                                   "__clone", "[exec]", "[exiting]"):
         k = "complete"
     elif len(fr) > 1 and re.match(r"0x[0-9a-f]+$", fr[1]):
         k = "unnamed"

@@ -98,8 +98,10 @@ static __always_inline bool entered_by_syscall(struct task_struct *task)
 	if (!regs)
 		return true;
 	ip = BPF_CORE_READ(regs, ip);
+	/* Code not in memory was not just run: the first instruction of an image an exec has
+	 * just set up (its page not faulted in yet), not one a system call returns to. */
 	if (ip < 2 || bpf_probe_read_user(insn, sizeof(insn), (void *)(ip - 2)))
-		return true;
+		return false;
 	return insn[0] == 0x0f && insn[1] == 0x05;
 }
 
@@ -115,6 +117,11 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 	if (!unwind_tables || !user_regs(ctx, task, &ip, &sp, &bp))
 		return -1;
 	n = unwind__user_stack(e->pid, ip, sp, bp, stack, &out);
+	if (out.gone) {
+		e->flags |= ONCPU_F_USER_EXEC;
+		*proc_flags = UNWIND_PROC_NO_TRACECTX;
+		return 0;
+	}
 	if (n < 0 && out.no_proc) {
 		/* Not learned yet (a new process, or a new image: its table is on its way): the
 		 * leaf alone, marked truncated, rather than frame pointers' guess. The lookups a
@@ -192,6 +199,9 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		e->flags |= ONCPU_F_KTHREAD;
+	/* Exiting, past the release of its memory: its user registers point at nothing. */
+	else if (!BPF_CORE_READ(task, mm))
+		e->flags |= ONCPU_F_USER_EXITED;
 	e->pad2 = 0;
 	probed_calls(task, e);
 
@@ -209,8 +219,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		e->flags |= ONCPU_F_USER_PC_EXACT;
 
 	un = 0;
-	if (!(e->flags & ONCPU_F_KTHREAD))
+	if (!(e->flags & (ONCPU_F_KTHREAD | ONCPU_F_USER_EXITED)))
 		un = table_user_stack(ctx, task, e, &e->stack[kn], &proc_flags);
+	else
+		proc_flags = UNWIND_PROC_NO_TRACECTX; /* (nothing in user memory to read) */
 	walked = un >= 0 && !(e->flags & ONCPU_F_KTHREAD);
 	/* A process with a mapping table may say it publishes no trace context: most don't, and
 	 * skip that (cold) hash lookup. */

@@ -24,6 +24,11 @@ enum oncpu_flags {
 	 * the user pc is the instruction itself, not the one after a syscall, so it is not
 	 * stepped back. */
 	ONCPU_F_USER_PC_EXACT = 1 << 6,
+	/* No user stack, and none cut short: the registers are those of an image an exec has
+	 * replaced since (sampled in execve past its point of no return), or the process has
+	 * let its memory go (sampled in exit). nr_ustack is 0. */
+	ONCPU_F_USER_EXEC = 1 << 7,
+	ONCPU_F_USER_EXITED = 1 << 8,
 };
 
 /*

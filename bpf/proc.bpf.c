@@ -67,6 +67,18 @@ struct {
 	__type(value, struct dlsym_seen);
 } dlsym_maps SEC(".maps");
 
+/*
+ * Each forked child's parent, until the child execs (emit() drops it then): user space names a
+ * child gone before its maps were read by its parent's (proctab.c, inherit()). Least recently
+ * used out: not dropped at exit, when the child's last samples may still be on their way.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROC_FORK_PARENTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} fork_parents SEC(".maps");
+
 static __always_inline void count(__u32 idx)
 {
 	counters__add(&proc_counters, idx, 1);
@@ -85,11 +97,15 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 		bpf_map_delete_elem(&python_procs, &pid);
 		bpf_map_delete_elem(&unwind_procs, &pid);
 		bpf_map_delete_elem(&dlsym_maps, &pid);
+		if (type == PROC_EV_EXEC)
+			bpf_map_delete_elem(&fork_parents, &pid);
 		count(PROC_CNT_DROP_RINGBUF);
 		return 0;
 	}
 	e->type = type;
 	e->pid = BPF_CORE_READ(p, tgid);
+	if (type == PROC_EV_EXEC)
+		bpf_map_delete_elem(&fork_parents, &e->pid);
 	bpf_map_delete_elem(&known_pids, &e->pid);
 	/* A new image (or none) publishes its thread context elsewhere, if at all. */
 	bpf_map_delete_elem(&tracectx_offsets, &e->pid);
@@ -149,6 +165,31 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	emit(PROC_EV_EXEC, p);
 	if (unwind_tables)
 		publish_exec_table(p, pid);
+	return 0;
+}
+
+/*
+ * A forked child runs its parent's image until it execs: it is named by its parent's maps if
+ * gone before its own were read (fork_parents), and the parent's mapping table walks it
+ * from its first instant (a pre-fork server's workers, a shell's subshells), where the kernel's
+ * mappings alone would reach one library a sample (bpf_find_vma, once per interrupt). User
+ * space's own table replaces it once it learns the child; its exit drops it (emit()). Not a
+ * vfork child (posix_spawn), which shares its parent's memory for the moment before its exec.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid), pid = BPF_CORE_READ(child, tgid);
+	struct unwind_proc *t;
+
+	if (pid == ppid || BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))
+		return 0;
+	bpf_map_update_elem(&fork_parents, &pid, &ppid, BPF_ANY);
+	if (!unwind_tables)
+		return 0;
+	t = bpf_map_lookup_elem(&unwind_procs, &ppid);
+	if (t && !bpf_map_update_elem(&unwind_procs, &pid, t, BPF_NOEXIST))
+		count(PROC_CNT_FORK_TABLES);
 	return 0;
 }
 

@@ -15,6 +15,9 @@ enum proc_event_type {
 #define PROC_DLSYM_NAMES 8
 #define PROC_DLSYM_NAME_LEN 8
 
+/* Forked children whose parent is kept for user space (bpf/proc.bpf.c, fork_parents). */
+#define PROC_FORK_PARENTS 8192
+
 /* A process's dlsym reports changed mappings at most once this often (bpf/proc.bpf.c). */
 #define PROC_DLSYM_GATE_NS 50000000ULL
 
@@ -42,6 +45,7 @@ enum proc_counter {
 	PROC_CNT_DROP_RINGBUF,
 	PROC_CNT_EXEC_TABLES, /* executables' text published for walks at exec */
 	PROC_CNT_MAPPED,      /* dlsym calls with mappings changed since the last */
+	PROC_CNT_FORK_TABLES, /* forked children given their parent's mapping table */
 	PROC_CNT__MAX,
 };
 

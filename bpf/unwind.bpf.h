@@ -21,6 +21,8 @@
 #include "unwind_abi.h"
 #include "unwind_vma.bpf.h"
 
+#define UNWIND_ENOENT 2 /* bpf_find_vma(): no mapping holds the address */
+
 /* The rows and page index, chunk by chunk (bpf/unwind_abi.h): every chunk has this shape. */
 struct unwind_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -289,15 +291,36 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 	(unwind_cache ? unwind__cache_put(i, (w)->pc, (w)->interrupted, rule) : 0)
 /* (A frame found this way stops the cache: its mapping is in no published table's gen.) */
 #define UNWIND_VMA(w, pc) unwind__vma(pc, &(w)->vma)
+#define UNWIND_AFTER_SYSCALL(w) unwind__after_syscall((w)->pc)
+#define UNWIND_KERNEL_TABLE(w) ((w)->env.gen >> 63)
 
 __noinline int unwind__vma(__u64 pc, struct unwind_mapping *out);
+
+/* Whether the instruction before pc is a syscall (0f 05). */
+static __always_inline bool unwind__after_syscall(__u64 pc)
+{
+	__u8 insn[2];
+
+	return pc >= 2 && !bpf_probe_read_user(insn, sizeof(insn), (const void *)(pc - 2)) &&
+	       insn[0] == 0x0f && insn[1] == 0x05;
+}
 #define UNWIND_CACHE_STOP(w) (unwind_cache ? unwind__cache_stop() : 0)
 
 #include "unwind_step.h"
 
+/* Whether the current task is inside execve (from its start, before the point of no return). */
+static __always_inline bool unwind__in_execve(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(task->in_execve))
+		return false;
+	return BPF_CORE_READ_BITFIELD(task, in_execve);
+}
+
 /*
  * The mapping holding pc as the kernel has it, into *out (the walk's last, or zeros), when its
- * file has a slot: 0, or -1.
+ * file has a slot: 0, UNWIND_VMA_NONE when the address space maps nothing there, or -1.
  * (A pc outside every mapping user space published: a library mapped since it read the maps,
  * a process it has not learned yet. The walk goes on where the table is built.) A global
  * function: the verifier checks it once, and the step sees only its answer.
@@ -305,6 +328,7 @@ __noinline int unwind__vma(__u64 pc, struct unwind_mapping *out);
 __noinline int unwind__vma(__u64 pc, struct unwind_mapping *out)
 {
 	struct unwind_mapping m = { .file = UNWIND_NO_FILE };
+	long err;
 
 	if (!out)
 		return -1;
@@ -312,11 +336,32 @@ __noinline int unwind__vma(__u64 pc, struct unwind_mapping *out)
 	 * (the on-CPU sampler) the lock can be taken once per sample. */
 	if (out->len && pc - out->start < out->len)
 		return 0;
-	if (bpf_find_vma(bpf_get_current_task_btf(), pc, unwind__vma_cb, &m, 0) ||
-	    m.file == UNWIND_NO_FILE)
-		return -1;
+	err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind__vma_cb, &m, 0);
+	if (err == -UNWIND_ENOENT)
+		return UNWIND_VMA_NONE;
+	if (err || m.file == UNWIND_NO_FILE) {
+		/* In execve: the old image's registers with the lock out of reach (-EBUSY: the
+		 * exec is mapping the new one), or before the point of no return a vfork child's
+		 * code its parent maps, which is as much the exec's own start. */
+		return unwind__in_execve() ? UNWIND_VMA_NONE : -1;
+	}
 	*out = m;
 	return 0;
+}
+
+/*
+ * Whether the registers at pc are an image's that an exec in progress has replaced: the
+ * thread is in execve and its address space maps nothing at pc (or it cannot be told, the exec
+ * holding the lock). Before the exec's point of no return pc is mapped, and walked. A global
+ * function: the verifier checks it once, and the walk sees an unknown answer.
+ */
+__noinline int unwind__exec_gone(__u64 pc)
+{
+	struct unwind_mapping m = { .file = UNWIND_NO_FILE };
+
+	if (!unwind__in_execve())
+		return 0;
+	return bpf_find_vma(bpf_get_current_task_btf(), pc, unwind__vma_cb, &m, 0) != 0;
 }
 
 /* How a walk went, beyond the frames it wrote. */
@@ -325,6 +370,8 @@ struct unwind_outcome {
 	bool miss;	  /* a pc outside the process's known mappings: its maps must be read again */
 	bool no_proc;	  /* no mapping table yet: walked through the kernel's mappings, or (a
 			   * return of -1) stack[0] holds the leaf alone */
+	bool gone;	  /* no user stack: the registers are an image's that an exec replaced
+			   * (a return of 0) */
 	__u32 proc_flags; /* the process's enum unwind_proc_flags */
 };
 
@@ -356,6 +403,14 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	 * One table lookup and one shape of walk for the verifier either way (its gen's top bit
 	 * says, after the walk): a flag would double what it checks of the step, near its limit.
 	 */
+	/* The table (a forked child's copy of its parent's, user space's of the old image) would
+	 * take the old image's pc for one it still has. */
+	if (unwind__exec_gone(pc)) {
+		unwind__count(UNWIND_CNT_STACKS, 1);
+		unwind__count(UNWIND_CNT_IMAGE_GONE, 1);
+		out->gone = true;
+		return 0;
+	}
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!w.proc) {
 		__u32 none = UNWIND_NO_PROC_KEY;
@@ -371,6 +426,8 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		*cw = (struct unwind_cache_walk){};
 	unwind__uretprobes(&w.env);
 	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, &w, 0);
+	/* In execve, a leaf no table or mapping knows: the old image's registers with its mapping
+	 * gone, or out of the kernel's reach while the exec holds the mapping lock. */
 	switch (w.stop) {
 	case UNWIND_STOP_COMPLETE:
 		cnt = UNWIND_CNT_COMPLETE;
@@ -389,6 +446,9 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 		break;
 	case UNWIND_STOP_NOROOM:
 		cnt = UNWIND_CNT_TRUNC_NOROOM;
+		break;
+	case UNWIND_STOP_GONE:
+		cnt = UNWIND_CNT_IMAGE_GONE;
 		break;
 	default:
 		cnt = UNWIND_CNT_TRUNC_DEPTH;
@@ -412,6 +472,11 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	out->proc_flags = w.proc->flags |
 			  (-no_proc & UNWIND_PROC_PYTHON);
 	out->no_proc = no_proc;
+	if (w.stop == UNWIND_STOP_GONE) {
+		out->gone = true;
+		out->truncated = false;
+		return 0;
+	}
 	if (w.n)
 		return w.n;
 leaf:

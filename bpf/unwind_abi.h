@@ -104,6 +104,19 @@ struct unwind_file {
 
 #define UNWIND_NO_FILE 0xffffffffu /* a mapping with no file slot (JIT): frame pointers */
 
+/*
+ * A user frame the walk found by the kernel's mappings rather than by the ones user space
+ * published (a process exec'd or forked a moment ago, a library mapped since its maps were
+ * read) is sent as its file and offset, not as an address: the process may be gone before
+ * user space reads its maps, and the walk knows them. Bit 63 (no user address has it), the
+ * file's slot in unwind_files in bits 32-62, the offset in the file in bits 0-31 (a leaf's as
+ * struck, a caller's as its return address: consumers step it back like an address).
+ */
+#define UNWIND_FRAME_FILE (1ULL << 63)
+#define UNWIND_FRAME(slot, off) (UNWIND_FRAME_FILE | ((__u64)(slot) << 32) | (__u32)(off))
+#define UNWIND_FRAME_SLOT(f) ((__u32)(((f) & ~UNWIND_FRAME_FILE) >> 32))
+#define UNWIND_FRAME_OFF(f) ((__u32)(f))
+
 /* User frames one walk writes at most (the kernel's perf_event_max_stack default). */
 #define UNWIND_MAX_FRAMES 127
 
@@ -218,6 +231,7 @@ enum unwind_counter {
 	UNWIND_CNT_FRAMES_CACHED, /* frames of either kind whose rule came from the walk cache */
 	UNWIND_CNT_TRUNC_PENDING, /* a frame whose table or mapping is not known yet */
 	UNWIND_CNT_TRUNC_NOROOM,  /* a frame whose table did not fit unwind.memory-limit */
+	UNWIND_CNT_IMAGE_GONE,	  /* no user stack: the registers were an image's an exec replaced */
 	UNWIND_CNT__MAX,
 };
 

@@ -26,8 +26,11 @@
  *                                     frame pointer)
  *   UNWIND_CACHE_STOP(w)              frame i has no rule that can be cached (its pc is in no
  *                                     mapping, its file's rows are not in yet)
+ *   UNWIND_KERNEL_TABLE(w)            1 when w->proc is not user space's (UNWIND_GEN_KERNEL), 0
+ *   UNWIND_AFTER_SYSCALL(w)           whether w->pc follows a syscall instruction (0f 05)
  *   UNWIND_VMA(w, pc)                 0 when the mapping holding pc, outside w->proc's, is in
- *                                     w->vma (BPF asks the kernel), -1 otherwise
+ *                                     w->vma (BPF asks the kernel), UNWIND_VMA_NONE when no
+ *                                     mapping at all holds pc, -1 otherwise
  *
  * __u32/__u64 only, no libc.
  */
@@ -53,7 +56,12 @@ enum unwind_stop {
 	UNWIND_STOP_NOINFO,
 	UNWIND_STOP_PENDING,
 	UNWIND_STOP_NOROOM,
+	/* The leaf is in no mapping of the address space: the registers are those of an image
+	 * an exec has replaced since. There is no user stack to walk, none cut short. */
+	UNWIND_STOP_GONE,
 };
+
+#define UNWIND_VMA_NONE (-2)
 
 struct unwind_walk {
 	__u64 pc, sp, bp;
@@ -222,15 +230,21 @@ static long unwind__step(__u64 i, void *arg)
 		w->miss = 1;
 		/* The kernel's own mapping, where its file's table is known: followed, never
 		 * cached (the next maps read may place something else there). */
-		if (w->proc && !UNWIND_VMA(w, w->pc)) {
+		if (!w->proc)
+			goto fp_stop;
+		idx = UNWIND_VMA(w, w->pc);
+		if (!idx) {
 			UNWIND_CACHE_STOP(w);
 			start = w->vma.start;
 			file_off = w->vma.file_off;
 			slot = w->vma.file;
+			w->stack[i] = UNWIND_FRAME(slot, w->stack[i] - start + file_off);
 			goto mapped;
 		}
-		if (!w->proc)
-			goto fp_stop;
+		if (idx == UNWIND_VMA_NONE && i == 0) {
+			w->stop = UNWIND_STOP_GONE;
+			return 1;
+		}
 		goto pending;
 	}
 	/* A no-op (the search returns an index below the size) the verifier can see. */
@@ -312,11 +326,20 @@ apply:
 		w->table_frames++;
 		return 0;
 	case UNWIND_CFA_NONE:
+		/* A leaf in code its file's CFI leaves out, struck in a system call: a syscall
+		 * stub (glibc's clone and clone3 end their CFI before the syscall, the parent's
+		 * return is a plain ret). It has pushed nothing: its return address is at rsp,
+		 * where a frame pointer would skip its caller, or read whatever rbp holds. */
+		if (i == 0 && w->interrupted && UNWIND_AFTER_SYSCALL(w)) {
+			cfa = w->sp + 8;
+			goto cfa_found;
+		}
 		goto fp;
 	default:
 		w->stop = UNWIND_STOP_RULE;
 		return 1;
 	}
+cfa_found:
 	/* The stack grows down: a caller's frame is above its callee's, unless the callee ran
 	 * on another stack. */
 	if ((cfa <= w->sp && UNWIND_RULE_CFA_TYPE(rule) != UNWIND_CFA_RBP_SWITCH) ||

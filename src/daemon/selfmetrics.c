@@ -240,6 +240,10 @@ static const struct metrics_row proc_rows[] = {
 		       "Executables whose text was published for stack walks at exec, before "
 		       "their maps were read (their unwind table was built already)"),
 	METRICS_SAMPLE(struct proc_view, p.exec_tables),
+	METRICS_FAMILY("autoprof_unwind_fork_tables", METRIC_COUNTER,
+		       "Forked children (not vfork) given their parent's mapping table for stack "
+		       "walks at fork, before their maps were read"),
+	METRICS_SAMPLE(struct proc_view, p.fork_tables),
 	METRICS_FAMILY("autoprof_maps_rereads_after_exec", METRIC_COUNTER,
 		       "Maps read again 1 and 4 ms after an exec, once the loader had mapped "
 		       "the libraries (trace-context variables in them)"),
@@ -260,6 +264,10 @@ static const struct metrics_row proc_rows[] = {
 	METRICS_SAMPLE(struct proc_view, maps_ok, "result", "ok"),
 	METRICS_SAMPLE(struct proc_view, t.maps_gone, "result", "gone"),
 	METRICS_SAMPLE(struct proc_view, t.maps_errors, "result", "error"),
+	METRICS_FAMILY("autoprof_maps_inherited", METRIC_COUNTER,
+		       "Forked processes gone before their maps were read, named by the maps of "
+		       "the parent they were forked from (they had not exec'd)"),
+	METRICS_SAMPLE(struct proc_view, t.maps_inherited),
 	METRICS_FAMILY("autoprof_frames_unmapped", METRIC_COUNTER,
 		       "User addresses outside every known mapping of their process"),
 	METRICS_SAMPLE(struct proc_view, t.frames_unmapped),
@@ -383,8 +391,10 @@ static const struct metrics_row unwind_rows[] = {
 		       "read: stack memory unreadable; rule: an unwind rule BPF cannot follow; "
 		       "noinfo: a frame with neither unwind info nor frame pointer; pending: a frame whose "
 		       "table or mapping is not known yet; noroom: a frame whose table did not fit "
-		       "unwind.memory-limit)"),
+		       "unwind.memory-limit), or exec (no user stack: sampled in execve after the old "
+		       "image was gone)"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_COMPLETE], "result", "complete"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_IMAGE_GONE], "result", "exec"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_DEPTH], "result",
 		       "truncated_depth"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_TRUNC_READ], "result",

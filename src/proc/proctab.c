@@ -383,6 +383,40 @@ int proc_map__open(uint32_t pid, const struct proc_map *m)
 	return maps__open_file((int)pid, &e);
 }
 
+/*
+ * A forked child gone before its maps were read ran its parent's image (sample/proc.c says whose
+ * only until it execs): its samples are named by the parent's maps, not left as raw addresses.
+ */
+static void inherit(struct proctab *pt, struct proc *p)
+{
+	struct proc *parent = NULL;
+	struct proc_map *maps;
+	uint32_t ppid = 0;
+
+	for (uint32_t i = 0; i < pt->nr_observers && !ppid; i++)
+		if (pt->observers[i].parent)
+			ppid = pt->observers[i].parent(pt->observers[i].ctx, p->pid);
+	if (ppid && ppid != p->pid)
+		parent = *find(pt, ppid);
+	if (!parent || parent->kthread || !parent->nr_maps)
+		return;
+	maps = malloc(parent->nr_maps * sizeof(*maps));
+	if (!maps)
+		return;
+	memcpy(maps, parent->maps, parent->nr_maps * sizeof(*maps));
+	for (uint32_t i = 0; i < parent->nr_maps; i++)
+		dso__get(maps[i].dso);
+	p->maps = maps;
+	p->nr_maps = parent->nr_maps;
+	p->jvm = parent->jvm;
+	memcpy(p->exe, parent->exe, sizeof(p->exe));
+	free(p->exe_path);
+	p->exe_path = parent->exe_path ? strdup(parent->exe_path) : NULL;
+	memcpy(p->container_id, parent->container_id, sizeof(p->container_id));
+	memcpy(p->service, parent->service, sizeof(p->service));
+	pt->stats.maps_inherited++;
+}
+
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
 	struct proc fresh = { .pid = p->pid, .jit = p->jit, .exe_id = p->exe_id };
@@ -433,6 +467,8 @@ failed:
 		if (err == -ENOENT || err == -ESRCH) {
 			pt->stats.maps_gone++;
 			p->gone = true;
+			if (!p->nr_maps && !named && !p->exe_id.ino)
+				inherit(pt, p);
 		} else {
 			pt->stats.maps_errors++;
 			pr_debug("cannot read maps of pid %u: %s\n", p->pid, strerror(-err));
@@ -656,7 +692,7 @@ uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		if (!lookup_map(p, addrs[i]))
+		if (!(addrs[i] & PROC_NOT_ADDRESS) && !lookup_map(p, addrs[i]))
 			break;
 	/* Something was mapped since we looked (dlopen, a library loaded after exec). */
 	if (i < n && !p->gone &&
@@ -669,7 +705,9 @@ uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t
 	for (i = 0; i < n; i++) {
 		const struct proc_map *m = lookup_map(p, addrs[i]);
 
-		if (!m) {
+		if (addrs[i] & PROC_NOT_ADDRESS) {
+			out[i] = (struct frame){ unknown, addrs[i] };
+		} else if (!m) {
 			pt->stats.frames_unmapped++;
 			/* A JIT makes code executable all the time (V8 does after start-up): in a
 			 * process with JIT code, a plausible user address is most likely such code,

@@ -60,6 +60,12 @@ struct proc_observer {
 	 */
 	uint32_t (*jit_frames)(void *ctx, uint32_t pid, struct dso *jit, struct frame *frames,
 			       uint32_t n, bool *cut, uint64_t now_ns);
+	/*
+	 * The process pid was forked from, if it has not exec'd since (0: not known): a child
+	 * gone before its maps were read is named by its parent's, the image it ran. The first
+	 * observer with one answers (src/sample/proc.c).
+	 */
+	uint32_t (*parent)(void *ctx, uint32_t pid);
 	void *ctx;
 };
 
@@ -129,10 +135,13 @@ const char *proc__container_id(const struct proc *p);
  * environment; "" if none.
  */
 const char *proc__service(const struct proc *p);
+#define PROC_NOT_ADDRESS (1ULL << 63)
 /*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
  * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a
- * process with JIT code, frames of its JIT dso (named through its perf map). Returns the frames
+ * process with JIT code, frames of its JIT dso (named through its perf map). Words past user
+ * space (PROC_NOT_ADDRESS: a frame BPF sent as its file and offset) are left to the caller:
+ * [unknown] frames here, no miss. Returns the frames
  * written, fewer than n when the jit_frames observer cut the stack: *cut is then set and the caller adds the
  * [truncated] frame (out has room for n + 1).
  */
@@ -144,6 +153,7 @@ struct proctab_stats {
 	uint64_t maps_reads;	/* /proc/PID/maps reads */
 	uint64_t maps_gone;	/* of which found the process already gone */
 	uint64_t maps_errors;	/* of which failed otherwise */
+	uint64_t maps_inherited; /* gone ones named by the parent they were forked from */
 	uint64_t frames_unmapped; /* user addresses in no known mapping */
 	uint64_t ctx_reads;	/* process context (OTEL_CTX) reads */
 	uint64_t ctx_gone;	/* of which found the process already gone */

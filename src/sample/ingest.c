@@ -21,6 +21,8 @@
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 
+_Static_assert(PROC_NOT_ADDRESS == UNWIND_FRAME_FILE, "proctab leaves BPF's file frames to us");
+
 struct ingest {
 	struct collect_ctx *ctx;
 	uint64_t uaddrs[INGEST_MAX_USTACK];
@@ -42,6 +44,27 @@ void ingest__free(struct ingest *ing)
 	free(ing);
 }
 
+/*
+ * The frames BPF sent as their file and offset (UNWIND_FRAME(): found by the kernel's mappings,
+ * for a process whose own may never be read) into frames[0, n), whose other words proctab
+ * resolved by the process's mappings.
+ */
+static void file_frames(struct ingest *ing, struct frame *frames, uint32_t n)
+{
+	struct collect_ctx *ctx = ing->ctx;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t w = ing->uaddrs[i];
+		struct dso *dso;
+
+		if (!(w & UNWIND_FRAME_FILE))
+			continue;
+		dso = ctx->unwinder ? unwinder__slot_dso(ctx->unwinder, UNWIND_FRAME_SLOT(w)) : NULL;
+		frames[i] = dso ? (struct frame){ dso, UNWIND_FRAME_OFF(w) } :
+				  (struct frame){ symbolizer__unknown_dso(ctx->sym), 0 };
+	}
+}
+
 /* User frames of p into out (room for INGEST_MAX_USTACK + INGEST_MAX_PYTHON + 1). */
 static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, struct proc *p,
 			    uint64_t now_ns, struct frame *out)
@@ -50,6 +73,10 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 	uint32_t nu = raw->nr_ustack;
 	bool cut = false;
 
+	if (!nu && raw->uend != SYM_MARKER_NONE && !raw->kthread) {
+		out[0] = (struct frame){ symbolizer__marker_dso(ctx->sym, raw->uend), 0 };
+		return out[0].dso ? 1 : 0;
+	}
 	if (!p || !nu)
 		return 0;
 	/* Past the leaf, stack entries are return addresses: step back into the call. */
@@ -59,16 +86,18 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 		/* Python frames take the place of the evaluation loop's native frames. */
 		nu = proctab__user_frames(ctx->proctab, p, ing->uaddrs, nu, ing->native, now_ns,
 					  &cut);
+		file_frames(ing, ing->native, nu);
 		nu = python__splice(ctx->python, raw->pid, ing->native, nu,
 				    cut || raw->utruncated, (const uint64_t *)raw->python,
 				    raw->nr_python, out,
 				    INGEST_MAX_USTACK + INGEST_MAX_PYTHON);
 	} else {
 		nu = proctab__user_frames(ctx->proctab, p, ing->uaddrs, nu, out, now_ns, &cut);
+		file_frames(ing, out, nu);
 	}
 	/* Say where the walk stopped rather than let the stack pass for complete. */
 	if (nu && (cut || raw->utruncated))
-		out[nu++] = (struct frame){ symbolizer__truncated_dso(ctx->sym), 0 };
+		out[nu++] = (struct frame){ symbolizer__marker_dso(ctx->sym, SYM_MARKER_TRUNCATED), 0 };
 	return nu;
 }
 

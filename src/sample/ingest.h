@@ -13,7 +13,8 @@
  *   3. user addresses resolved to (file, offset) by the process's mappings, Python frames
  *      spliced in place of the evaluation loops that ran them;
  *   4. a "[truncated]" frame where the walk stopped short of the stack's root, so that a cut
- *      stack never passes for a complete one.
+ *      stack never passes for a complete one; "[exec]" or "[exiting]" in place of a user stack
+ *      that no longer exists (symbolizer.h, enum sym_marker).
  *
  * What stays each sampler's own: decoding its event, what a sample is worth, where it goes.
  */
@@ -45,6 +46,8 @@ struct ingest_raw {
 	uint32_t nr_ustack;
 	bool uleaf_exact;	 /* ustack[0] is where the thread was, not a return address */
 	bool utruncated;	 /* BPF's walk of the user stack stopped short of its root */
+	uint8_t uend;		 /* enum sym_marker: why a user thread has no user stack at all
+				  * (SYM_MARKER_EXEC, SYM_MARKER_EXITED), or SYM_MARKER_NONE */
 	const __u64 *python;		 /* (code, instruction) pairs (bpf/python_abi.h), or NULL */
 	uint32_t nr_python;
 };

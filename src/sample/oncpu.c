@@ -17,6 +17,7 @@
 #include "lib/log.h"
 #include "lib/timeconst.h"
 #include "store/store.h"
+#include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
 #include "bpf/oncpu_abi.h"
 #include "bpf/oncpu.skel.h"
@@ -75,6 +76,9 @@ static int handle_sample(void *arg, void *data, size_t size)
 		 * exception. */
 		.uleaf_exact = nk == 0 || (e->flags & ONCPU_F_USER_PC_EXACT),
 		.utruncated = !!(e->flags & ONCPU_F_USTACK_TRUNCATED),
+		.uend = e->flags & ONCPU_F_USER_EXEC	 ? SYM_MARKER_EXEC :
+			e->flags & ONCPU_F_USER_EXITED ? SYM_MARKER_EXITED :
+							 SYM_MARKER_NONE,
 		.python = np ? &e->stack[nk + nu] : NULL,
 		.nr_python = np,
 	};

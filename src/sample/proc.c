@@ -58,6 +58,7 @@ _Static_assert(RELEARN_LAST_NS >= PROC_LOADING_NS + NSEC_PER_MSEC,
 struct proc_collector {
 	struct collect_ctx *ctx;
 	struct proc_bpf *skel;
+	bool watch_dlopen; /* proc_collector__watch_dlopen was called */
 	uint32_t pending[2][MAX_PENDING_EXITS];
 	uint32_t nr_pending[2];
 	int cur;
@@ -221,7 +222,7 @@ static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32
 {
 	struct proc_collector *pc = ctx;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; pc->watch_dlopen && i < n; i++) {
 		uint32_t k;
 		int fd;
 
@@ -256,11 +257,17 @@ int proc_collector__watch_dlopen(struct proc_collector *pc, const char *const *n
 		if (bpf_map_update_elem(fd, &i, &v, BPF_ANY))
 			return -errno;
 	}
-	return proctab__observe(pc->ctx->proctab, &(struct proc_observer){
-							  .name = "dlopen",
-							  .maps = maps_cb,
-							  .ctx = pc,
-						  });
+	pc->watch_dlopen = true;
+	return 0;
+}
+
+static uint32_t parent_cb(void *ctx, uint32_t pid)
+{
+	struct proc_collector *pc = ctx;
+	uint32_t ppid;
+
+	return bpf_map_lookup_elem(bpf_map__fd(pc->skel->maps.fork_parents), &pid, &ppid) ? 0 :
+											      ppid;
 }
 
 struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
@@ -305,7 +312,13 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);
 	ctx->python_threads_fd = bpf_map__fd(pc->skel->maps.python_threads);
 	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
-				  NULL);
+				  NULL) ?:
+	       proctab__observe(ctx->proctab, &(struct proc_observer){
+						      .name = "procs",
+						      .maps = maps_cb,
+						      .parent = parent_cb,
+						      .ctx = pc,
+					      });
 	if (*err)
 		goto out_destroy;
 	return pc;
@@ -384,6 +397,7 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 	out->exits = c[PROC_CNT_EXIT];
 	out->dropped = c[PROC_CNT_DROP_RINGBUF];
 	out->exec_tables = c[PROC_CNT_EXEC_TABLES];
+	out->fork_tables = c[PROC_CNT_FORK_TABLES];
 	out->relearned = pc->relearned;
 	out->mapped = pc->mapped;
 	out->dlopen_libs = pc->nr_dlopen_libs;

@@ -14,6 +14,7 @@ struct proc_collector_stats {
 	unsigned long long exits;
 	unsigned long long dropped; /* events lost to a full ring buffer */
 	unsigned long long exec_tables; /* executables' text published at exec (proc.bpf.c) */
+	unsigned long long fork_tables; /* forked children given their parent's table */
 	unsigned long long relearned;	/* maps read again once the loader mapped libraries */
 	unsigned long long mapped;	/* maps read again: dlsym after a dlopen */
 	unsigned long long dlopen_libs;	  /* C library files looked at for dlsym (failed ones too) */

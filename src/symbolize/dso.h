@@ -21,7 +21,8 @@ enum dso_kind {
 	DSO_VDSO,
 	DSO_ANON,	/* anonymous executable memory, e.g. JIT code */
 	DSO_UNKNOWN,	/* address outside every known mapping */
-	DSO_TRUNCATED,	/* marks where a user stack walk stopped short of its outermost frame */
+	DSO_MARKER,	/* a frame that says how a user stack ends where no code does: its path
+			 * is its name (symbolizer__marker_dso) */
 	DSO_PYTHON,	/* interpreted CPython code: addr indexes the symbolizer's (function, file,
 			 * line) table */
 	DSO_SPECIAL,	/* a code page the kernel maps into processes ([uprobes]: the uprobe

@@ -455,6 +455,72 @@ static int elf__collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	return 0;
 }
 
+/* How far the entry point's code runs: to the next function the CFI has an entry for (the
+ * sorted table of .eh_frame_hdr, in the layout every link editor writes: 4-byte entries
+ * relative to the section), or 1 byte when that cannot be told. */
+#define ENTRY_MAX_SIZE 4096
+
+static uint64_t entry_extent(Elf *elf, uint64_t entry)
+{
+	const uint8_t *p;
+	size_t lo = 0, hi;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	Elf_Scn *scn;
+	uint32_t count;
+	int32_t loc;
+
+	scn = elf__section(elf, ".eh_frame_hdr", &sh);
+	d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
+	/* version 1; eh_frame_ptr as 4 bytes; the count as udata4; entries datarel|sdata4. */
+	if (!d || !d->d_buf || d->d_size < 12)
+		return 1;
+	p = d->d_buf;
+	if (p[0] != 1 || (p[1] & 0x0f) != 0x0b || p[2] != 0x03 || p[3] != 0x3b)
+		return 1;
+	memcpy(&count, p + 8, sizeof(count));
+	if (count > (d->d_size - 12) / 8)
+		return 1;
+	hi = count;
+	/* The first entry that starts past the entry point. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		memcpy(&loc, p + 12 + mid * 8, sizeof(loc));
+		if (sh.sh_addr + (int64_t)loc <= entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == count)
+		return 1;
+	memcpy(&loc, p + 12 + lo * 8, sizeof(loc));
+	loc = (int32_t)(sh.sh_addr + (int64_t)loc - entry);
+	return loc > 0 && loc <= ENTRY_MAX_SIZE ? (uint64_t)loc : 1;
+}
+
+/*
+ * The entry point, where no symbol covers it (the dynamic loader and stripped programs keep
+ * only .dynsym): "_start", the name the link editor gives it unless told otherwise, up to the
+ * next function the CFI knows. That is where every stack of a program's main thread starts.
+ */
+static int sym_cands__add_entry(Elf *elf, struct sym_cands *c)
+{
+	struct sym_cand cand = { .limit = UINT64_MAX, .name = "_start", .rank = 0x1f };
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh) || !eh.e_entry || eh.e_type == ET_REL)
+		return 0;
+	for (size_t i = 0; i < c->nr; i++) {
+		if (c->v[i].start == eh.e_entry ||
+		    (c->v[i].start < eh.e_entry && eh.e_entry - c->v[i].start < c->v[i].size))
+			return 0;
+	}
+	cand.start = eh.e_entry;
+	cand.size = entry_extent(elf, eh.e_entry);
+	return sym_cands__add(c, &cand);
+}
+
 /* Sorts the candidates and keeps one per address, and drops labels inside a sized function. */
 static size_t sym_cands__dedup(struct sym_cands *c)
 {
@@ -575,7 +641,9 @@ static int elf_file__load_symbols(struct elf_file *ef, Elf *elf, uint64_t file_s
 		if (err)
 			goto out_free;
 	}
-	err = elf_file__build_symbols(ef, &cands, file_size);
+	err = sym_cands__add_entry(elf, &cands);
+	if (!err)
+		err = elf_file__build_symbols(ef, &cands, file_size);
 out_free:
 	free(cands.v);
 	free(scns);

@@ -51,6 +51,11 @@ struct interp_pos {
 /* Code pages the kernel maps into processes, named as a whole: the uprobe trampolines (a sample
  * taken while a uprobe's return or syscall trampoline runs), the legacy vsyscall page. */
 static const char *const special_pages[] = { "[uprobes]", "[vsyscall]" };
+static const char *const marker_names[SYM_MARKER__MAX] = {
+	[SYM_MARKER_TRUNCATED] = "[truncated]",
+	[SYM_MARKER_EXEC] = "[exec]",
+	[SYM_MARKER_EXITED] = "[exiting]",
+};
 #define NR_SPECIAL (sizeof(special_pages) / sizeof(special_pages[0]))
 
 struct symbolizer {
@@ -61,7 +66,7 @@ struct symbolizer {
 	int ks_error; /* 0: not tried yet; 1: loaded; < 0: failed */
 	struct dso *kernel;
 	struct dso *unknown;
-	struct dso *truncated;
+	struct dso *markers[SYM_MARKER__MAX]; /* [SYM_MARKER_NONE] stays NULL */
 	struct dso *anon;
 	struct dso *vdso;
 	struct dso *python;
@@ -160,7 +165,11 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	sym->opts = *opts;
 	sym->kernel = dso__new(DSO_KERNEL, "[kernel.kallsyms]", -1);
 	sym->unknown = dso__new(DSO_UNKNOWN, "[unknown]", -1);
-	sym->truncated = dso__new(DSO_TRUNCATED, "[truncated]", -1);
+	for (size_t i = SYM_MARKER_NONE + 1; i < SYM_MARKER__MAX; i++) {
+		sym->markers[i] = dso__new(DSO_MARKER, marker_names[i], -1);
+		if (!sym->markers[i])
+			goto out_nomem;
+	}
 	sym->anon = dso__new(DSO_ANON, "[anon]", -1);
 	sym->vdso = dso__new(DSO_VDSO, "[vdso]", vdso_image_fd());
 	sym->python = dso__new(DSO_PYTHON, "[python]", -1);
@@ -168,13 +177,14 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		sym->special[i] = dso__new(DSO_SPECIAL, special_pages[i], -1);
 	if (sym->vdso && sym->vdso->fd < 0)
 		sym->vdso->fd = -1;
-	if (!sym->kernel || !sym->unknown || !sym->truncated || !sym->anon || !sym->vdso ||
-	    !sym->python || !sym->special[0] || !sym->special[1]) {
-		symbolizer__free(sym);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!sym->kernel || !sym->unknown || !sym->anon || !sym->vdso || !sym->python ||
+	    !sym->special[0] || !sym->special[1])
+		goto out_nomem;
 	return sym;
+out_nomem:
+	symbolizer__free(sym);
+	errno = ENOMEM;
+	return NULL;
 }
 
 void symbolizer__free(struct symbolizer *sym)
@@ -189,7 +199,8 @@ void symbolizer__free(struct symbolizer *sym)
 	free(sym->all);
 	dso__put(sym->kernel);
 	dso__put(sym->unknown);
-	dso__put(sym->truncated);
+	for (size_t i = 0; i < SYM_MARKER__MAX; i++)
+		dso__put(sym->markers[i]);
 	dso__put(sym->anon);
 	dso__put(sym->vdso);
 	dso__put(sym->python);
@@ -218,9 +229,9 @@ struct dso *symbolizer__unknown_dso(struct symbolizer *sym)
 	return sym->unknown;
 }
 
-struct dso *symbolizer__truncated_dso(struct symbolizer *sym)
+struct dso *symbolizer__marker_dso(struct symbolizer *sym, enum sym_marker m)
 {
-	return sym->truncated;
+	return m < SYM_MARKER__MAX ? sym->markers[m] : NULL;
 }
 
 bool symbolizer__kernel_page(const char *path)
@@ -518,7 +529,7 @@ static int fallback(struct dso *dso, uint64_t addr, struct strtab *st, struct sy
 	case DSO_KERNEL:
 		snprintf(name, sizeof(name), "[kernel]+0x%" PRIx64, addr);
 		break;
-	case DSO_TRUNCATED:
+	case DSO_MARKER:
 	case DSO_SPECIAL:
 		snprintf(name, sizeof(name), "%s", dso->path);
 		break;
@@ -907,7 +918,7 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 	case DSO_ANON:
 		err = f->dso->pid ? lookup_jit(sym, f, st, out) : fallback(f->dso, f->addr, st, out);
 		break;
-	case DSO_TRUNCATED:
+	case DSO_MARKER:
 	case DSO_SPECIAL:
 		err = fallback(f->dso, f->addr, st, out);
 		break;

@@ -69,8 +69,16 @@ int symbolizer__jit_preload(struct symbolizer *sym, struct dso *dso, int dirfd, 
 /* Singletons, borrowed (the symbolizer keeps them alive): kernel, and addresses in no mapping. */
 struct dso *symbolizer__kernel_dso(struct symbolizer *sym);
 struct dso *symbolizer__unknown_dso(struct symbolizer *sym);
-/* The outermost frame of a user stack that was walked only part way: function "[truncated]". */
-struct dso *symbolizer__truncated_dso(struct symbolizer *sym);
+/* The outermost frame of a user stack that does not reach its root in code, named for why. */
+enum sym_marker {
+	SYM_MARKER_NONE = 0,
+	SYM_MARKER_TRUNCATED, /* "[truncated]": the walk stopped short of the stack's root */
+	SYM_MARKER_EXEC,      /* "[exec]": in execve, past the old image's end: no user stack */
+	SYM_MARKER_EXITED,    /* "[exiting]": in exit, past the release of its memory */
+	SYM_MARKER__MAX,
+};
+/* The marker's dso (borrowed; NULL for SYM_MARKER_NONE): every frame of it names the marker. */
+struct dso *symbolizer__marker_dso(struct symbolizer *sym, enum sym_marker m);
 /* Whether a mapping of that path is code the kernel provides ([vdso], [uprobes], [vsyscall]),
  * not a process's anonymous (JIT) code. */
 bool symbolizer__kernel_page(const char *path);

@@ -931,10 +931,12 @@ static int build_elf(Elf *elf, int fd, struct cfi_table *out)
 {
 	/* .plt.got and .plt.sec entries jump away without touching the stack. */
 	static const struct unwind_rule jmp_only = { .cfa_type = UNWIND_CFA_RSP, .cfa_off = 8 };
+	static const struct unwind_rule outermost = { .cfa_type = UNWIND_CFA_UNDEFINED };
 	struct elf_cfi ec = {};
 	struct cfi_builder *b;
 	size_t shstrndx, phnum;
 	GElf_Ehdr eh;
+	bool cfi;
 	int err;
 
 	if (!gelf_getehdr(elf, &eh))
@@ -969,6 +971,8 @@ static int build_elf(Elf *elf, int fd, struct cfi_table *out)
 	/* Only fills code .eh_frame leaves out (objects built -fno-asynchronous-unwind-tables). */
 	if (!err && ec.debug_frame)
 		err = parse_scn(b, ec.debug_frame, &ec.debug_frame_sh, true);
+	/* (A file whose CFI gave nothing stays one of frame pointers: no rows of ours alone.) */
+	cfi = b->nr_fdes > 0;
 	if (!err && ec.plt_got)
 		err = cfi_builder__add_synthetic(b, ec.plt_got_sh.sh_addr, ec.plt_got_sh.sh_size,
 						 &jmp_only);
@@ -982,6 +986,15 @@ static int build_elf(Elf *elf, int fd, struct cfi_table *out)
 	if (!err && ec.plt)
 		err = cfi_builder__add_lazy_plt(b, ec.plt_sh.sh_addr, ec.plt_sh.sh_size,
 						ec.plt_sec ? 9 : 11);
+	/*
+	 * The entry point's first instruction is where every process starts, with nothing on its
+	 * stack to return to: the outermost frame. crt1's _start says so in its CFI; the dynamic
+	 * loader's has none, and a process sampled before its first instruction ran (its first
+	 * page fault, the exec's own tail) would otherwise end there in [truncated]. Only fills
+	 * what the CFI leaves out.
+	 */
+	if (!err && cfi && eh.e_entry)
+		err = cfi_builder__add_synthetic(b, eh.e_entry, 1, &outermost);
 	if (!err)
 		err = cfi_builder__finish(b, out);
 	cfi_builder__free(b);

@@ -101,8 +101,14 @@ struct unwinder {
 	uint32_t big_table_share;
 	bool walk_cache;
 	struct extents room; /* of elems: a file's page index and rows, one run each */
+	/*
+	 * Free file slots, first freed first taken: a slot a table may still name (a forked
+	 * child's copy of its parent's, the one published at exec, a walk's kernel lookup in
+	 * flight) is reused as late as can be, not at the next new file.
+	 */
 	uint32_t free_slots[MAX_FILES];
-	uint32_t nr_free_slots;
+	uint32_t free_head, nr_free_slots;
+	struct ufile *by_slot[MAX_FILES]; /* the file in each slot, NULL: free */
 	struct ufile *files[FILE_BUCKETS];
 	struct uproc *procs[PROC_BUCKETS];
 	uint64_t clock;
@@ -177,7 +183,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts, int *err)
 	}
 	u->stats.capacity_bytes = (uint64_t)u->room.capacity * sizeof(struct unwind_row);
 	for (uint32_t i = 0; i < MAX_FILES; i++)
-		u->free_slots[i] = MAX_FILES - 1 - i;
+		u->free_slots[i] = i;
 	u->nr_free_slots = MAX_FILES;
 
 	u->elems = chunks__new("unwind_chunks", u->room.capacity, err);
@@ -412,7 +418,8 @@ static void file_free(struct unwinder *u, struct ufile *f)
 	bpf_map_update_elem(u->files_fd, &f->slot, &zero, BPF_ANY);
 	if (f->has_inode)
 		bpf_map_delete_elem(u->inodes_fd, &f->inode);
-	u->free_slots[u->nr_free_slots++] = f->slot;
+	u->free_slots[(u->free_head + u->nr_free_slots++) % MAX_FILES] = f->slot;
+	u->by_slot[f->slot] = NULL;
 	if (!f->users)
 		u->idle_files--;
 	dso__put(f->dso);
@@ -824,7 +831,10 @@ static struct ufile *file_get(struct unwinder *u, struct dso *dso, bool urgent)
 		if (!f)
 			return NULL;
 		f->dso = dso__get(dso);
-		f->slot = u->free_slots[--u->nr_free_slots];
+		f->slot = u->free_slots[u->free_head];
+		u->free_head = (u->free_head + 1) % MAX_FILES;
+		u->nr_free_slots--;
+		u->by_slot[f->slot] = f;
 		f->next = *pp;
 		*pp = f;
 		u->idle_files++;
@@ -1014,6 +1024,17 @@ void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag)
 		}
 	}
 	pthread_mutex_unlock(&u->lock);
+}
+
+struct dso *unwinder__slot_dso(struct unwinder *u, uint32_t slot)
+{
+	struct dso *dso = NULL;
+
+	pthread_mutex_lock(&u->lock);
+	if (slot < MAX_FILES && u->by_slot[slot])
+		dso = u->by_slot[slot]->dso;
+	pthread_mutex_unlock(&u->lock);
+	return dso;
 }
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *out)

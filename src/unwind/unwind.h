@@ -79,6 +79,13 @@ void unwinder__urgent(struct unwinder *u, uint32_t pid);
 /* Sets flag (enum unwind_proc_flags) on the process's mapping table, for good (until exec). */
 void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag);
 
+/*
+ * The file in slot (a frame BPF sent as UNWIND_FRAME(): bpf/unwind_abi.h), or NULL when the
+ * slot is free. Borrowed: valid until the ingest thread next calls into the unwinder (files
+ * are dropped only from its calls; a slot is reused last, first freed first taken).
+ */
+struct dso *unwinder__slot_dso(struct unwinder *u, uint32_t slot);
+
 /* Returns once every table asked for so far is built and in BPF (tests, benchmarks). */
 void unwinder__wait_idle(struct unwinder *u);
 

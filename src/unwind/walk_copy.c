@@ -56,6 +56,8 @@ static inline int copy_read(const struct unwind_walk_env *e, __u64 *dst, __u64 a
 #define UNWIND_CACHE_PUT(w, i, rule) ((void)0)
 #define UNWIND_CACHE_STOP(w) ((void)0)
 #define UNWIND_VMA(w, pc) (-1) /* a copy has no kernel to ask */
+#define UNWIND_KERNEL_TABLE(w) 0 /* user space's, copied */
+#define UNWIND_AFTER_SYSCALL(w) 0 /* nor code: its leaf is a call's return anyway */
 
 #include "bpf/unwind_step.h"
 

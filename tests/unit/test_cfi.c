@@ -602,6 +602,35 @@ TEST(start_is_outermost)
 	cfi_table__release(&t);
 }
 
+/*
+ * The dynamic loader's entry (_start, no CFI of its own): its first instruction is outermost,
+ * where a process sampled before it ran any is; the CFI's own rows are left alone.
+ */
+TEST(loader_entry_is_outermost)
+{
+	const char *path = "/lib64/ld-linux-x86-64.so.2";
+	struct cfi_table t = {};
+	const struct unwind_rule *r;
+	Elf64_Ehdr eh;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("%s: %s", path, strerror(errno));
+	CHECK(pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
+	close(fd);
+	CHECK(eh.e_entry != 0);
+	CHECK_EQ(build_path(path, &t, NULL), 0);
+	r = row_at_vaddr(path, &t, eh.e_entry);
+	CHECK(r != NULL);
+	if (r)
+		CHECK_EQ(r->cfa_type, UNWIND_CFA_UNDEFINED);
+	/* Past the first instruction: whatever the CFI says (here: nothing, frame pointers). */
+	r = row_at_vaddr(path, &t, eh.e_entry + 1);
+	CHECK(!r || r->cfa_type != UNWIND_CFA_UNDEFINED);
+	cfi_table__release(&t);
+}
+
 /* ld's lazy .plt FDE: the first entry pushes, the others use the PLT expression (threshold 11). */
 TEST(plt_rows)
 {
@@ -1267,6 +1296,7 @@ TEST(rules_pack_into_rows)
 int main(void)
 {
 	RUN(readelf_glibc);
+	RUN(loader_entry_is_outermost);
 	RUN(readelf_libstdcxx);
 	RUN(readelf_c_fixture);
 	RUN(readelf_cxx_exceptions);

@@ -5,6 +5,7 @@
  * checked against what nm and readelf say about the same files.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -178,6 +179,59 @@ TEST(stripped_exe_keeps_dynamic_symbols)
 	CHECK(!sym || strcmp(sym, "fixture_static"));
 	CHECK_EQ(test_nm_symbol(fixture("symbols-stripped"), "fixture_alpha", false, &start, &size),
 		 -ENOENT);
+}
+
+/* The loader keeps .dynsym alone: its entry point is named _start, up to its next FDE. */
+TEST(loader_entry_named_start)
+{
+	const char *path = "/lib64/ld-linux-x86-64.so.2";
+	uint64_t got = 0;
+	struct elf_file *ef;
+	const char *sym;
+	Elf64_Ehdr eh;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("%s: %s", path, strerror(errno));
+	CHECK(pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
+	close(fd);
+	CHECK_EQ(elf_file__open_path(path, &ef), 0);
+	if (test_cur_failed)
+		return;
+	sym = elf_file__symbol(ef, eh.e_entry, &got);
+	CHECK(sym && !strcmp(sym, "_start"));
+	CHECK_EQ(got, eh.e_entry);
+	/* Its RTLD_START block: _start calls _dl_start, whose return lands 8 bytes on. */
+	sym = elf_file__symbol(ef, eh.e_entry + 8, &got);
+	CHECK(sym && !strcmp(sym, "_start"));
+	/* Not past the next function the CFI knows. */
+	sym = elf_file__symbol(ef, eh.e_entry + 4096, &got);
+	CHECK(!sym || strcmp(sym, "_start"));
+	elf_file__free(ef);
+	/* A stripped program's: the return into _start from __libc_start_main is _start's. */
+	CHECK_EQ(elf_file__open_path(fixture("symbols-stripped"), &ef), 0);
+	if (test_cur_failed)
+		return;
+	fd = open(fixture("symbols-stripped"), O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
+	if (fd >= 0)
+		close(fd);
+	sym = elf_file__symbol(ef, eh.e_entry + 0x20, &got);
+	CHECK(sym && !strcmp(sym, "_start"));
+	CHECK_EQ(got, eh.e_entry);
+	elf_file__free(ef);
+	/* A program's own _start is its symbol, not another. */
+	CHECK_EQ(elf_file__open_path(fixture("symbols-pie"), &ef), 0);
+	if (test_cur_failed)
+		return;
+	fd = open(fixture("symbols-pie"), O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
+	if (fd >= 0)
+		close(fd);
+	sym = elf_file__symbol(ef, eh.e_entry + 4, &got);
+	CHECK(sym && !strcmp(sym, "_start"));
+	elf_file__free(ef);
 }
 
 TEST(stripped_lib_keeps_dynamic_symbols)
@@ -761,6 +815,7 @@ int main(void)
 	RUN(symbols_nobuildid);
 	RUN(stripped_exe_keeps_dynamic_symbols);
 	RUN(stripped_lib_keeps_dynamic_symbols);
+	RUN(loader_entry_named_start);
 	RUN(padding_has_no_symbol);
 	RUN(alias_naming_rule);
 	RUN(build_id_matches_readelf);

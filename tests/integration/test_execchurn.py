@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Stacks under exec churn: a posix_spawn loop of programs that live well under a millisecond
+(their whole life is the loader, main's return and exit), as CI runners and shells make them.
+Every sample of those programs is one a user can trust:
+
+- complete: it reaches _start (the program's, or the loader's entry before its first
+  instruction ran, or its _dl_start_user once _dl_start returned), or says why there is no user stack at all: [exec] (in execve, past the
+  end of the old image, whose registers the thread still holds) or [exiting] (in exit, past
+  the release of its memory);
+- or marked [truncated], or unnamed (raw addresses: gone before its maps were read);
+- never ending in a named frame that is not an outermost one.
+
+At least CHURN_COMPLETE of them are complete, and both markers are seen in the kernel paths
+they stand for.
+
+Then fork churn: a program forks children that spin a millisecond in a known function and exit
+without exec. Each child is walked by its parent's table from its first instant and, gone long
+before its samples are read, named by its parent's maps: its samples read _start → main →
+ec_child_spin, complete and named."""
+
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from aplib import TMP, check, Daemon, exit_status  # noqa: E402
+
+COPIES = 20  # distinct files: each its own table, as distinct binaries are
+SECONDS = 6
+RATE = 400  # spawns a second, at most
+CHURN_COMPLETE = 0.90
+MIN_SAMPLES = 60
+ROOTS = ("_start", "_dl_start_user", "[exec]", "[exiting]")
+STATE = {}
+
+
+def build():
+    src = os.path.join(TMP, "ec_true.c")
+    with open(src, "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    first = os.path.join(TMP, "ec_true0")
+    subprocess.run(["cc", "-O2", "-o", first, src], check=True)
+    paths = [first]
+    for i in range(1, COPIES):
+        p = os.path.join(TMP, "ec_true%d" % i)
+        with open(first, "rb") as a, open(p, "wb") as b:
+            b.write(a.read())
+        os.chmod(p, 0o755)
+        paths.append(p)
+    return paths
+
+
+FORK_SRC = r"""
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+__attribute__((noinline)) void ec_child_spin(double s)
+{
+	double end = now() + s;
+	while (now() < end)
+		;
+}
+int main(int argc, char **argv)
+{
+	double end = now() + atof(argv[1]);
+	while (now() < end) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			ec_child_spin(0.001);
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		usleep(2000);
+	}
+	return 0;
+}
+"""
+FORK_SECONDS = 5
+FORK_COMPLETE = 0.95
+
+
+def build_fork():
+    src = os.path.join(TMP, "ec_fork.c")
+    with open(src, "w") as f:
+        f.write(FORK_SRC)
+    path = os.path.join(TMP, "ec_fork")
+    subprocess.run(["cc", "-O2", "-o", path, src], check=True)
+    return path
+
+
+def churn(paths, seconds):
+    """posix_spawn (vfork and exec, as glibc does it) in a paced loop: the spawns made."""
+    n = 0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        pid = os.posix_spawn(paths[n % len(paths)], [paths[n % len(paths)]], {})
+        os.waitpid(pid, 0)
+        n += 1
+        ahead = n / RATE - (time.monotonic() - t0)
+        if ahead > 0:
+            time.sleep(ahead)
+    return n
+
+
+def run():
+    paths = build()
+    d = Daemon("--profile.retention=2m")
+    try:
+        # Their tables built first, as on a host that has run them before.
+        churn(paths, 1)
+        time.sleep(1)
+        t0 = time.time()
+        STATE["spawns"] = churn(paths, SECONDS)
+        time.sleep(0.5)
+        code, _, body = d.get("/debug/pprof/profile?seconds=%d&format=folded" %
+                              (int(time.time() - t0) + 1))
+        assert code == 200, "HTTP %d: %r" % (code, body[:300])
+        STATE["folded"] = body.decode()
+        fork = build_fork()
+        t0 = time.time()
+        subprocess.run([fork, str(FORK_SECONDS)], check=True, timeout=60)
+        time.sleep(0.5)
+        code, _, body = d.get("/debug/pprof/profile?seconds=%d&format=folded" %
+                              (int(time.time() - t0) + 1))
+        assert code == 200, "HTTP %d: %r" % (code, body[:300])
+        STATE["fork_folded"] = body.decode()
+        STATE["inherited"] = d.metric("autoprof_maps_inherited_total", default=0)
+        STATE["fork_tables"] = d.metric("autoprof_unwind_fork_tables_total", default=0)
+    finally:
+        d.stop()
+
+
+def classify():
+    kinds = {"complete": [], "truncated": [], "unnamed": [], "other": []}
+    for line in STATE["folded"].splitlines():
+        stack, n = line.rsplit(" ", 1)
+        fr = stack.split(";")
+        if not fr[0].startswith("ec_true") or len(fr) < 2:
+            continue
+        if "[truncated]" in fr:
+            k = "truncated"
+        elif fr[1] in ROOTS:
+            k = "complete"
+        elif fr[1].startswith("0x"):
+            k = "unnamed"
+        else:
+            k = "other"
+        kinds[k].append((int(n), fr))
+    return kinds
+
+
+def total(rows):
+    return sum(n for n, _ in rows)
+
+
+def test_trustworthy():
+    kinds = classify()
+    counts = {k: total(v) for k, v in kinds.items()}
+    all_ = sum(counts.values())
+    print("# %d spawns, %d samples of them: %s" % (
+        STATE["spawns"], all_, ", ".join("%s %d" % kv for kv in counts.items())))
+    assert all_ >= MIN_SAMPLES, "only %d samples of the churn" % all_
+    bad = sorted(kinds["other"], key=lambda r: -r[0])[:3]
+    assert not bad, "stacks that end in a frame that is not outermost, unmarked: %s" % [
+        ";".join(fr[:8]) for _, fr in bad]
+    share = counts["complete"] / all_
+    cut = sorted(kinds["truncated"], key=lambda r: -r[0])[:3]
+    assert share >= CHURN_COMPLETE, "%.1f %% complete, want %.0f %%; cut most: %s" % (
+        100 * share, 100 * CHURN_COMPLETE, [";".join(fr[:8]) for _, fr in cut])
+
+
+def markers(root, kernel_fn):
+    rows = [(n, fr) for n, fr in classify()["complete"] if fr[1] == root]
+    assert rows, "no sample says %s" % root
+    off = [fr for _, fr in rows if kernel_fn not in fr]
+    assert not off, "%s outside %s: %s" % (root, kernel_fn, ";".join(off[0][:8]))
+
+
+def test_exec_marked():
+    markers("[exec]", "__x64_sys_execve")
+
+
+def test_exiting_marked():
+    markers("[exiting]", "do_exit")
+
+
+def test_no_exec_cut():
+    """In execve, the old image's registers are never shown as a cut stack of it."""
+    cut = [fr for _, fr in classify()["truncated"] if "__x64_sys_execve" in fr and
+           "load_elf_binary" in fr]
+    assert not cut, "cut in the exec: %s" % ";".join(cut[0][:8])
+
+
+def test_forked_children():
+    spin = whole = 0
+    bad = []
+    for line in STATE["fork_folded"].splitlines():
+        stack, n = line.rsplit(" ", 1)
+        fr = stack.split(";")
+        if "ec_child_spin" not in fr:
+            continue
+        spin += int(n)
+        if fr[0] == "ec_fork" and fr[1:4] == ["_start", "__libc_start_main",
+                                             "__libc_start_call_main"] and "main" in fr:
+            whole += int(n)
+        else:
+            bad.append(";".join(fr[:8]))
+    print("# forked children: %d samples in ec_child_spin, %d whole and named; %d maps "
+          "inherited, %d tables copied at fork" % (spin, whole, STATE["inherited"],
+                                                     STATE["fork_tables"]))
+    assert spin >= 20, "only %d samples of the children" % spin
+    assert STATE["fork_tables"] > 0, "no table copied at fork"
+    assert whole >= FORK_COMPLETE * spin, "%d of %d whole; e.g. %s" % (whole, spin, bad[:3])
+
+
+err = None
+try:
+    run()
+except Exception as e:  # noqa: BLE001
+    err = e
+
+
+def checked(fn):
+    def go():
+        if err:
+            raise AssertionError("setup failed: %s" % err)
+        fn()
+    return go
+
+
+check("churn_stacks_complete_or_marked", checked(test_trustworthy))
+check("churn_exec_marked", checked(test_exec_marked))
+check("churn_exiting_marked", checked(test_exiting_marked))
+check("churn_exec_never_cut", checked(test_no_exec_cut))
+check("fork_children_whole_and_named", checked(test_forked_children))
+sys.exit(exit_status())
