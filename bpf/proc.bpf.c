@@ -104,8 +104,15 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	}
 	e->type = type;
 	e->pid = BPF_CORE_READ(p, tgid);
-	if (type == PROC_EV_EXEC)
-		bpf_map_delete_elem(&fork_parents, &e->pid);
+	e->forked_from = 0;
+	if (type == PROC_EV_EXEC) {
+		__u32 *ppid = bpf_map_lookup_elem(&fork_parents, &e->pid);
+
+		if (ppid) {
+			e->forked_from = *ppid;
+			bpf_map_delete_elem(&fork_parents, &e->pid);
+		}
+	}
 	bpf_map_delete_elem(&known_pids, &e->pid);
 	/* A new image (or none) publishes its thread context elsewhere, if at all. */
 	bpf_map_delete_elem(&tracectx_offsets, &e->pid);
@@ -115,7 +122,6 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	e->time_ns = bpf_ktime_get_ns();
 	e->exe_ino = BPF_CORE_READ(p, mm, exe_file, f_inode, i_ino);
 	e->exe_dev = BPF_CORE_READ(p, mm, exe_file, f_inode, i_sb, s_dev);
-	e->pad = 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* Exec must reach user space at once: the process may live only milliseconds. An exit
 	 * waits for the next wake-up (an exec, a re-read due, the drain timer): under exec

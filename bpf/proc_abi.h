@@ -29,7 +29,9 @@ struct proc_ev {
 	 * minor): its line in /proc/PID/maps names it, with no readlink of /proc/PID/exe. */
 	__u64 exe_ino;
 	__u32 exe_dev;
-	__u32 pad;
+	/* PROC_EV_EXEC: the process it was forked from (not vfork) while autoprof ran, with no exec
+	 * since: the image it ran until now was that one's. 0: not known. */
+	__u32 forked_from;
 	char comm[16];
 };
 

@@ -268,6 +268,10 @@ static const struct metrics_row proc_rows[] = {
 		       "Forked processes gone before their maps were read, named by the maps of "
 		       "the parent they were forked from (they had not exec'd)"),
 	METRICS_SAMPLE(struct proc_view, t.maps_inherited),
+	METRICS_FAMILY("autoprof_stacks_before_exec", METRIC_COUNTER,
+		       "Stacks taken before their process's exec, named by the image and maps of "
+		       "the parent it was forked from (whose image it ran then)"),
+	METRICS_SAMPLE(struct proc_view, t.stacks_before_exec),
 	METRICS_FAMILY("autoprof_frames_unmapped", METRIC_COUNTER,
 		       "User addresses outside every known mapping of their process"),
 	METRICS_SAMPLE(struct proc_view, t.frames_unmapped),

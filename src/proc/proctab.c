@@ -387,7 +387,7 @@ int proc_map__open(uint32_t pid, const struct proc_map *m)
  * A forked child gone before its maps were read ran its parent's image (sample/proc.c says whose
  * only until it execs): its samples are named by the parent's maps, not left as raw addresses.
  */
-static void inherit(struct proctab *pt, struct proc *p)
+static void inherit(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
 	struct proc *parent = NULL;
 	struct proc_map *maps;
@@ -396,8 +396,9 @@ static void inherit(struct proctab *pt, struct proc *p)
 	for (uint32_t i = 0; i < pt->nr_observers && !ppid; i++)
 		if (pt->observers[i].parent)
 			ppid = pt->observers[i].parent(pt->observers[i].ctx, p->pid);
+	/* (Learned now if need be: a shell that forks is seldom on a CPU itself.) */
 	if (ppid && ppid != p->pid)
-		parent = *find(pt, ppid);
+		parent = proctab__get(pt, ppid, 0, now_ns);
 	if (!parent || parent->kthread || !parent->nr_maps)
 		return;
 	maps = malloc(parent->nr_maps * sizeof(*maps));
@@ -468,7 +469,7 @@ failed:
 			pt->stats.maps_gone++;
 			p->gone = true;
 			if (!p->nr_maps && !named && !p->exe_id.ino)
-				inherit(pt, p);
+				inherit(pt, p, now_ns);
 		} else {
 			pt->stats.maps_errors++;
 			pr_debug("cannot read maps of pid %u: %s\n", p->pid, strerror(-err));
@@ -682,6 +683,22 @@ static const struct proc_map *lookup_map(const struct proc *p, uint64_t addr)
 			return m;
 	}
 	return NULL;
+}
+
+struct proc *proctab__image_at(struct proctab *pt, struct proc *p, uint64_t sample_ns,
+			       uint64_t now_ns)
+{
+	struct proc *parent;
+
+	if (!p || !sample_ns || !p->exe_id.forked_from || sample_ns >= p->exe_id.exec_ns ||
+	    p->exe_id.forked_from == p->pid)
+		return p;
+	/* (A shell that forks a command is seldom on a CPU itself: learned now if need be.) */
+	parent = proctab__get(pt, p->exe_id.forked_from, 0, now_ns);
+	if (!parent || parent->kthread || !parent->nr_maps)
+		return p;
+	pt->stats.stacks_before_exec++;
+	return parent;
 }
 
 uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs,

@@ -88,6 +88,11 @@ void proctab__free(struct proctab *pt); /* accepts NULL */
 struct proc_exe_id {
 	uint64_t ino;
 	uint32_t dev;
+	/* The process it was forked from, if it ran that one's image until this exec (0: not
+	 * known), and when the exec was (CLOCK_MONOTONIC, as BPF's samples): a sample taken
+	 * before then is named by that parent's maps. */
+	uint32_t forked_from;
+	uint64_t exec_ns;
 };
 /* The process image changed: forget what we knew and learn it now. Returns the process
  * (borrowed, as proctab__get's), or NULL when out of memory. exe: NULL when not known (its
@@ -147,6 +152,13 @@ const char *proc__service(const struct proc *p);
  */
 uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t *addrs,
 			      uint32_t n, struct frame *out, uint64_t now_ns, bool *cut);
+/*
+ * The process whose image p ran at sample_ns (CLOCK_MONOTONIC, as BPF's samples; 0: not known):
+ * before p's exec, the parent it was forked from (learned now if need be), whose maps and name
+ * a stack taken then has; otherwise p. Borrowed, as proctab__get's.
+ */
+struct proc *proctab__image_at(struct proctab *pt, struct proc *p, uint64_t sample_ns,
+			       uint64_t now_ns);
 
 struct proctab_stats {
 	uint64_t processes;	/* tracked now */
@@ -154,6 +166,7 @@ struct proctab_stats {
 	uint64_t maps_gone;	/* of which found the process already gone */
 	uint64_t maps_errors;	/* of which failed otherwise */
 	uint64_t maps_inherited; /* gone ones named by the parent they were forked from */
+	uint64_t stacks_before_exec; /* taken before an exec, named by the forking parent's image */
 	uint64_t frames_unmapped; /* user addresses in no known mapping */
 	uint64_t ctx_reads;	/* process context (OTEL_CTX) reads */
 	uint64_t ctx_gone;	/* of which found the process already gone */

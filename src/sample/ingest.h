@@ -38,6 +38,7 @@ struct sample;
 /* One stack as BPF sent it. Every stack is leaf first. */
 struct ingest_raw {
 	uint32_t pid;
+	uint64_t time_ns;	 /* when it was taken (CLOCK_MONOTONIC); 0: not known */
 	bool kthread;		 /* a kernel thread: no user stack, no process image */
 	const __u64 *kstack;		 /* kernel addresses */
 	uint32_t nr_kstack;

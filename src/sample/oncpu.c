@@ -66,6 +66,7 @@ static int handle_sample(void *arg, void *data, size_t size)
 
 	raw = (struct ingest_raw){
 		.pid = e->pid,
+		.time_ns = e->time_ns,
 		.kthread = !!(e->flags & ONCPU_F_KTHREAD),
 		.kstack = e->stack,
 		.nr_kstack = nk,

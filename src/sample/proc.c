@@ -111,7 +111,11 @@ static int handle_event(void *arg, void *data, size_t size)
 		 * alone, so the first samples are labelled too; its unwind tables are built
 		 * first; Python and memory targets look at the new image. */
 		p = proctab__exec(pc->ctx->proctab, e->pid,
-				  &(struct proc_exe_id){ .ino = e->exe_ino, .dev = e->exe_dev }, now);
+				  &(struct proc_exe_id){ .ino = e->exe_ino,
+							 .dev = e->exe_dev,
+							 .forked_from = e->forked_from,
+							 .exec_ns = e->time_ns },
+				  now);
 		if (p)
 			relearn__push(&pc->relearn[0], e->pid, e->time_ns);
 		break;

@@ -14,10 +14,11 @@ Every sample of those programs is one a user can trust:
 At least CHURN_COMPLETE of them are complete, and both markers are seen in the kernel paths
 they stand for.
 
-Then fork churn: a program forks children that spin a millisecond in a known function and exit
-without exec. Each child is walked by its parent's table from its first instant and, gone long
-before its samples are read, named by its parent's maps: its samples read _start → main →
-ec_child_spin, complete and named."""
+Then fork churn: a program forks children that spin a millisecond in a known function, then exit
+or, every other one, exec a command (as a shell's children do). Each child is walked by its
+parent's table from its first instant and, gone long before its samples are read, named by its
+parent's maps and name (the image it ran then, exec or not): its samples read
+ec_fork: _start → main → ec_child_spin, complete and named."""
 
 import os
 import subprocess
@@ -75,7 +76,12 @@ int main(int argc, char **argv)
 	while (now() < end) {
 		pid_t pid = fork();
 		if (pid == 0) {
+			static char *const argv_true[] = { "true", 0 };
+
 			ec_child_spin(0.001);
+			/* Every other child execs a command after its spin, as a shell's do. */
+			if (getpid() & 1)
+				execv("/bin/true", argv_true);
 			_exit(0);
 		}
 		waitpid(pid, NULL, 0);
@@ -135,6 +141,7 @@ def run():
         STATE["fork_folded"] = body.decode()
         STATE["inherited"] = d.metric("autoprof_maps_inherited_total", default=0)
         STATE["fork_tables"] = d.metric("autoprof_unwind_fork_tables_total", default=0)
+        STATE["before_exec"] = d.metric("autoprof_stacks_before_exec_total", default=0)
     finally:
         d.stop()
 
@@ -201,11 +208,14 @@ def test_no_exec_cut():
 
 
 def test_forked_children():
-    spin = whole = 0
+    spin = whole = unnamed = every = 0
     bad = []
     for line in STATE["fork_folded"].splitlines():
         stack, n = line.rsplit(" ", 1)
         fr = stack.split(";")
+        every += int(n)
+        if len(fr) > 1 and fr[1].startswith("0x"):
+            unnamed += int(n)
         if "ec_child_spin" not in fr:
             continue
         spin += int(n)
@@ -215,10 +225,13 @@ def test_forked_children():
         else:
             bad.append(";".join(fr[:8]))
     print("# forked children: %d samples in ec_child_spin, %d whole and named; %d maps "
-          "inherited, %d tables copied at fork" % (spin, whole, STATE["inherited"],
-                                                     STATE["fork_tables"]))
+          "inherited, %d tables copied at fork, %d stacks named before an exec" % (
+              spin, whole, STATE["inherited"], STATE["fork_tables"], STATE["before_exec"]))
     assert spin >= 20, "only %d samples of the children" % spin
+    # A child's samples before its exec are its parent's image, not raw addresses of its new one.
+    assert unnamed <= 0.03 * every, "%d of %d samples unnamed" % (unnamed, every)
     assert STATE["fork_tables"] > 0, "no table copied at fork"
+    assert STATE["before_exec"] > 0, "no stack of a child that exec'd named by its parent"
     assert whole >= FORK_COMPLETE * spin, "%d of %d whole; e.g. %s" % (whole, spin, bad[:3])
 
 
