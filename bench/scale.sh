@@ -17,6 +17,7 @@
 #                  of its data so far): memory is the peak while they run (VmHWM less the BPF
 #                  maps' mapped pages, plus the maps), CPU the phase's
 # PHASES picks phases (default all but serve, which wants PHASE >= SERVE_WINDOW to mean it).
+# AUTOPROF_ARGS: more flags for autoprof (e.g. --storage.path= to keep no history on disk).
 # STACKS=1: after each exec phase, how whole autoprof's stacks of that phase were (stacks(),
 # below); the scrape loads symbol tables, which the later phases' memory then includes.
 # One profiler at a time over every phase, PROFILERS (default "$BUILD/autoprof perf") in turn;
@@ -188,7 +189,9 @@ for prof in $PROFILERS; do
 		sleep 2
 	else
 		port=$(free_port)
-		"$prof" --web.listen-address=127.0.0.1:$port --log.level=warn >"$tmp/ap.log" 2>&1 &
+		# shellcheck disable=SC2086 # AUTOPROF_ARGS: words of flags
+		"$prof" --web.listen-address=127.0.0.1:$port --log.level=warn ${AUTOPROF_ARGS:-} \
+			>"$tmp/ap.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 300); do
 			[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/-/ready")" = 200 ] && break
