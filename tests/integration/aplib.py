@@ -249,6 +249,15 @@ class Skip(Exception):
     pass
 
 
+def checked(err, fn):
+    """fn as a check that fails at once, naming err, when the setup it needs failed."""
+    def run():
+        if err is not None:
+            raise AssertionError("setup failed: %s" % err)
+        fn()
+    return run
+
+
 def exit_status():
     return 1 if _failed else 0
 

@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import TMP, check, Daemon, exit_status  # noqa: E402
+from aplib import TMP, check, checked, Daemon, exit_status  # noqa: E402
 
 COPIES = 20  # distinct files: each its own table, as distinct binaries are
 SECONDS = 6
@@ -242,17 +242,9 @@ except Exception as e:  # noqa: BLE001
     err = e
 
 
-def checked(fn):
-    def go():
-        if err:
-            raise AssertionError("setup failed: %s" % err)
-        fn()
-    return go
-
-
-check("churn_stacks_complete_or_marked", checked(test_trustworthy))
-check("churn_exec_marked", checked(test_exec_marked))
-check("churn_exiting_marked", checked(test_exiting_marked))
-check("churn_exec_never_cut", checked(test_no_exec_cut))
-check("fork_children_whole_and_named", checked(test_forked_children))
+check("churn_stacks_complete_or_marked", checked(err, test_trustworthy))
+check("churn_exec_marked", checked(err, test_exec_marked))
+check("churn_exiting_marked", checked(err, test_exiting_marked))
+check("churn_exec_never_cut", checked(err, test_no_exec_cut))
+check("fork_children_whole_and_named", checked(err, test_forked_children))
 sys.exit(exit_status())

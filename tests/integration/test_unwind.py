@@ -21,7 +21,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, check, Daemon, exit_status, metric_values, pprof_tool, Skip  # noqa: E402
+from aplib import (BUILD, check, checked, Daemon, exit_status, metric_values,  # noqa: E402
+                   pprof_tool, Skip)
 
 UW = os.path.join(BUILD, "uwtargets")
 SEP = "-----------+-------------------------------------------------------"
@@ -792,14 +793,6 @@ def phase(fn):
         return None
     except Exception as e:  # noqa: BLE001
         return e
-
-
-def checked(err, fn):
-    def run():
-        if err is not None:
-            raise AssertionError("setup failed: %s" % err)
-        fn()
-    return run
 
 
 t_start = time.time()

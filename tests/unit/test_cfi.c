@@ -611,22 +611,17 @@ TEST(loader_entry_is_outermost)
 	const char *path = "/lib64/ld-linux-x86-64.so.2";
 	struct cfi_table t = {};
 	const struct unwind_rule *r;
-	Elf64_Ehdr eh;
-	int fd;
+	uint64_t entry;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		SKIP("%s: %s", path, strerror(errno));
-	CHECK(pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
-	close(fd);
-	CHECK(eh.e_entry != 0);
+	if (test_elf_entry(path, &entry))
+		SKIP("%s: no entry point read", path);
 	CHECK_EQ(build_path(path, &t, NULL), 0);
-	r = row_at_vaddr(path, &t, eh.e_entry);
+	r = row_at_vaddr(path, &t, entry);
 	CHECK(r != NULL);
 	if (r)
 		CHECK_EQ(r->cfa_type, UNWIND_CFA_UNDEFINED);
 	/* Past the first instruction: whatever the CFI says (here: nothing, frame pointers). */
-	r = row_at_vaddr(path, &t, eh.e_entry + 1);
+	r = row_at_vaddr(path, &t, entry + 1);
 	CHECK(!r || r->cfa_type != UNWIND_CFA_UNDEFINED);
 	cfi_table__release(&t);
 }

@@ -5,7 +5,6 @@
  * checked against what nm and readelf say about the same files.
  */
 #include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -181,57 +180,38 @@ TEST(stripped_exe_keeps_dynamic_symbols)
 		 -ENOENT);
 }
 
+/* Whether path's symbol at its entry point plus off is _start, starting at the entry. */
+static bool entry_named_start(const char *path, uint64_t off)
+{
+	uint64_t entry, got = 0;
+	struct elf_file *ef;
+	const char *sym;
+	bool ok;
+
+	if (test_elf_entry(path, &entry) || elf_file__open_path(path, &ef))
+		return false;
+	sym = elf_file__symbol(ef, entry + off, &got);
+	ok = sym && !strcmp(sym, "_start") && got == entry;
+	elf_file__free(ef);
+	return ok;
+}
+
 /* The loader keeps .dynsym alone: its entry point is named _start, up to its next FDE. */
 TEST(loader_entry_named_start)
 {
-	const char *path = "/lib64/ld-linux-x86-64.so.2";
-	uint64_t got = 0;
-	struct elf_file *ef;
-	const char *sym;
-	Elf64_Ehdr eh;
-	int fd;
+	const char *ld = "/lib64/ld-linux-x86-64.so.2";
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		SKIP("%s: %s", path, strerror(errno));
-	CHECK(pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
-	close(fd);
-	CHECK_EQ(elf_file__open_path(path, &ef), 0);
-	if (test_cur_failed)
-		return;
-	sym = elf_file__symbol(ef, eh.e_entry, &got);
-	CHECK(sym && !strcmp(sym, "_start"));
-	CHECK_EQ(got, eh.e_entry);
+	if (access(ld, R_OK))
+		SKIP("%s: %s", ld, strerror(errno));
+	CHECK(entry_named_start(ld, 0));
 	/* Its RTLD_START block: _start calls _dl_start, whose return lands 8 bytes on. */
-	sym = elf_file__symbol(ef, eh.e_entry + 8, &got);
-	CHECK(sym && !strcmp(sym, "_start"));
+	CHECK(entry_named_start(ld, 8));
 	/* Not past the next function the CFI knows. */
-	sym = elf_file__symbol(ef, eh.e_entry + 4096, &got);
-	CHECK(!sym || strcmp(sym, "_start"));
-	elf_file__free(ef);
+	CHECK(!entry_named_start(ld, 4096));
 	/* A stripped program's: the return into _start from __libc_start_main is _start's. */
-	CHECK_EQ(elf_file__open_path(fixture("symbols-stripped"), &ef), 0);
-	if (test_cur_failed)
-		return;
-	fd = open(fixture("symbols-stripped"), O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
-	if (fd >= 0)
-		close(fd);
-	sym = elf_file__symbol(ef, eh.e_entry + 0x20, &got);
-	CHECK(sym && !strcmp(sym, "_start"));
-	CHECK_EQ(got, eh.e_entry);
-	elf_file__free(ef);
-	/* A program's own _start is its symbol, not another. */
-	CHECK_EQ(elf_file__open_path(fixture("symbols-pie"), &ef), 0);
-	if (test_cur_failed)
-		return;
-	fd = open(fixture("symbols-pie"), O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh));
-	if (fd >= 0)
-		close(fd);
-	sym = elf_file__symbol(ef, eh.e_entry + 4, &got);
-	CHECK(sym && !strcmp(sym, "_start"));
-	elf_file__free(ef);
+	CHECK(entry_named_start(fixture("symbols-stripped"), 0x20));
+	/* A program's own _start is its symbol. */
+	CHECK(entry_named_start(fixture("symbols-pie"), 4));
 }
 
 TEST(stripped_lib_keeps_dynamic_symbols)

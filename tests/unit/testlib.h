@@ -112,6 +112,24 @@ static inline int test_nm_symbol(const char *path, const char *name, int dynamic
 	return err;
 }
 
+/* The entry point `readelf -h` reports, as an independent reference. Returns 0 or -ENOENT. */
+static inline int test_elf_entry(const char *path, uint64_t *entry)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	int err = -ENOENT;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -h '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, " Entry point address: %" SCNx64, entry) == 1)
+			err = 0;
+	pclose(p);
+	return err;
+}
+
 static inline int test_summary(void)
 {
 	return test_failed_total ? 1 : 0;
