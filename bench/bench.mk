@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Benchmark drivers (bench/*.c), built on demand by bench/*.sh; not tests, so not in TEST_TARGETS.
 # bench/symbolize_tool: addr2line-style front end to autoprof's symbolizer (objsym).
-BENCH_SYMBOLIZE_SRCS := src/symbolize/objsym.c src/symbolize/elf.c src/symbolize/dwarf.c \
+BENCH_SYMBOLIZE_SRCS := src/symbolize/objsym.c src/symbolize/elf.c src/symbolize/dwarf.c src/symbolize/dwarf_cu.c \
 	src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c \
-	src/lib/log.c src/lib/strtab.c src/lib/ufile.c src/lib/procfs.c bench/symbolize_tool.c
+	src/lib/log.c src/lib/strtab.c src/lib/array.c src/lib/ufile.c src/lib/procfs.c bench/symbolize_tool.c
 BENCH_SYMBOLIZE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SYMBOLIZE_SRCS))
 
 $(BUILD)/bench/symbolize_tool: $(BENCH_SYMBOLIZE_OBJS)

@@ -31,11 +31,11 @@ FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c sr
 FUZZ_LIBS_cfi := -lelf
 FUZZ_SRCS_preload := src/memory/preload.c src/unwind/walk_copy.c src/lib/log.c src/lib/procmem.c
 FUZZ_LIBS_preload := -lbpf
-FUZZ_SRCS_elf := src/symbolize/elf.c src/symbolize/objsym.c src/symbolize/dwarf.c \
+FUZZ_SRCS_elf := src/symbolize/elf.c src/symbolize/objsym.c src/symbolize/dwarf.c src/symbolize/dwarf_cu.c \
 	src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c \
-	src/lib/strtab.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
+	src/lib/strtab.c src/lib/array.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
 FUZZ_LIBS_elf := -lelf -ldw -llzma -lz -liberty
-FUZZ_SRCS_dwarf := src/symbolize/dwarf.c src/symbolize/elf.c src/lib/log.c
+FUZZ_SRCS_dwarf := src/symbolize/dwarf.c src/symbolize/dwarf_cu.c src/symbolize/elf.c src/lib/log.c src/lib/array.c src/lib/strtab.c
 FUZZ_LIBS_dwarf := -lelf -ldw
 FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_gosym := -lelf

@@ -50,11 +50,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf__for_each_symbol(elf, ELF_SYMTAB | ELF_DYNSYM, addr__add, &a);
 		elf_end(elf);
 	}
-	if (dwarf_info__open(fd, &di))
+	/* Both ways of copying (the input's parity picks): whole, or a CU at a time with libdw
+	 * let go and opened again between lookups. */
+	if (dwarf_info__open(fd, size & 1 ? DWARF_WHOLE_MAX : 0, &di))
 		return 0;
 	for (size_t i = 0; i < a.nr; i++) {
 		struct dwarf_frame f;
 
+		if (i & 1)
+			dwarf_info__maintain(di, 0);
 		if (dwarf_info__lookup(di, a.v[i], &f))
 			continue;
 		if (!f.nr || f.nr > DWARF_MAX_INLINE)

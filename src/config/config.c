@@ -164,6 +164,18 @@ static const struct key keys[] = {
 		.help = "Memory budget of the symbol cache (ELF/DWARF symbol tables).",
 	},
 	{
+		.name = "symbolizer.debuginfo-idle",
+		.type = &config_type_duration,
+		.def = "1m",
+		.min = NSEC_PER_SEC,
+		.max = 24 * 3600 * NSEC_PER_SEC,
+		FIELD(symbolizer_debuginfo_idle_ns),
+		.help = "A big file's DWARF reader (over 16 MiB of sections; smaller files are "
+			"copied whole in the background, then let go) that read no new "
+			"compilation unit for this long lets its inflated sections go; what it "
+			"named keeps being named, a new unit opens it again.",
+	},
+	{
 		.name = "bpf.ringbuf-size",
 		.type = &config_type_bytes_auto,
 		.def = "auto",

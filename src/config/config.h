@@ -25,6 +25,7 @@ struct config {
 	uint64_t storage_max_bytes;	/* storage.max-bytes, default 1GiB, 256KiB..1TiB */
 	uint64_t storage_flush_ns;	/* storage.flush-interval, default 10s, 1s..10s */
 	uint64_t symbolizer_cache_size;	/* symbolizer.cache-size, bytes, default 64MiB, 1MiB..64GiB */
+	uint64_t symbolizer_debuginfo_idle_ns; /* symbolizer.debuginfo-idle, default 1m, 1s..24h */
 	uint64_t bpf_ringbuf_size;	/* bpf.ringbuf-size, bytes, power of two, 64KiB..1GiB; 0: auto */
 	char otlp_endpoint[512];	/* otlp.endpoint, "" = no push */
 	uint64_t otlp_interval_ns;	/* otlp.interval, default 15s, 1s..1h */

@@ -210,6 +210,14 @@ int main(int argc, char **argv)
 	 * mostly asleep; two arenas spare the ingest thread most contention with the others.
 	 */
 	mallopt(M_ARENA_MAX, 2);
+	/*
+	 * Fixed thresholds: glibc raises its mmap threshold to the size of each big block freed
+	 * (libdw's inflated sections: megabytes), after which such blocks come from the heap and
+	 * their pages stay resident after free until the heap's top is bigger than twice that. A
+	 * copied debug file's 12 MB of libdw sections stayed in RSS that way.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	mallopt(M_TRIM_THRESHOLD, 1 << 20);
 	switch (config__load(&d.cfg, argc, argv)) {
 	case CONFIG_OK:
 		break;
@@ -250,6 +258,7 @@ int main(int argc, char **argv)
 
 	d.ctx.sym = symbolizer__new(&(struct symbolizer_opts){
 		.cache_bytes = d.cfg.symbolizer_cache_size,
+		.dwarf_idle_ns = d.cfg.symbolizer_debuginfo_idle_ns,
 	});
 	d.ctx.store = store__new(&(struct store_opts){
 		.retention_ns = d.cfg.profile_retention_ns,

@@ -331,6 +331,14 @@ static const struct metrics_row symbolizer_rows[] = {
 	METRICS_FAMILY("autoprof_symbolizer_evictions", METRIC_COUNTER,
 		       "Symbol tables dropped to stay within symbolizer.cache-size"),
 	METRICS_SAMPLE(struct symbolizer_view, s.evictions),
+	METRICS_FAMILY("autoprof_symbolizer_dwarf_releases", METRIC_COUNTER,
+		       "DWARF readers let go: once a file of at most 16 MiB of sections is "
+		       "copied whole, or a bigger one's after symbolizer.debuginfo-idle without "
+		       "a new compilation unit (what they named keeps being named)"),
+	METRICS_SAMPLE(struct symbolizer_view, s.dwarf_releases),
+	METRICS_FAMILY("autoprof_symbolizer_dwarf_reopens", METRIC_COUNTER,
+		       "DWARF readers opened again for a compilation unit not read before"),
+	METRICS_SAMPLE(struct symbolizer_view, s.dwarf_reopens),
 	METRICS_FAMILY("autoprof_symbolizer_cache_bytes", METRIC_GAUGE,
 		       "Bytes held by loaded symbol tables"),
 	METRICS_SAMPLE(struct symbolizer_view, s.bytes),

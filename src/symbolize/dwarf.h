@@ -11,7 +11,7 @@
  * p_vaddr space. The answers follow what `addr2line -f -i` prints.
  *
  * A dwarf_info is not thread-safe: lookups fill lazy per-CU indexes and libdw's own caches, so
- * callers serialize the lookups on one dwarf_info.
+ * callers serialize the lookups (and releases) on one dwarf_info.
  */
 struct dwarf_info;
 
@@ -36,9 +36,19 @@ struct dwarf_frame {
 	struct dwarf_line lines[DWARF_MAX_INLINE];
 };
 
-/* fd stays the caller's and must stay open until dwarf_info__free. Returns 0, -ENODATA when the
- * file has no .debug_info, -ENOEXEC when it is not ELF, -ENOMEM. */
-int dwarf_info__open(int fd, struct dwarf_info **out);
+/*
+ * Lookups copy what they need of a compilation unit out of libdw, on the first lookup in it. A
+ * file whose debug sections inflate to at most this is also copied whole, a step at each
+ * dwarf_info__maintain, and libdw then let go for good: glibc's debug file (8.6 MiB of
+ * sections) becomes 3.7 MiB of copies in ten steps of ~20 ms, and no later lookup inflates it
+ * again. Bigger files are let go when idle.
+ */
+#define DWARF_WHOLE_MAX (16u << 20)
+
+/* fd stays the caller's and must stay open until dwarf_info__free. whole_max: DWARF_WHOLE_MAX
+ * (0: never whole). Returns 0, -ENODATA when the file has no .debug_info, -ENOEXEC when it is
+ * not ELF, -ENOMEM. */
+int dwarf_info__open(int fd, size_t whole_max, struct dwarf_info **out);
 void dwarf_info__free(struct dwarf_info *di);	/* accepts NULL */
 
 /* Returns 0 (out->nr >= 1) or -ENOENT when no compilation unit covers vaddr. */
@@ -46,5 +56,19 @@ int dwarf_info__lookup(struct dwarf_info *di, uint64_t vaddr, struct dwarf_frame
 
 /* Heap held by our indexes and (estimated) libdw's caches, for the cache budget. */
 size_t dwarf_info__bytes(const struct dwarf_info *di);
+
+/*
+ * Called now and then (the symbolizer's sweep): a file copied whole copies its next step, and
+ * lets libdw go (its inflated sections, its caches) once all is copied; another lets it go when
+ * no CU was copied for idle_ns. The CUs copied keep answering, and a lookup in another one
+ * opens libdw again (milliseconds: glibc's debug file is inflated anew). Returns the bytes let
+ * go.
+ */
+size_t dwarf_info__maintain(struct dwarf_info *di, uint64_t idle_ns);
+/* How many times libdw was opened over the file for lookups (1 without a release; a whole
+ * copy's batches are one). */
+unsigned long long dwarf_info__opens(const struct dwarf_info *di);
+/* How many times libdw was let go: after a whole copy, or idle. */
+unsigned long long dwarf_info__lets_go(const struct dwarf_info *di);
 
 #endif

@@ -55,10 +55,10 @@ static void load_debug(struct objsym *os, int fd, int debug_fd)
 	if (debug_fd >= 0) {
 		if (!elf_file__open(debug_fd, &os->debug_elf))
 			os->sources |= OBJSYM_DEBUG_SYMTAB;
-		if (!dwarf_info__open(debug_fd, &os->dwarf))
+		if (!dwarf_info__open(debug_fd, DWARF_WHOLE_MAX, &os->dwarf))
 			os->sources |= OBJSYM_DWARF;
 	}
-	if (!os->dwarf && !dwarf_info__open(fd, &os->dwarf))
+	if (!os->dwarf && !dwarf_info__open(fd, DWARF_WHOLE_MAX, &os->dwarf))
 		os->sources |= OBJSYM_DWARF;
 	if (!os->debug_elf) {
 		/* Distributions that strip .symtab may ship its local symbols xz-compressed. */
@@ -128,6 +128,18 @@ size_t objsym__bytes(const struct objsym *os)
 	if (os->go)
 		n += go_symtab__bytes(os->go);
 	return n;
+}
+
+size_t objsym__maintain(struct objsym *os, uint64_t idle_ns)
+{
+	return os ? dwarf_info__maintain(os->dwarf, idle_ns) : 0;
+}
+
+unsigned long long objsym__reopens(const struct objsym *os)
+{
+	unsigned long long n = os ? dwarf_info__opens(os->dwarf) : 0;
+
+	return n ? n - 1 : 0;
 }
 
 unsigned int objsym__sources(const struct objsym *os)

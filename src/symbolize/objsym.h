@@ -36,6 +36,11 @@ void objsym__free(struct objsym *os); /* accepts NULL */
 /* Resolves a file offset. *out is owned by os, valid until the next lookup or objsym__free. */
 int objsym__lookup(struct objsym *os, uint64_t offset, const struct objsym_frame **out);
 size_t objsym__bytes(const struct objsym *os);
+/* Copies more of the DWARF or lets libdw go (dwarf_info__maintain); returns the bytes let go.
+ * Serialized with lookups. */
+size_t objsym__maintain(struct objsym *os, uint64_t idle_ns);
+/* How many times the DWARF reader was opened again after a release. */
+unsigned long long objsym__reopens(const struct objsym *os);
 /* Which sources were found, for metrics and logs. */
 enum objsym_source {
 	OBJSYM_SYMTAB = 1 << 0,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,12 @@
 #include "symbolize/symbolizer.h"
 
 #define INDEX_BUCKETS 4096
+/* A DWARF reader that indexed no new compilation unit for this long lets libdw go
+ * (symbolizer.debuginfo-idle). A scrape or a busy host's history keeps reading new ones; an
+ * idle host's history names the same few hundred frames, in CUs indexed in its first minutes. */
+#define SYM_DWARF_IDLE_NS (60 * NSEC_PER_SEC)
+/* Free heap beyond this is given back to the system at a sweep. */
+#define SYM_TRIM_FREE_BYTES (2u << 20)
 
 struct interp_pos {
 	char *function;
@@ -163,6 +170,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	pthread_mutex_init(&sym->lock, NULL);
 	pthread_mutex_init(&sym->interp_lock, NULL);
 	sym->opts = *opts;
+	if (!sym->opts.dwarf_idle_ns)
+		sym->opts.dwarf_idle_ns = SYM_DWARF_IDLE_NS;
 	sym->kernel = dso__new(DSO_KERNEL, "[kernel.kallsyms]", -1);
 	sym->unknown = dso__new(DSO_UNKNOWN, "[unknown]", -1);
 	for (size_t i = SYM_MARKER_NONE + 1; i < SYM_MARKER__MAX; i++) {
@@ -663,13 +672,18 @@ static int lookup_object(struct symbolizer *sym, const struct frame *f, struct s
 {
 	struct dso *dso = f->dso;
 	const struct objsym_frame *fr;
+	unsigned long long reopens;
+	int err;
 
 	if (load_syms(sym, dso)) {
 		sym->stats.lookups_failed++;
 		return fallback(dso, f->addr, st, out);
 	}
 	dso->last_used = ++sym->clock;
-	if (objsym__lookup(dso->syms, f->addr, &fr) || !fr->nr) {
+	reopens = objsym__reopens(dso->syms);
+	err = objsym__lookup(dso->syms, f->addr, &fr);
+	sym->stats.dwarf_reopens += objsym__reopens(dso->syms) - reopens;
+	if (err || !fr->nr) {
 		sym->stats.lookups_miss++;
 		return fallback(dso, f->addr, st, out);
 	}
@@ -956,7 +970,7 @@ static uint64_t held_bytes(struct symbolizer *sym)
 
 void symbolizer__trim(struct symbolizer *sym)
 {
-	size_t n = 0;
+	size_t n = 0, released = 0;
 
 	pthread_mutex_lock(&sym->index_lock);
 	/* A dso only the index references maps into no live process and no stored frame. */
@@ -997,6 +1011,18 @@ void symbolizer__trim(struct symbolizer *sym)
 			free(lru);
 		}
 	}
+	/* DWARF readers copy a step more of a small file, and let libdw go once it is all
+	 * copied, or when a big file's readers read nothing new: otherwise the history's flushes,
+	 * naming a few frames every few seconds, keep glibc's debug file inflated (8.6 MiB) on an
+	 * idle host. What they named stays (dwarf_info__maintain). */
+	for (size_t i = 0; i < n; i++)
+		if (sym->all[i]->syms && objsym__maintain(sym->all[i]->syms, sym->opts.dwarf_idle_ns))
+			released++;
+	sym->stats.dwarf_releases += released;
+	/* What was freed since (tables evicted or let go, libdw's sections after a whole copy,
+	 * a scrape's buffers) lies amid the heap, which free() alone seldom gives back. */
+	if (mallinfo2().fordblks > SYM_TRIM_FREE_BYTES)
+		malloc_trim(0);
 	pthread_mutex_unlock(&sym->lock);
 	pthread_mutex_unlock(&sym->index_lock);
 }

@@ -32,6 +32,7 @@ struct map_entry;
 
 struct symbolizer_opts {
 	uint64_t cache_bytes;	/* budget for loaded symbol tables */
+	uint64_t dwarf_idle_ns;	/* a DWARF reader unused this long lets libdw go; 0: a minute */
 	const char *kallsyms_path;	/* NULL: /proc/kallsyms */
 };
 
@@ -120,6 +121,8 @@ struct symbolizer_stats {
 	uint64_t open_errors;	  /* a mapped file could not be opened */
 	uint64_t files_rewritten; /* a file found rewritten in place since it was read: read anew */
 	uint64_t evictions;	  /* symbol tables dropped for the memory budget */
+	uint64_t dwarf_releases;  /* DWARF readers let go: after a whole copy, or idle */
+	uint64_t dwarf_reopens;	  /* and opened again for a CU not read before */
 	uint64_t bytes;		  /* bytes held by loaded symbol tables */
 	uint64_t dsos;		  /* objects known */
 	uint64_t interp_frames;	  /* distinct interpreted positions (function, file, line) */

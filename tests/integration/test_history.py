@@ -235,11 +235,14 @@ def test_heap_past():
                 out[fn] = out.get(fn, 0) + int(n)
         return out
 
-    then = live(t0 + 1, t1 - 0.5)
-    assert then == kept, (then, kept)
-    after = live(t1 + 3, t1 + 10)
-    assert not after, after
-    d.stop()
+    # A failed check must not leave this daemon profiling the tests after this one.
+    try:
+        then = live(t0 + 1, t1 - 0.5)
+        assert then == kept, (then, kept)
+        after = live(t1 + 3, t1 + 10)
+        assert not after, after
+    finally:
+        d.stop()
     print("   %d functions, %d bytes live then: exact; none after the exit" % (
         len(kept), sum(kept.values())))
 

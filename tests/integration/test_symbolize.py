@@ -143,12 +143,16 @@ def nm_symbol(path, pattern):
     return names[0]
 
 
+def inline_want():
+    return [("inlined_spin", "inline.c", marker_line("inline.c", "/* INLINE_SPIN */")),
+            ("outer_spin", "inline.c", marker_line("inline.c", "/* CALL_INLINE */")),
+            ("main", "inline.c", marker_line("inline.c", "/* CALL_OUTER */"))]
+
+
 def test_inline():
     """-O2 -g: a forced-inline callee is its own frame above its caller, each with its line."""
     body = profile("sym_inline")
-    want = [("inlined_spin", "inline.c", marker_line("inline.c", "/* INLINE_SPIN */")),
-            ("outer_spin", "inline.c", marker_line("inline.c", "/* CALL_INLINE */")),
-            ("main", "inline.c", marker_line("inline.c", "/* CALL_OUTER */"))]
+    want = inline_want()
     t = lined(body)
     share_where(t, lambda fr: [(f, os.path.basename(p or ""), l) for f, p, l in fr[:3]] == want,
                 "are %s" % want)
@@ -357,6 +361,18 @@ def test_stripped_library():
     assert "anon_get_spinner" not in {f for _, _, fr in t for f in fr}
 
 
+def test_debuginfo_let_go():
+    """A small file's DWARF is copied whole at the symbolizer's sweeps (every 10 s) and libdw
+    let go: the programs named above counted such releases. A new run of the inline program is
+    named as before, inlined frames and lines, from the copies."""
+    assert d.metric("autoprof_symbolizer_dwarf_releases_total") >= 1, d.metrics()[:3000]
+    assert d.metric("autoprof_symbolizer_dwarf_reopens_total") is not None
+    want = inline_want()
+    share_where(lined(profile("sym_inline")),
+                lambda fr: [(f, os.path.basename(p or ""), l) for f, p, l in fr[:3]] == want,
+                "are %s after a release" % want)
+
+
 check("inline_frames_with_lines", test_inline)
 check("cxx_template_demangled", test_cxx)
 check("rust_v0_demangled", test_rust_v0)
@@ -368,6 +384,7 @@ check("minidebuginfo_local_function", test_minidebuginfo)
 check("perf_map_jit_named", test_perf_map)
 check("libc_local_symbols_from_debug_file", test_libc_local_symbols)
 check("stripped_library_file_offset", test_stripped_library)
+check("debuginfo_let_go_names_kept", test_debuginfo_let_go)
 rc, _ = d.stop()
 if rc:
     print("FAIL daemon_exit: exit %d" % rc)

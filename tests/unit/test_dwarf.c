@@ -1,4 +1,4 @@
-/* DEPS: src/symbolize/dwarf.c src/symbolize/elf.c src/lib/log.c */
+/* DEPS: src/symbolize/dwarf.c src/symbolize/dwarf_cu.c src/symbolize/elf.c src/lib/log.c src/lib/array.c src/lib/strtab.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Source lines and inline chains of the fixtures built by tests/unit/dwarf.mk, checked frame by
@@ -183,6 +183,9 @@ static bool frame__agrees(int err, const struct dwarf_frame *ours, const struct 
 	return true;
 }
 
+/* A CU at a time unless whole_max says otherwise (dwarf_info__open_path_whole). */
+static size_t whole_max;
+
 static int dwarf_info__open_path(const char *path, struct dwarf_info **di, int *fd)
 {
 	int err;
@@ -190,7 +193,7 @@ static int dwarf_info__open_path(const char *path, struct dwarf_info **di, int *
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		return -errno;
-	err = dwarf_info__open(*fd, di);
+	err = dwarf_info__open(*fd, whole_max, di);
 	if (err) {
 		close(*fd);
 		*fd = -1;
@@ -437,6 +440,103 @@ TEST(bytes)
 	CHECK(after > before);
 }
 
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool frame__same(const struct dwarf_frame *a, const struct dwarf_frame *b)
+{
+	if (a->nr != b->nr)
+		return false;
+	for (uint32_t i = 0; i < a->nr; i++)
+		if (!str_same(a->lines[i].function, b->lines[i].function) ||
+		    !str_same(a->lines[i].file, b->lines[i].file) ||
+		    a->lines[i].line != b->lines[i].line)
+			return false;
+	return true;
+}
+
+/*
+ * A release lets libdw go and keeps what was read: the CUs read before answer as they did, with
+ * no new open; a CU not read before opens libdw again and answers as addr2line does. The
+ * agent's own binary has hundreds of CUs.
+ */
+TEST(release_keeps_answers)
+{
+	const char *build = getenv("BUILD");
+	char path[PATH_MAX];
+	struct dwarf_frame before, after, other;
+	struct ref_frame ref;
+	uint64_t a_start, a_size, b_start, b_size;
+	struct dwarf_info *di;
+	size_t held, freed;
+	char why[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/autoprof", build && *build ? build : "build");
+	CHECK_EQ(test_nm_symbol(path, "dwarf_info__lookup", 0, &a_start, &a_size), 0);
+	CHECK_EQ(test_nm_symbol(path, "histfile_writer__str", 0, &b_start, &b_size), 0);
+	CHECK_EQ(dwarf_info__open_path(path, &di, &fd), 0);
+	CHECK_EQ(dwarf_info__lookup(di, a_start + a_size / 2, &before), 0);
+	CHECK_EQ(dwarf_info__opens(di), 1);
+	/* Not idle long enough: nothing goes. */
+	CHECK_EQ(dwarf_info__maintain(di, UINT64_MAX), 0);
+	held = dwarf_info__bytes(di);
+	freed = dwarf_info__maintain(di, 0);
+	CHECK(freed > 0);
+	CHECK_EQ(dwarf_info__lets_go(di), 1);
+	CHECK_EQ(dwarf_info__bytes(di), held - freed);
+	CHECK_EQ(dwarf_info__maintain(di, 0), 0);
+	CHECK_EQ(dwarf_info__lookup(di, a_start + a_size / 2, &after), 0);
+	CHECK(frame__same(&before, &after));
+	CHECK_EQ(dwarf_info__opens(di), 1);
+	CHECK_EQ(dwarf_info__lookup(di, b_start + b_size / 2, &other), 0);
+	CHECK_EQ(dwarf_info__opens(di), 2);
+	CHECK_EQ(addr2line__frame(path, b_start + b_size / 2, &ref), 0);
+	if (!frame__agrees(0, &other, &ref, why, sizeof(why)))
+		FAILF("after a release: %.400s", why);
+	CHECK(frame__same(&before, &after));
+	dwarf_info__close_path(di, fd);
+}
+
+/*
+ * A file within DWARF_WHOLE_MAX is copied whole, a step at each dwarf_info__maintain, then libdw
+ * let go: every other CU then answers from the copies, as addr2line does, with no new open.
+ */
+TEST(whole_copy_lets_go)
+{
+	const char *build = getenv("BUILD");
+	char path[PATH_MAX];
+	size_t freed = 0;
+	struct dwarf_frame frame;
+	struct ref_frame ref;
+	uint64_t a_start, a_size, b_start, b_size;
+	struct dwarf_info *di;
+	char why[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/autoprof", build && *build ? build : "build");
+	CHECK_EQ(test_nm_symbol(path, "dwarf_info__lookup", 0, &a_start, &a_size), 0);
+	CHECK_EQ(test_nm_symbol(path, "histfile_writer__str", 0, &b_start, &b_size), 0);
+	whole_max = DWARF_WHOLE_MAX;
+	CHECK_EQ(dwarf_info__open_path(path, &di, &fd), 0);
+	whole_max = 0;
+	CHECK_EQ(dwarf_info__lookup(di, a_start + a_size / 2, &frame), 0);
+	/* The copy goes a step at each call, libdw let go at the last (its bytes returned). */
+	for (int i = 0; i < 1000 && !dwarf_info__lets_go(di); i++)
+		freed = dwarf_info__maintain(di, UINT64_MAX);
+	CHECK_EQ(dwarf_info__lets_go(di), 1);
+	CHECK(freed > 0);
+	CHECK_EQ(dwarf_info__maintain(di, 0), 0);
+	CHECK_EQ(dwarf_info__lookup(di, b_start + b_size / 2, &frame), 0);
+	CHECK_EQ(dwarf_info__opens(di), 1);
+	CHECK_EQ(addr2line__frame(path, b_start + b_size / 2, &ref), 0);
+	if (!frame__agrees(0, &frame, &ref, why, sizeof(why)))
+		FAILF("from a whole copy: %.400s", why);
+	dwarf_info__close_path(di, fd);
+}
+
 /* The executable's .text as readelf -SW lists it. */
 static int readelf__text(const char *path, uint64_t *addr, uint64_t *size)
 {
@@ -471,14 +571,15 @@ static double now_s(void)
 
 /*
  * Every 4th address of .text against addr2line; at least 99% must agree. Then the same addresses
- * again, warm, for the per-lookup cost.
+ * again, warm, for the per-lookup cost; then again with libdw let go every 64 lookups, which must
+ * change no answer.
  */
 static void sweep(const char *name, const char *path)
 {
 	struct ref_frame *refs = NULL;
 	uint64_t *addrs = NULL, text, size;
-	size_t nr = 0, agree = 0, rounds = 0, found = 0, inlined = 0;
-	struct dwarf_frame frame;
+	size_t nr = 0, agree = 0, rounds = 0, found = 0, inlined = 0, changed = 0;
+	struct dwarf_frame frame, *first = NULL;
 	struct dwarf_info *di;
 	char why[512] = "", first_why[512] = "";
 	double t0, t1;
@@ -488,9 +589,11 @@ static void sweep(const char *name, const char *path)
 	CHECK(size > 0);
 	addrs = calloc(size / 4 + 1, sizeof(*addrs));
 	refs = calloc(size / 4 + 1, sizeof(*refs));
-	if (!addrs || !refs) {
+	first = calloc(size / 4 + 1, sizeof(*first));
+	if (!addrs || !refs || !first) {
 		free(addrs);
 		free(refs);
+		free(first);
 		FAILF("out of memory");
 		return;
 	}
@@ -499,6 +602,7 @@ static void sweep(const char *name, const char *path)
 	if (addr2line__frames(path, addrs, nr, refs) || dwarf_info__open_path(path, &di, &fd)) {
 		free(addrs);
 		free(refs);
+		free(first);
 		FAILF("addr2line or open failed on %s", path);
 		return;
 	}
@@ -507,6 +611,7 @@ static void sweep(const char *name, const char *path)
 
 		found += !err;
 		inlined += !err && frame.nr > 1;
+		first[i] = err ? (struct dwarf_frame){0} : frame;
 		if (frame__agrees(err, &frame, &refs[i], why, sizeof(why)))
 			agree++;
 		else if (!first_why[0])
@@ -521,9 +626,17 @@ static void sweep(const char *name, const char *path)
 		rounds++;
 		t1 = now_s();
 	} while (t1 - t0 < 0.2);
+	for (size_t i = 0; i < nr; i++) {
+		if (i % 64 == 0)
+			dwarf_info__maintain(di, 0);
+		if (dwarf_info__lookup(di, addrs[i], &frame))
+			frame = (struct dwarf_frame){0};
+		changed += !frame__same(&frame, &first[i]);
+	}
 	dwarf_info__close_path(di, fd);
 	free(addrs);
 	free(refs);
+	free(first);
 	fprintf(stderr,
 		"# %s: %zu/%zu agree with addr2line (%.2f%%; %zu in a CU, %zu inlined)%s%s\n", name,
 		agree, nr, 100.0 * agree / nr, found, inlined,
@@ -532,6 +645,8 @@ static void sweep(const char *name, const char *path)
 		(t1 - t0) * 1e6 / (rounds * nr));
 	if (agree * 100 < nr * 99)
 		FAILF("%zu/%zu agree; %s", agree, nr, first_why);
+	if (changed)
+		FAILF("%zu of %zu answers changed after libdw was let go", changed, nr);
 }
 
 TEST(sweep_text)
@@ -549,14 +664,27 @@ TEST(sweep_text_cpp)
 	sweep("inlines-cpp", fixture("inlines-cpp"));
 }
 
-/* TEST_DWARF_SWEEP=/path/to/binary sweeps any other file with DWARF the same way. */
+/* The same, copied whole at the first lookup. */
+TEST(sweep_text_whole)
+{
+	whole_max = DWARF_WHOLE_MAX;
+	sweep("inlines, whole", fixture("inlines"));
+	sweep("inlines-cpp, whole", fixture("inlines-cpp"));
+	whole_max = 0;
+}
+
+/* TEST_DWARF_SWEEP=/path/to/binary sweeps any other file with DWARF the same way (whole with
+ * TEST_DWARF_WHOLE=1). */
 TEST(sweep_extra)
 {
 	const char *path = getenv("TEST_DWARF_SWEEP");
 
 	if (!path || !*path)
 		SKIP("TEST_DWARF_SWEEP not set");
+	if (getenv("TEST_DWARF_WHOLE"))
+		whole_max = DWARF_WHOLE_MAX;
 	sweep(path, path);
+	whole_max = 0;
 }
 
 int main(void)
@@ -575,9 +703,12 @@ int main(void)
 	RUN(not_elf);
 	RUN(address_in_no_cu);
 	RUN(bytes);
+	RUN(release_keeps_answers);
+	RUN(whole_copy_lets_go);
 	RUN(sweep_text);
 	RUN(sweep_text_dwarf4);
 	RUN(sweep_text_cpp);
+	RUN(sweep_text_whole);
 	RUN(sweep_extra);
 	return test_summary();
 }

@@ -1,4 +1,4 @@
-/* DEPS: src/lib/ufile.c src/lib/log.c src/lib/strtab.c src/symbolize/objsym.c src/symbolize/elf.c src/symbolize/dwarf.c src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/perfmap.c src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c */
+/* DEPS: src/lib/ufile.c src/lib/log.c src/lib/strtab.c src/symbolize/objsym.c src/symbolize/elf.c src/symbolize/dwarf.c src/symbolize/dwarf_cu.c src/lib/array.c src/symbolize/gosym.c src/symbolize/debuginfo.c src/symbolize/demangle.c src/symbolize/perfmap.c src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Files that others control (ufile.h): what a user or a container can plant where autoprof
