@@ -226,40 +226,37 @@ static int dwarf_info__load_cus(struct dwarf_info *di)
 /* libdw over the file: at open, and again for a CU not copied yet after a release. */
 static int dwarf_info__begin(struct dwarf_info *di)
 {
+	int err;
+
 	if (di->dw)
 		return 0;
 	di->elf = elf_begin(di->fd, ELF_C_READ, NULL);
+	err = -ENOEXEC;
 	if (!di->elf || elf_kind(di->elf) != ELF_K_ELF)
-		goto out_noexec;
+		goto out_end;
 	/* Checked here rather than from dwarf_begin_elf's failure: libdw's error codes are not
 	 * public, and "no DWARF" must be told apart from "broken DWARF". (A file rewritten since
 	 * the first open keeps its fd's inode: the same bytes, unless written in place.) */
-	if (!has_debug_info(di->elf)) {
-		elf_end(di->elf);
-		di->elf = NULL;
-		return -ENODATA;
-	}
-	if (!strings_terminated(di->elf)) {
-		elf_end(di->elf);
-		di->elf = NULL;
-		return -EINVAL;
-	}
+	err = -ENODATA;
+	if (!has_debug_info(di->elf))
+		goto out_end;
+	err = -EINVAL;
+	if (!strings_terminated(di->elf))
+		goto out_end;
 	hide_unused_sections(di->elf);
 	di->dw = dwarf_begin_elf(di->elf, DWARF_C_READ, NULL);
 	if (!di->dw) {
 		pr_debug("dwarf_begin_elf: %s\n", dwarf_errmsg(-1));
-		elf_end(di->elf);
-		di->elf = NULL;
-		return -EINVAL;
+		goto out_end;
 	}
 	di->open_bytes = debug_sections_bytes(di->elf);
 	return 0;
 
-out_noexec:
+out_end:
 	if (di->elf)
 		elf_end(di->elf);
 	di->elf = NULL;
-	return -ENOEXEC;
+	return err;
 }
 
 int dwarf_info__open(int fd, size_t whole_max, struct dwarf_info **out)
@@ -356,7 +353,8 @@ static int dwarf_info__copy_step(struct dwarf_info *di)
 		dwarf_cu__index(di, cu);
 		rows += cu->nr_rows;
 		di->rows_open += cu->nr_rows;
-		if (di->rows_open >= DWARF_WHOLE_BATCH_ROWS)
+		/* (not after the last: dwarf_info__maintain lets it go, and says so) */
+		if (di->rows_open >= DWARF_WHOLE_BATCH_ROWS && di->next_cu < di->nr_cus)
 			dwarf_info__end(di);
 	}
 	return 0;
@@ -400,8 +398,6 @@ static struct dwarf_cu *dwarf_info__find_cu(struct dwarf_info *di, uint64_t vadd
 		r = range_vec__find(&di->ar_ranges, vaddr);
 	return r ? &di->cus[r->idx] : NULL;
 }
-
-/* libdw's dwarf_getsrc_die: the last row at or below vaddr, unless it ends a sequence. */
 
 int dwarf_info__lookup(struct dwarf_info *di, uint64_t vaddr, struct dwarf_frame *out)
 {

@@ -385,6 +385,7 @@ static int cu_walk__lines(struct cu_walk *w)
 		const char *src;
 		bool end = false;
 		int lineno = 0;
+		uint32_t line;
 
 		if (!l || dwarf_lineaddr(l, &addr))
 			continue;
@@ -403,15 +404,16 @@ static int cu_walk__lines(struct cu_walk *w)
 		}
 		if (dwarf_lineno(l, &lineno) || lineno < 0)
 			lineno = 0;
+		line = (uint32_t)lineno & 0x7fffffff;
 		/* A row saying what the row kept before it says (a new column, view or statement
 		 * flag: a third of glibc's) changes no lookup's answer, the last row at or below
 		 * an address: it is left out. */
 		if (cu->nr_rows && !end && !r[-1].end_sequence && r[-1].file == last_file &&
-		    r[-1].line == ((uint32_t)lineno & 0x7fffffff))
+		    r[-1].line == line)
 			continue;
 		*r = (struct line_row){.off = (uint32_t)(addr - cu->rows_base),
 				       .file = last_file,
-				       .line = (uint32_t)lineno & 0x7fffffff,
+				       .line = line,
 				       .end_sequence = end};
 		cu->nr_rows++;
 	}
@@ -476,6 +478,7 @@ void dwarf_cu__index(struct dwarf_info *di, struct dwarf_cu *cu)
 
 /* ---- lookups: the copies alone ------------------------------------------------------------- */
 
+/* libdw's dwarf_getsrc_die: the last row at or below vaddr, unless it ends a sequence. */
 static const struct line_row *dwarf_cu__row(const struct dwarf_cu *cu, uint64_t vaddr)
 {
 	size_t l = 0, u;

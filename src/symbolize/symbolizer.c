@@ -970,7 +970,7 @@ static uint64_t held_bytes(struct symbolizer *sym)
 
 void symbolizer__trim(struct symbolizer *sym)
 {
-	size_t n = 0, released = 0;
+	size_t n = 0;
 
 	pthread_mutex_lock(&sym->index_lock);
 	/* A dso only the index references maps into no live process and no stored frame. */
@@ -1017,8 +1017,7 @@ void symbolizer__trim(struct symbolizer *sym)
 	 * idle host. What they named stays (dwarf_info__maintain). */
 	for (size_t i = 0; i < n; i++)
 		if (sym->all[i]->syms && objsym__maintain(sym->all[i]->syms, sym->opts.dwarf_idle_ns))
-			released++;
-	sym->stats.dwarf_releases += released;
+			sym->stats.dwarf_releases++;
 	/* What was freed since (tables evicted or let go, libdw's sections after a whole copy,
 	 * a scrape's buffers) lies amid the heap, which free() alone seldom gives back. */
 	if (mallinfo2().fordblks > SYM_TRIM_FREE_BYTES)
