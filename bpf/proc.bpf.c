@@ -84,6 +84,86 @@ static __always_inline void count(__u32 idx)
 	counters__add(&proc_counters, idx, 1);
 }
 
+/*
+ * Tasks moved between cgroups, and cgroups renamed, since load; read by user space where they
+ * are mapped (src/proc/container.c): a container ID read from /proc/PID/cgroup is kept under
+ * the key its exec had only when no task moved in between, and forgotten at a rename (the path
+ * it was read from changed under the same key). Renames are cgroup v1's; v2 has none.
+ */
+__u64 cgroup_moves;
+__u64 cgroup_renames;
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(proc_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	__sync_fetch_and_add(&cgroup_moves, 1);
+	return 0;
+}
+
+/* v1's cgroup.procs of one cgroup moved into another (cgroup_transfer_tasks). */
+SEC("tp_btf/cgroup_transfer_tasks")
+int BPF_PROG(proc_cgroup_transfer, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	__sync_fetch_and_add(&cgroup_moves, 1);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rename")
+int BPF_PROG(proc_cgroup_rename, struct cgroup *cgrp, const char *path)
+{
+	__sync_fetch_and_add(&cgroup_renames, 1);
+	return 0;
+}
+
+/* splitmix64's finalizer: every bit of x moves about half the result's. */
+static __always_inline __u64 mix64(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* The most hierarchies walked: v2's and one per v1 mount (at most 16 controllers and names). */
+#define CGROUP_LINKS_MAX 20
+
+/*
+ * p's cgroups as one key: over its css_set's links (one a hierarchy it belongs to, the
+ * unified one included), the sum of each cgroup's (hierarchy, kernfs node id) mixed. A kernfs
+ * id is not reused within its hierarchy (its high half is a generation), so equal keys are
+ * equal memberships, whatever the order of the links; the css_set's own address is reused.
+ */
+static __always_inline __u64 cgroup_key(struct task_struct *p)
+{
+	struct css_set *cset = BPF_CORE_READ(p, cgroups);
+	struct list_head *head, *pos;
+	__u64 key = 0;
+	__u32 i;
+
+	if (!cset)
+		return 0;
+	head = (void *)cset + bpf_core_field_offset(struct css_set, cgrp_links);
+	pos = BPF_CORE_READ(cset, cgrp_links.next);
+	for (i = 0; i < CGROUP_LINKS_MAX && pos && pos != head; i++) {
+		/* A css_set's list goes through its links' cgrp_link (the names cross over). */
+		struct cgrp_cset_link *link =
+		    (void *)pos - bpf_core_field_offset(struct cgrp_cset_link, cgrp_link);
+		struct cgroup *cg = BPF_CORE_READ(link, cgrp);
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+		__u64 hier = BPF_CORE_READ(cg, root, hierarchy_id);
+
+		key += mix64(id ^ mix64(hier + 1));
+		pos = BPF_CORE_READ(pos, next);
+	}
+	/* More links than walked: no key (user space reads the file). */
+	if (pos != head)
+		return 0;
+	return key ? key : 1;
+}
+
 static __always_inline int emit(__u32 type, struct task_struct *p)
 {
 	struct proc_ev *e;
@@ -122,6 +202,13 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	e->time_ns = bpf_ktime_get_ns();
 	e->exe_ino = BPF_CORE_READ(p, mm, exe_file, f_inode, i_ino);
 	e->exe_dev = BPF_CORE_READ(p, mm, exe_file, f_inode, i_sb, s_dev);
+	e->cgroup_moves = 0;
+	e->cgroup_key = 0;
+	if (type == PROC_EV_EXEC) {
+		/* The count first: a move after it, before the key, is one after it too. */
+		e->cgroup_moves = *(volatile __u64 *)&cgroup_moves;
+		e->cgroup_key = cgroup_key(p);
+	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* Exec must reach user space at once: the process may live only milliseconds. An exit
 	 * waits for the next wake-up (an exec, a re-read due, the drain timer): under exec

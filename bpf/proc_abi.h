@@ -33,6 +33,11 @@ struct proc_ev {
 	 * since: the image it ran until now was that one's. 0: not known. */
 	__u32 forked_from;
 	char comm[16];
+	/* PROC_EV_EXEC: the process's cgroups, one in each hierarchy, as one key (never 0), and
+	 * the count of tasks moved between cgroups then (proc.bpf.c's cgroup_moves): user space
+	 * keeps the container ID by it (src/proc/container.c). */
+	__u64 cgroup_key;
+	__u64 cgroup_moves;
 };
 
 /*

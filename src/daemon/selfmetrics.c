@@ -21,6 +21,7 @@
 #include "lib/timeconst.h"
 #include "lib/ufile.h"
 #include "store/store.h"
+#include "proc/container.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwind.h"
@@ -222,6 +223,7 @@ static void store_metrics(struct metrics_writer *w, void *ctx)
 struct proc_view {
 	struct proctab_stats t;
 	struct proc_collector_stats p;
+	struct container_stats c;
 	uint64_t maps_ok, ctx_ok; /* reads neither gone nor failed */
 };
 
@@ -280,6 +282,18 @@ static const struct metrics_row proc_rows[] = {
 	METRICS_SAMPLE(struct proc_view, ctx_ok, "result", "ok"),
 	METRICS_SAMPLE(struct proc_view, t.ctx_gone, "result", "gone"),
 	METRICS_SAMPLE(struct proc_view, t.ctx_errors, "result", "error"),
+	METRICS_FAMILY("autoprof_container_id_lookups", METRIC_COUNTER,
+		       "Container IDs of new processes, by source: cache (the cgroups of an "
+		       "earlier exec) or cgroup_file (/proc/PID/cgroup read)"),
+	METRICS_SAMPLE(struct proc_view, c.cached, "source", "cache"),
+	METRICS_SAMPLE(struct proc_view, c.reads, "source", "cgroup_file"),
+	METRICS_FAMILY("autoprof_container_id_unkept", METRIC_COUNTER,
+		       "cgroup file reads not cached: a task moved between cgroups from the "
+		       "process's exec to the read"),
+	METRICS_SAMPLE(struct proc_view, c.unkept),
+	METRICS_FAMILY("autoprof_container_id_flushes", METRIC_COUNTER,
+		       "Container ID caches emptied because a cgroup was renamed"),
+	METRICS_SAMPLE(struct proc_view, c.flushes),
 };
 
 static void proc_metrics(struct metrics_writer *w, void *ctx)
@@ -288,6 +302,7 @@ static void proc_metrics(struct metrics_writer *w, void *ctx)
 	struct proc_view v = { 0 };
 
 	proctab__stats(d->ctx.proctab, &v.t);
+	proctab__container_stats(d->ctx.proctab, &v.c);
 	if (d->procs)
 		proc_collector__stats(d->procs, &v.p);
 	v.maps_ok = v.t.maps_reads - v.t.maps_gone - v.t.maps_errors;

@@ -16,6 +16,7 @@
 #include "symbolize/dso.h"
 #include "lib/procmaps.h"
 #include "lib/timeconst.h"
+#include "proc/container.h"
 #include "proc/procctx.h"
 #include "proc/proctab.h"
 #include "symbolize/symbolizer.h"
@@ -37,7 +38,7 @@ struct proc {
 	bool gone;
 	char exe[128];
 	char *exe_path;	       /* as the process sees it */
-	char container_id[65]; /* "" outside containers */
+	char container_id[CONTAINER_ID_LEN + 1]; /* "" outside containers */
 	char service[128];     /* OpenTelemetry service.name in effect, or "" */
 	char service_env[128]; /* from its environment, read once per image */
 	char service_ctx[128]; /* from its process context (OTEL_CTX), or "" */
@@ -62,15 +63,25 @@ struct proctab {
 	struct proc *buckets[BUCKETS];
 	struct proctab_stats stats;
 	char *env; /* ENV_CAP bytes, reused by every environment read */
+	struct container_ids *containers; /* NULL when out of memory: every exec reads */
 };
 
 struct proctab *proctab__new(struct symbolizer *sym)
 {
 	struct proctab *pt = calloc(1, sizeof(*pt));
 
-	if (pt)
+	if (pt) {
 		pt->sym = sym;
+		pt->containers = container_ids__new();
+	}
 	return pt;
+}
+
+void proctab__watch_cgroups(struct proctab *pt, const volatile uint64_t *moves,
+			    const volatile uint64_t *renames)
+{
+	if (pt->containers)
+		container_ids__watch(pt->containers, moves, renames);
 }
 
 int proctab__observe(struct proctab *pt, const struct proc_observer *o)
@@ -145,6 +156,7 @@ void proctab__free(struct proctab *pt)
 		}
 	}
 	free(pt->env);
+	container_ids__free(pt->containers);
 	free(pt);
 }
 
@@ -349,33 +361,6 @@ static void pick_service(struct proc *p)
 		 p->service_ctx[0] ? p->service_ctx : p->service_env);
 }
 
-static bool is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-/*
- * The container id is the 64-hex-digit name that Docker, containerd, CRI-O and Kubernetes put
- * in the process's cgroup path (docker-<id>.scope, cri-containerd-<id>.scope, /docker/<id>).
- */
-static void read_container_id(struct proc *p, int procfd)
-{
-	/* One line a hierarchy (a dozen on a hybrid host); an id past this is not looked for. */
-	char buf[8192];
-	size_t run = 0;
-
-	p->container_id[0] = '\0';
-	if (read_proc_file(procfd, "cgroup", buf, sizeof(buf)) < 0)
-		return;
-	for (char *c = buf; *c; c++) {
-		run = is_hex(*c) ? run + 1 : 0;
-		if (run == 64 && !is_hex(c[1])) {
-			memcpy(p->container_id, c - 63, 64);
-			p->container_id[64] = '\0';
-		}
-	}
-}
-
 int proc_map__open(uint32_t pid, const struct proc_map *m)
 {
 	const struct map_entry e = { .start = m->start, .end = m->end, .path = dso__path(m->dso) };
@@ -446,7 +431,8 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	if (!p->exe_id.ino)
 		read_exe(p, procfd);
 	if (!named) {
-		read_container_id(p, procfd);
+		container_ids__get(pt->containers, procfd, p->exe_id.cgroup_key,
+				   p->exe_id.cgroup_moves, p->container_id);
 		read_service_env(pt, p, procfd);
 		pick_service(p);
 	}
@@ -757,4 +743,9 @@ uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t
 void proctab__stats(struct proctab *pt, struct proctab_stats *out)
 {
 	*out = pt->stats;
+}
+
+void proctab__container_stats(struct proctab *pt, struct container_stats *out)
+{
+	container_ids__stats(pt->containers, out);
 }

@@ -16,6 +16,7 @@
 struct proctab;
 struct proc;
 struct symbolizer;
+struct container_stats;
 
 /* One executable mapping of a process (read-only for everyone but the proctab). */
 struct proc_map {
@@ -93,6 +94,10 @@ struct proc_exe_id {
 	 * before then is named by that parent's maps. */
 	uint32_t forked_from;
 	uint64_t exec_ns;
+	/* Its cgroups at exec as one key, and BPF's count of moves then (struct proc_ev): the
+	 * container ID is kept by them (proc/container.h). 0: not known. */
+	uint64_t cgroup_key;
+	uint64_t cgroup_moves;
 };
 /* The process image changed: forget what we knew and learn it now. Returns the process
  * (borrowed, as proctab__get's), or NULL when out of memory. exe: NULL when not known (its
@@ -173,5 +178,12 @@ struct proctab_stats {
 	uint64_t ctx_errors;	/* of which failed otherwise (unreadable, malformed, changing) */
 };
 void proctab__stats(struct proctab *pt, struct proctab_stats *out);
+/* Its container IDs' cache (proc/container.h), NULL if none. */
+void proctab__container_stats(struct proctab *pt, struct container_stats *out);
+
+/* BPF's counts of cgroup moves and renames, mapped (container_ids__watch): container IDs are
+ * then kept by the cgroups a process has at exec. */
+void proctab__watch_cgroups(struct proctab *pt, const volatile uint64_t *moves,
+			    const volatile uint64_t *renames);
 
 #endif

@@ -114,7 +114,9 @@ static int handle_event(void *arg, void *data, size_t size)
 				  &(struct proc_exe_id){ .ino = e->exe_ino,
 							 .dev = e->exe_dev,
 							 .forked_from = e->forked_from,
-							 .exec_ns = e->time_ns },
+							 .exec_ns = e->time_ns,
+							 .cgroup_key = e->cgroup_key,
+							 .cgroup_moves = e->cgroup_moves },
 				  now);
 		if (p)
 			relearn__push(&pc->relearn[0], e->pid, e->time_ns);
@@ -311,6 +313,10 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 		pr_err("cannot attach to sched_process_exec/exit: %s\n", strerror(-*err));
 		goto out_destroy;
 	}
+	/* Mapped .bss, no syscall to read: until proc_collector__free. */
+	proctab__watch_cgroups(ctx->proctab,
+			       (const volatile uint64_t *)&pc->skel->bss->cgroup_moves,
+			       (const volatile uint64_t *)&pc->skel->bss->cgroup_renames);
 	ctx->known_pids_fd = bpf_map__fd(pc->skel->maps.known_pids);
 	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
 	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);
@@ -328,6 +334,7 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	return pc;
 
 out_destroy:
+	proctab__watch_cgroups(ctx->proctab, NULL, NULL);
 	proc_bpf__destroy(pc->skel);
 out_free:
 	free(pc);
@@ -388,6 +395,7 @@ void proc_collector__free(struct proc_collector *pc)
 		return;
 	for (uint32_t i = 0; i < pc->nr_dlopen_libs; i++)
 		bpf_link__destroy(pc->dlopen_libs[i].link);
+	proctab__watch_cgroups(pc->ctx->proctab, NULL, NULL);
 	proc_bpf__destroy(pc->skel);
 	free(pc);
 }

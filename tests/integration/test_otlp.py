@@ -16,7 +16,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import (AUTOPROF, BUILD, ROOT, TMP, Daemon, check, exit_status, free_port,  # noqa: E402
+from aplib import (AUTOPROF, BUILD, ROOT, TMP, Daemon, Skip, check, exit_status, free_port,  # noqa: E402
                    start_target, traces)
 
 PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
@@ -295,6 +295,102 @@ def test_process_context_resource():
         rx.stop()
 
 
+def cgroup_roots():
+    """(the cgroup v2 mount, a v1 hierarchy's mount: name=systemd's if any), None where none."""
+    v2 = v1 = None
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            _, where, fstype, opts = line.split()[:4]
+            if fstype == "cgroup2" and not v2:
+                v2 = where
+            elif fstype == "cgroup" and (not v1 or "name=systemd" in opts.split(",")):
+                v1 = where
+    return v2, v1
+
+
+def container_id_of(text):
+    """The container ID autoprof reads from a cgroup file's text: its last run of exactly 64
+    lowercase hex digits."""
+    ids = re.findall(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])", text)
+    return ids[-1] if ids else None
+
+
+def test_container_id():
+    """container.id is the 64-hex name of the cgroup a process runs in, as a container runtime
+    names it (docker-<id>.scope): processes started one after another in one cgroup (the first
+    reads /proc/PID/cgroup, the next find its cgroups' key cached), one in another cgroup, one
+    left where the test runs; then a v1 cgroup renamed: the next process in it carries the new
+    name's ID, not the cached one."""
+    v2, v1 = cgroup_roots()
+    if not v2 and not v1:
+        raise Skip("no cgroup hierarchy mounted")
+    root = v2 or v1
+    ids = {k: os.urandom(32).hex() for k in "ABCD"}
+    made = []
+
+    def mkcg(base, name):
+        path = os.path.join(base, "autoprof-test-%d" % os.getpid(), name)
+        os.makedirs(path)
+        made.append(path)
+        return path
+
+    def run(cg):
+        """cpu_shares for half a second, moved into cgroup cg (None: left here) before its
+        exec, as a runtime starts a container's process; returns its pid once it exited."""
+        def move():
+            with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+
+        p = subprocess.Popen([os.path.join(BUILD, "targets", "cpu_shares"), "0.5"],
+                             stdout=subprocess.PIPE, text=True, preexec_fn=move if cg else None)
+        pid = int(p.stdout.readline())
+        p.wait()
+        assert p.returncode == 0, p.returncode
+        return pid
+
+    rx = Receiver()
+    d = Daemon("--otlp.endpoint=http://127.0.0.1:%d/" % rx.port, "--otlp.interval=1s")
+    try:
+        cached = d.metric("autoprof_container_id_lookups_total", '{source="cache"}') or 0
+        a = mkcg(root, "docker-%s.scope" % ids["A"])
+        b = mkcg(root, "cri-containerd-%s.scope" % ids["B"])
+        want = {}
+        for _ in range(3):
+            want[run(a)] = ids["A"]
+        want[run(b)] = ids["B"]
+        with open("/proc/self/cgroup") as f:
+            want[run(None)] = container_id_of(f.read())
+        if v1:
+            c = mkcg(v1, "docker-%s.scope" % ids["C"])
+            want[run(c)] = ids["C"]
+            renamed = os.path.join(os.path.dirname(c), "docker-%s.scope" % ids["D"])
+            os.rename(c, renamed)
+            made[made.index(c)] = renamed
+            want[run(renamed)] = ids["D"]
+        time.sleep(2.5)  # a push past the last one's samples
+        got = {}
+        for _, h, body, _ in rx.accepted():
+            req = decode(body, h)
+            strings = req["dictionary"][0]["string_table"]
+            for rp in req.get("resource_profiles", []):
+                attrs = resource_attrs(rp, strings)
+                pid = int(attrs.get("process.pid", 0))
+                if pid in want:
+                    got.setdefault(pid, set()).add(attrs.get("container.id"))
+        assert got == {pid: {cid} for pid, cid in want.items()}, (got, want)
+        # The runs in one cgroup after the first found it by its key.
+        assert d.metric("autoprof_container_id_lookups_total", '{source="cache"}') >= cached + 2
+        if v1:
+            assert d.metric("autoprof_container_id_flushes_total") >= 1
+    finally:
+        d.stop()
+        rx.stop()
+        for path in reversed(made):
+            os.rmdir(path)
+        for path in {os.path.dirname(p) for p in made}:
+            os.rmdir(path)
+
+
 def test_503_retried():
     rx = Receiver(script=[503, 503, 503])
     d = Daemon("--otlp.endpoint=http://127.0.0.1:%d" % rx.port, "--otlp.interval=1s")
@@ -552,6 +648,7 @@ check("otlp_push_matches_pprof", test_push_matches_pprof)
 check("otlp_heap_inuse_is_the_live_heap", test_heap_inuse)
 check("otlp_gpu_memory_pushed", test_gpu_pushed)
 check("otlp_process_context_service_name", test_process_context_resource)
+check("otlp_container_id_from_cgroup", test_container_id)
 check("otlp_503_retried_nothing_lost", test_503_retried)
 check("otlp_links_are_published_spans", test_links)
 check("otlp_collector_down_bounded", test_collector_down_bounded)

@@ -58,9 +58,14 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 5, linger = argc > 2 ? atof(argv[2]) : 0;
 	double end;
 
+	/*
+	 * Named first: target_start() prints through stdio, which allocates, and that allocation
+	 * must carry the same thread name as the rest (memory targets match the executable's
+	 * name, not the thread's, so the rename does not hide the process).
+	 */
+	prctl(PR_SET_NAME, "leaker");
 	if (!target_start(argc > 3 && !strcmp(argv[3], "wait")))
 		return 1;
-	prctl(PR_SET_NAME, "leaker");
 	end = now() + secs;
 	while (now() < end) {
 		leak_64k();
