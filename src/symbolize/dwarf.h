@@ -40,7 +40,7 @@ struct dwarf_frame {
  * Lookups copy what they need of a compilation unit out of libdw, on the first lookup in it. A
  * file whose debug sections inflate to at most this is also copied whole, a step at each
  * dwarf_info__maintain, and libdw then let go for good: glibc's debug file (8.6 MiB of
- * sections) becomes 3.7 MiB of copies in ten steps of ~20 ms, and no later lookup inflates it
+ * sections) becomes 2.0 MiB of copies in ten steps of ~20 ms, and no later lookup inflates it
  * again. Bigger files are let go when idle.
  */
 #define DWARF_WHOLE_MAX (16u << 20)

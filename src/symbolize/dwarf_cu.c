@@ -361,26 +361,115 @@ static int cu_walk__funcs(struct cu_walk *w, Dwarf_Die *parent, int depth)
 	return 0;
 }
 
+/*
+ * The line table coded: each row from the one before it in its block (the first from its
+ * block's mark, with line and file 0), as
+ *   varint((off delta) << 2 | file changed << 1 | end_sequence), varint(zigzag(line delta)),
+ *   varint(file) if it changed.
+ * Most rows are 2 bytes: the next instruction a few bytes on, a line or two away, same file.
+ */
+static size_t put_uv(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7)
+		p[n++] = (uint8_t)(v | 0x80);
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static const uint8_t *get_uv(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
+		uint8_t b = *p++;
+
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Codes rows[0..n) into out (NULL: only counts) and their marks; returns the bytes. */
+static size_t lines_code(const struct line_row *rows, size_t n, uint8_t *out,
+			 struct line_mark *marks)
+{
+	struct line_row prev = {0};
+	uint8_t scratch[32];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct line_row *r = &rows[i];
+		uint8_t *p = out ? out + len : scratch;
+		int64_t dline;
+		bool new_file;
+		size_t k;
+
+		if (i % LINE_BLOCK == 0) {
+			prev = (struct line_row){.off = r->off};
+			if (marks)
+				marks[i / LINE_BLOCK] = (struct line_mark){r->off, (uint32_t)len};
+		}
+		new_file = r->file != prev.file;
+		dline = (int64_t)r->line - (int64_t)prev.line;
+		k = put_uv(p, (uint64_t)(r->off - prev.off) << 2 | (uint64_t)new_file << 1 |
+				  r->end_sequence);
+		k += put_uv(p + k, (uint64_t)(dline << 1) ^ (uint64_t)(dline >> 63));
+		if (new_file)
+			k += put_uv(p + k, r->file);
+		len += k;
+		prev = *r;
+	}
+	return len;
+}
+
+/* Decodes the row after prev (its block's first when first) at *p; false when malformed. */
+static bool line_next(const uint8_t **p, const uint8_t *end, struct line_row *prev)
+{
+	uint64_t h, zl, file;
+	int64_t dline;
+
+	*p = get_uv(*p, end, &h);
+	if (!*p || !(*p = get_uv(*p, end, &zl)))
+		return false;
+	if (h & 2) {
+		if (!(*p = get_uv(*p, end, &file)) || file > UINT32_MAX)
+			return false;
+		prev->file = (uint32_t)file;
+	}
+	dline = (int64_t)(zl >> 1) ^ -(int64_t)(zl & 1);
+	prev->off += (uint32_t)(h >> 2);
+	prev->line = (uint32_t)((int64_t)prev->line + dline) & 0x7fffffff;
+	prev->end_sequence = h & 1;
+	return true;
+}
+
 /* The CU's line table, with its files interned (a row's file is mostly the one before's). */
 static int cu_walk__lines(struct cu_walk *w)
 {
 	struct dwarf_cu *cu = w->cu;
 	const char *last_src = NULL;
 	uint32_t last_file = 0;
+	struct line_row *rows;
 	Dwarf_Lines *lines;
-	size_t nr;
+	size_t nr, n = 0, len;
+	int err = 0;
 
 	if (dwarf_getsrclines(w->cudie, &lines, &nr) || !nr)
 		return 0;
-	cu->rows = calloc(nr, sizeof(*cu->rows));
-	if (!cu->rows)
+	rows = calloc(nr, sizeof(*rows));
+	if (!rows)
 		return -ENOMEM;
 	/* libdw sorts the rows of all sequences by address: the first is the lowest. */
 	if (dwarf_lineaddr(dwarf_onesrcline(lines, 0), &cu->rows_base))
 		cu->rows_base = 0;
 	for (size_t i = 0; i < nr; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		struct line_row *r = &cu->rows[cu->nr_rows];
+		struct line_row *r = &rows[n];
 		Dwarf_Addr addr;
 		const char *src;
 		bool end = false;
@@ -389,12 +478,10 @@ static int cu_walk__lines(struct cu_walk *w)
 
 		if (!l || dwarf_lineaddr(l, &addr))
 			continue;
-		if (addr < cu->rows_base || addr - cu->rows_base > UINT32_MAX) {
+		if (addr < cu->rows_base || addr - cu->rows_base > UINT32_MAX ||
+		    (n && addr - cu->rows_base < r[-1].off)) {
 			/* Not sorted, or a CU over 4 GiB: malformed, its lines are left out. */
-			free(cu->rows);
-			cu->rows = NULL;
-			cu->nr_rows = 0;
-			return 0;
+			goto out;
 		}
 		dwarf_lineendsequence(l, &end);
 		src = dwarf_linesrc(l, NULL, NULL);
@@ -408,16 +495,34 @@ static int cu_walk__lines(struct cu_walk *w)
 		/* A row saying what the row kept before it says (a new column, view or statement
 		 * flag: a third of glibc's) changes no lookup's answer, the last row at or below
 		 * an address: it is left out. */
-		if (cu->nr_rows && !end && !r[-1].end_sequence && r[-1].file == last_file &&
+		if (n && !end && !r[-1].end_sequence && r[-1].file == last_file &&
 		    r[-1].line == line)
 			continue;
 		*r = (struct line_row){.off = (uint32_t)(addr - cu->rows_base),
 				       .file = last_file,
 				       .line = line,
 				       .end_sequence = end};
-		cu->nr_rows++;
+		n++;
 	}
-	return 0;
+	if (!n)
+		goto out;
+	len = lines_code(rows, n, NULL, NULL);
+	cu->lines = malloc(len);
+	cu->marks = malloc((n + LINE_BLOCK - 1) / LINE_BLOCK * sizeof(*cu->marks));
+	if (!cu->lines || !cu->marks || len > UINT32_MAX) {
+		free(cu->lines);
+		free(cu->marks);
+		cu->lines = NULL;
+		cu->marks = NULL;
+		err = len > UINT32_MAX ? 0 : -ENOMEM;
+		goto out;
+	}
+	lines_code(rows, n, cu->lines, cu->marks);
+	cu->lines_len = len;
+	cu->nr_rows = n;
+out:
+	free(rows);
+	return err;
 }
 
 /* What realloc to the exact count gives back: most CUs hold a few functions, and arrays
@@ -447,7 +552,6 @@ static void dwarf_cu__shrink(struct dwarf_cu *cu)
 	cu->ranges = shrink(cu->ranges, cu->nr_ranges, &cu->cap_ranges, sizeof(*cu->ranges));
 	cu->funcs.v = shrink(cu->funcs.v, (uint32_t)cu->funcs.nr, &cap, sizeof(*cu->funcs.v));
 	cu->funcs.cap = cu->funcs.v ? cap : 0;
-	cu->rows = shrink(cu->rows, (uint32_t)cu->nr_rows, &cap, sizeof(*cu->rows));
 }
 
 void dwarf_cu__index(struct dwarf_info *di, struct dwarf_cu *cu)
@@ -468,7 +572,8 @@ void dwarf_cu__index(struct dwarf_info *di, struct dwarf_cu *cu)
 	dwarf_cu__shrink(cu);
 	di->bytes += range_vec__bytes(&cu->funcs) + cu->cap_fns * sizeof(*cu->fns) +
 		     cu->cap_nodes * sizeof(*cu->nodes) + cu->cap_ranges * sizeof(*cu->ranges) +
-		     cu->nr_rows * sizeof(*cu->rows);
+		     cu->lines_len +
+		     (cu->nr_rows + LINE_BLOCK - 1) / LINE_BLOCK * sizeof(*cu->marks);
 	/* libdw keeps the line table and the files it read for this CU while open */
 	di->open_bytes += cu->nr_rows * LIBDW_LINE_BYTES + w.nr_files * LIBDW_FILE_BYTES;
 	di->used_ns = now_ns();
@@ -478,25 +583,40 @@ void dwarf_cu__index(struct dwarf_info *di, struct dwarf_cu *cu)
 
 /* ---- lookups: the copies alone ------------------------------------------------------------- */
 
-/* libdw's dwarf_getsrc_die: the last row at or below vaddr, unless it ends a sequence. */
-static const struct line_row *dwarf_cu__row(const struct dwarf_cu *cu, uint64_t vaddr)
+/* libdw's dwarf_getsrc_die: the last row at or below vaddr, unless it ends a sequence. Its
+ * block is found by the marks, then decoded up to vaddr. */
+static bool dwarf_cu__row(const struct dwarf_cu *cu, uint64_t vaddr, struct line_row *out)
 {
-	size_t l = 0, u;
+	size_t l = 0, u, nr_marks = (cu->nr_rows + LINE_BLOCK - 1) / LINE_BLOCK, in_block;
+	const uint8_t *p, *end;
+	struct line_row r;
+	uint64_t target;
+	bool found = false;
 
-	if (!cu->nr_rows)
-		return NULL;
-	u = cu->nr_rows - 1;
+	if (!cu->nr_rows || vaddr < cu->rows_base)
+		return false;
+	/* Every off is at most UINT32_MAX: an address past it is past them all. */
+	target = vaddr - cu->rows_base > UINT32_MAX ? UINT32_MAX : vaddr - cu->rows_base;
+	if (cu->marks[0].off > target)
+		return false;
+	u = nr_marks - 1;
 	while (l < u) {
 		size_t idx = u - (u - l) / 2;
 
-		if (vaddr < cu->rows_base + cu->rows[idx].off)
+		if (target < cu->marks[idx].off)
 			u = idx - 1;
 		else
 			l = idx;
 	}
-	if (cu->rows[l].end_sequence || cu->rows_base + cu->rows[l].off > vaddr)
-		return NULL;
-	return &cu->rows[l];
+	p = cu->lines + cu->marks[l].pos;
+	end = l + 1 < nr_marks ? cu->lines + cu->marks[l + 1].pos : cu->lines + cu->lines_len;
+	in_block = l + 1 < nr_marks ? LINE_BLOCK : cu->nr_rows - l * LINE_BLOCK;
+	r = (struct line_row){.off = cu->marks[l].off};
+	for (size_t i = 0; i < in_block && line_next(&p, end, &r) && r.off <= target; i++) {
+		*out = r;
+		found = true;
+	}
+	return found && !out->end_sequence;
 }
 
 static bool inl_node__has(const struct dwarf_cu *cu, const struct inl_node *n, uint64_t vaddr)
@@ -548,17 +668,16 @@ void dwarf_cu__lookup(const struct dwarf_info *di, const struct dwarf_cu *cu, ui
 {
 	const struct inl_node *chain[DWARF_MAX_DEPTH];
 	struct dwarf_line lines[DWARF_MAX_DEPTH + 1];
-	const struct line_row *row;
+	struct line_row row = {0};
 	const struct addr_range *fr;
 	const struct func_ent *fn;
 	size_t nr_inl, i;
 
 	/* The innermost position is the line table's row for vaddr itself. */
 	lines[0] = (struct dwarf_line){0};
-	row = dwarf_cu__row(cu, vaddr);
-	if (row) {
-		lines[0].file = dwarf_info__str(di, row->file);
-		lines[0].line = row->line;
+	if (dwarf_cu__row(cu, vaddr, &row)) {
+		lines[0].file = dwarf_info__str(di, row.file);
+		lines[0].line = row.line;
 	}
 
 	fr = range_vec__find(&cu->funcs, vaddr);
@@ -593,7 +712,8 @@ void dwarf_cu__free(struct dwarf_cu *cu)
 	free(cu->fns);
 	free(cu->nodes);
 	free(cu->ranges);
-	free(cu->rows);
+	free(cu->lines);
+	free(cu->marks);
 }
 
 void dwarf_info__forget_paths(struct dwarf_info *di)

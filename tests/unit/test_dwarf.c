@@ -13,6 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <elfutils/libdw.h>
+#include <string.h>
+
 #include "symbolize/dwarf.h"
 #include "testlib.h"
 
@@ -673,6 +676,90 @@ TEST(sweep_text_whole)
 	whole_max = 0;
 }
 
+/* This test's own file (-O2 -g, the DWARF reader among it): CUs of hundreds of line rows, so
+ * lookups cross the coded line table's blocks (LINE_BLOCK rows each) where the fixtures' stay
+ * in one. */
+TEST(sweep_self)
+{
+	static char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	sweep("test_dwarf itself", self);
+	whole_max = DWARF_WHOLE_MAX;
+	sweep("test_dwarf itself, whole", self);
+	whole_max = 0;
+}
+
+static const char *base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * The innermost line of every address of this test's own text, exactly as libdw's own
+ * dwarf_getsrc_die gives it: the coded line table must answer as the rows it was made from,
+ * at the first and last row of each block too.
+ */
+TEST(lines_match_libdw)
+{
+	static char self[4096];
+	size_t nr = 0, differ = 0, with_line = 0;
+	struct dwarf_info *di = NULL;
+	uint64_t text, size;
+	Dwarf *dw = NULL;
+	int fd = -1, fd2;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	CHECK_EQ(readelf__text(self, &text, &size), 0);
+	fd2 = open(self, O_RDONLY | O_CLOEXEC);
+	dw = fd2 >= 0 ? dwarf_begin(fd2, DWARF_C_READ) : NULL;
+	CHECK(dw);
+	CHECK_EQ(dwarf_info__open_path(self, &di, &fd), 0);
+	for (uint64_t a = text; dw && di && a < text + size; a++) {
+		struct dwarf_frame frame = {0};
+		const char *want_file = NULL, *got_file;
+		Dwarf_Line *l = NULL;
+		Dwarf_Die cudie;
+		int want = 0;
+
+		if (dwarf_addrdie(dw, a, &cudie))
+			l = dwarf_getsrc_die(&cudie, a);
+		if (l && !dwarf_lineno(l, &want))
+			want_file = dwarf_linesrc(l, NULL, NULL);
+		if (dwarf_info__lookup(di, a, &frame))
+			frame = (struct dwarf_frame){0};
+		got_file = frame.nr ? frame.lines[0].file : NULL;
+		nr++;
+		with_line += want_file != NULL;
+		/* Files by name: libdw and the copies join a relative one with comp_dir apart. */
+		if ((want_file ? (uint32_t)want : 0) != (frame.nr ? frame.lines[0].line : 0) ||
+		    !want_file != !got_file ||
+		    (want_file && strcmp(base(want_file), base(got_file)))) {
+			if (!differ++)
+				FAILF("%#" PRIx64 ": libdw %s:%d, ours %s:%u", a,
+				      want_file ? want_file : "??", want, got_file ? got_file : "??",
+				      frame.nr ? frame.lines[0].line : 0);
+		}
+	}
+	fprintf(stderr, "# %zu addresses, %zu with a line, %zu differ\n", nr, with_line, differ);
+	CHECK(with_line > nr / 2);
+	dwarf_info__close_path(di, fd);
+	dwarf_end(dw);
+	if (fd2 >= 0)
+		close(fd2);
+}
+
 /* TEST_DWARF_SWEEP=/path/to/binary sweeps any other file with DWARF the same way (whole with
  * TEST_DWARF_WHOLE=1). */
 TEST(sweep_extra)
@@ -709,6 +796,8 @@ int main(void)
 	RUN(sweep_text_dwarf4);
 	RUN(sweep_text_cpp);
 	RUN(sweep_text_whole);
+	RUN(sweep_self);
+	RUN(lines_match_libdw);
 	RUN(sweep_extra);
 	return test_summary();
 }
