@@ -358,8 +358,12 @@ int proc_dlsym(struct pt_regs *ctx)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	/* Every thread's: its id may be a Python thread's, and will be another thread's. */
+	bpf_map_delete_elem(&python_threads, &tid);
 	/* Threads exit all the time; only the group leader's exit ends the process. */
-	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+	if (tid != BPF_CORE_READ(p, tgid))
 		return 0;
 	count(PROC_CNT_EXIT);
 	return emit(PROC_EV_EXIT, p);

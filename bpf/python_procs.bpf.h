@@ -22,10 +22,14 @@ struct {
  * thread's fsbase) with one read instead of searched for, and a thread that started long after
  * the main one is found however many threads came before. One map for every sampler (the
  * process collector's, shared before load): a thread's state is the same whoever looks.
+ * Grows with use (an LRU map is preallocated: 1.3 MB with no Python process); a thread's entry
+ * goes at its exit (bpf/proc.bpf.c), and with the map full a new thread is searched for at
+ * each sample instead.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, __u64);
 } python_threads SEC(".maps");
