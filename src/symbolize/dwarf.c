@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "lib/array.h"
 #include "lib/log.h"
@@ -293,6 +294,36 @@ out_free:
 	return err;
 }
 
+/* Chunks are mapped, not malloc'd: their pages are resident as they are written, and never
+ * share a page with anything else. */
+#define KEEP_CHUNK (256u << 10)
+
+void *dwarf_info__keep(struct dwarf_info *di, const void *src, size_t size)
+{
+	size_t at = (di->kept_used + 7) & ~(size_t)7;
+	void *dst;
+
+	if (!size)
+		return NULL;
+	if (!di->kept || at + size > di->kept->size) {
+		size_t want = sizeof(struct keep_chunk) + size;
+		size_t map = want > KEEP_CHUNK ? (want + 4095) & ~(size_t)4095 : KEEP_CHUNK;
+		struct keep_chunk *c =
+		    mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (c == MAP_FAILED)
+			return NULL;
+		c->size = map;
+		c->next = di->kept;
+		di->kept = c;
+		at = (sizeof(*c) + 7) & ~(size_t)7;
+	}
+	dst = (char *)di->kept + at;
+	memcpy(dst, src, size);
+	di->kept_used = at + size;
+	return dst;
+}
+
 /* Forgets libdw's strings: the memo of joined paths is keyed by them. */
 static void dwarf_info__end(struct dwarf_info *di)
 {
@@ -313,8 +344,12 @@ void dwarf_info__free(struct dwarf_info *di)
 	if (!di)
 		return;
 	dwarf_info__end(di);
-	for (size_t i = 0; i < di->nr_cus; i++)
-		dwarf_cu__free(&di->cus[i]);
+	while (di->kept) {
+		struct keep_chunk *next = di->kept->next;
+
+		munmap(di->kept, di->kept->size);
+		di->kept = next;
+	}
 	free(di->cus);
 	free(di->cu_ranges.v);
 	free(di->ar_ranges.v);

@@ -525,33 +525,38 @@ out:
 	return err;
 }
 
-/* What realloc to the exact count gives back: most CUs hold a few functions, and arrays
- * doubled from 64 would hold ten times what they use. */
-static void *shrink(void *p, uint32_t nr, uint32_t *cap, size_t size)
+/* Moves an array grown by the walk into di's kept memory at its exact size (most units hold a
+ * few functions, and arrays doubled from 64 would hold ten times what they use). The array is
+ * freed either way; false when out of memory. */
+static bool keep(struct dwarf_info *di, void **p, size_t nr, size_t size)
 {
-	void *q;
+	void *q = nr ? dwarf_info__keep(di, *p, nr * size) : NULL;
 
-	if (!nr) {
-		free(p);
-		*cap = 0;
-		return NULL;
-	}
-	q = realloc(p, nr * size);
-	if (!q)
-		return p;
-	*cap = nr;
-	return q;
+	free(*p);
+	*p = q;
+	return q || !nr;
 }
 
-static void dwarf_cu__shrink(struct dwarf_cu *cu)
+/* The unit's arrays, kept; out of memory, it keeps nothing (its lookups find no function and no
+ * line, as in a unit without DWARF), and what was kept of it waits for its dwarf_info. */
+static void dwarf_cu__keep(struct dwarf_info *di, struct dwarf_cu *cu)
 {
-	uint32_t cap = 0;
+	size_t nr_marks = (cu->nr_rows + LINE_BLOCK - 1) / LINE_BLOCK;
+	bool ok = keep(di, (void **)&cu->fns, cu->nr_fns, sizeof(*cu->fns));
 
-	cu->fns = shrink(cu->fns, cu->nr_fns, &cu->cap_fns, sizeof(*cu->fns));
-	cu->nodes = shrink(cu->nodes, cu->nr_nodes, &cu->cap_nodes, sizeof(*cu->nodes));
-	cu->ranges = shrink(cu->ranges, cu->nr_ranges, &cu->cap_ranges, sizeof(*cu->ranges));
-	cu->funcs.v = shrink(cu->funcs.v, (uint32_t)cu->funcs.nr, &cap, sizeof(*cu->funcs.v));
-	cu->funcs.cap = cu->funcs.v ? cap : 0;
+	ok &= keep(di, (void **)&cu->nodes, cu->nr_nodes, sizeof(*cu->nodes));
+	ok &= keep(di, (void **)&cu->ranges, cu->nr_ranges, sizeof(*cu->ranges));
+	ok &= keep(di, (void **)&cu->funcs.v, cu->funcs.nr, sizeof(*cu->funcs.v));
+	ok &= keep(di, (void **)&cu->lines, cu->lines_len, 1);
+	ok &= keep(di, (void **)&cu->marks, nr_marks, sizeof(*cu->marks));
+	if (!ok) {
+		*cu = (struct dwarf_cu){.off = cu->off, .indexed = true};
+		return;
+	}
+	cu->cap_fns = cu->nr_fns;
+	cu->cap_nodes = cu->nr_nodes;
+	cu->cap_ranges = cu->nr_ranges;
+	cu->funcs.cap = cu->funcs.nr;
 }
 
 void dwarf_cu__index(struct dwarf_info *di, struct dwarf_cu *cu)
@@ -569,7 +574,7 @@ void dwarf_cu__index(struct dwarf_info *di, struct dwarf_cu *cu)
 	if (err)
 		pr_debug("indexing CU at %#llx: %s\n", (unsigned long long)cu->off, strerror(-err));
 	range_vec__sort(&cu->funcs);
-	dwarf_cu__shrink(cu);
+	dwarf_cu__keep(di, cu);
 	di->bytes += range_vec__bytes(&cu->funcs) + cu->cap_fns * sizeof(*cu->fns) +
 		     cu->cap_nodes * sizeof(*cu->nodes) + cu->cap_ranges * sizeof(*cu->ranges) +
 		     cu->lines_len +
@@ -704,16 +709,6 @@ void dwarf_cu__lookup(const struct dwarf_info *di, const struct dwarf_cu *cu, ui
 		    dwarf_info__str(di, callee ? chain[callee - 1]->name : fn->name);
 	}
 	dwarf_frame__fill(out, lines, nr_inl + 1);
-}
-
-void dwarf_cu__free(struct dwarf_cu *cu)
-{
-	free(cu->funcs.v);
-	free(cu->fns);
-	free(cu->nodes);
-	free(cu->ranges);
-	free(cu->lines);
-	free(cu->marks);
 }
 
 void dwarf_info__forget_paths(struct dwarf_info *di)

@@ -110,6 +110,12 @@ struct path_slot {
 	uint32_t joined; /* strtab index; 0: empty slot */
 };
 
+/* A chunk of the copies' own memory (dwarf_info__keep): its header, then what was kept. */
+struct keep_chunk {
+	struct keep_chunk *next;
+	size_t size; /* mapped, header included */
+};
+
 struct dwarf_info {
 	int fd;
 	/* libdw's, while open: NULL once let go until a CU not yet copied needs it */
@@ -131,7 +137,16 @@ struct dwarf_info {
 	bool whole;	/* copied whole, a step a dwarf_info__maintain, then let go for good */
 	size_t next_cu; /* where the whole copy goes on */
 	size_t rows_open; /* rows copied since libdw was begun: its line tables */
+	struct keep_chunk *kept; /* newest first; freed whole with the dwarf_info */
+	size_t kept_used;	 /* bytes of kept's newest chunk handed out */
 };
+
+/*
+ * A copy of size bytes of src in memory of di's own, or NULL (size 0, or out of memory). Copies
+ * are never freed one by one, and kept apart from the heap: glibc's, made amid libdw's short-
+ * lived allocations, left 3 MB of heap pages half used once libdw was let go.
+ */
+void *dwarf_info__keep(struct dwarf_info *di, const void *src, size_t size);
 int range_vec__add(struct range_vec *rv, uint64_t lo, uint64_t hi, size_t idx);
 void range_vec__sort(struct range_vec *rv);
 /* The latest-starting range containing addr, or NULL. O(log n) unless ranges overlap. */
@@ -140,12 +155,12 @@ size_t range_vec__bytes(const struct range_vec *rv);
 /* Adds every code range of die to rv. A DIE without code simply has none. */
 int range_vec__add_die(struct range_vec *rv, Dwarf_Die *die, size_t idx);
 
-/* Copies cu out of di's open libdw (dwarf_cu.c); marks it indexed whatever it found. */
+/* Copies cu out of di's open libdw (dwarf_cu.c) into memory kept by di (dwarf_info__keep): a
+ * unit is never freed before its dwarf_info. Marks it indexed whatever it found. */
 void dwarf_cu__index(struct dwarf_info *di, struct dwarf_cu *cu);
 /* Answers vaddr from cu's copies alone. */
 void dwarf_cu__lookup(const struct dwarf_info *di, const struct dwarf_cu *cu, uint64_t vaddr,
 		      struct dwarf_frame *out);
-void dwarf_cu__free(struct dwarf_cu *cu);
 /* Empties the memo of joined paths, keyed by libdw's strings, before libdw goes. */
 void dwarf_info__forget_paths(struct dwarf_info *di);
 
