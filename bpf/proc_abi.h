@@ -15,8 +15,10 @@ enum proc_event_type {
 #define PROC_DLSYM_NAMES 8
 #define PROC_DLSYM_NAME_LEN 8
 
-/* Forked children whose parent is kept for user space (bpf/proc.bpf.c, fork_parents). */
-#define PROC_FORK_PARENTS 8192
+/* Forked children whose parent is kept for user space (bpf/proc.bpf.c, fork_parents): the
+ * latest forks that did not exec, looked up within a few ms of a child's first samples; 4,096
+ * are seconds of a fork storm, and 320 KB of preallocated LRU entries (8,192 took 656 KB). */
+#define PROC_FORK_PARENTS 4096
 
 /* A process's dlsym reports changed mappings at most once this often (bpf/proc.bpf.c). */
 #define PROC_DLSYM_GATE_NS 50000000ULL
