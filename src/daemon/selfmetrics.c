@@ -247,7 +247,7 @@ static const struct metrics_row proc_rows[] = {
 		       "walks at fork, before their maps were read"),
 	METRICS_SAMPLE(struct proc_view, p.fork_tables),
 	METRICS_FAMILY("autoprof_maps_rereads_after_exec", METRIC_COUNTER,
-		       "Maps read again 1 and 4 ms after an exec, once the loader had mapped "
+		       "Maps read again 1, 4 and 32 ms after an exec, once the loader had mapped "
 		       "the libraries (trace-context variables in them)"),
 	METRICS_SAMPLE(struct proc_view, p.relearned),
 	METRICS_FAMILY("autoprof_maps_rereads_dlopen", METRIC_COUNTER,

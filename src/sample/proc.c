@@ -33,17 +33,21 @@
  * again at each delay of relearn_ns, counted from the exec in the kernel. The loader is done
  * in well under a millisecond on an idle machine (LD_DEBUG=statistics: ~50 us), so the first
  * read leaves main() a window of about a millisecond without its context; the second is for a
- * loader slowed by a busy machine. (A process gone by then, the usual short-lived one, costs
- * nothing.)
+ * loader slowed by a busy machine. That one, past the loading time, also tells the samplers
+ * the process has no context when none was found, and they stop looking: a loader slower
+ * still (CI's, under the whole suite: one start in six lost all its labels) would leave the
+ * process unlabelled for good, so a third read comes at 32 ms. (A process gone by then, the
+ * usual short-lived one, costs nothing.)
  */
 #define RELEARN_LAST_NS (4 * NSEC_PER_MSEC)
+#define RELEARN_SLOW_NS (32 * NSEC_PER_MSEC)
 /* The last stage is a dlsym report's alone (PROC_EV_MAPPED): past BPF's gate, whatever a
  * process loaded after the report that BPF did not report is read then. */
-#define RELEARN_GATED 2
-static const unsigned long long relearn_ns[] = { NSEC_PER_MSEC, RELEARN_LAST_NS,
+#define RELEARN_GATED 3
+static const unsigned long long relearn_ns[] = { NSEC_PER_MSEC, RELEARN_LAST_NS, RELEARN_SLOW_NS,
 						 PROC_DLSYM_GATE_NS + NSEC_PER_MSEC };
-/* The stage each leads to (exec: 1 ms, then 4 ms), or -1. */
-static const int relearn_next[] = { 1, -1, -1 };
+/* The stage each leads to (exec: 1 ms, then 4 ms, then 32 ms), or -1. */
+static const int relearn_next[] = { 1, 2, -1, -1 };
 /* The last re-read, due from the exec in the kernel, must find the process settled
  * (proc__loading, timed from when the event was handled): a millisecond to spare for that. */
 _Static_assert(RELEARN_LAST_NS >= PROC_LOADING_NS + NSEC_PER_MSEC,
@@ -132,7 +136,7 @@ static int handle_event(void *arg, void *data, size_t size)
 		break;
 	case PROC_EV_MAPPED: {
 		/* dlsym after a dlopen: the observers see the library it loaded. The re-reads 1,
-		 * 4 and 51 ms later catch what the same burst loaded next (a runtime's dlopen of
+		 * 4, 32 and 51 ms later catch what the same burst loaded next (a runtime's dlopen of
 		 * its driver), which BPF does not report within its 50 ms gate. */
 		unsigned long long now = now_ns();
 
