@@ -131,8 +131,9 @@ def spans_of(out):
 # measured 2 samples of ~3,900 unlabelled in 60 starts. With the re-reads at 1 and 4 ms gone
 # (left to the first samples), 8 of 12 starts lost one; with the flag set under the unwind
 # tables' lock (the 3 ms re-read), 1 start in 6.
+# CI under the whole suite: 1 and 3 of ~400 (main()'s first millisecond, stretched).
 STARTUP_ROUNDS = 6
-STARTUP_MISSES = 2
+STARTUP_MISSES = 4
 
 
 def test_startup():
