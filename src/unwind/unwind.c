@@ -1015,7 +1015,20 @@ void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag)
 
 	pthread_mutex_lock(&u->lock);
 	p = *proc_slot(u, pid);
-	if (p && !(p->flags & flag)) {
+	if (!p) {
+		/*
+		 * A runtime learned the process before its mappings reached us (observers run in
+		 * turn): the flag waits in an entry without files, which the mappings fill. Dropped
+		 * here, the process's off-CPU and on-CPU samples would never look for its frames.
+		 */
+		p = calloc(1, sizeof(*p));
+		if (p) {
+			p->pid = pid;
+			p->flags = flag;
+			*proc_slot(u, pid) = p; /* the chain's end: pid is not in it */
+			u->stats.processes++;
+		}
+	} else if (!(p->flags & flag)) {
 		p->flags |= flag;
 		if (bpf_map_lookup_elem(u->procs_fd, &pid, &u->scratch) == 0) {
 			u->scratch.flags = p->flags;
