@@ -42,23 +42,8 @@ run_one() {
 		port=$(free_port)
 		"$prof" --web.listen-address=127.0.0.1:$port --log.level=warn >"$tmp/ap.log" 2>&1 &
 		pid=$!
-		for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
-		# Past start-up: the builder thread makes the unwind tables of every file the running
-		# processes map (seconds of CPU on a busy host), which is no cost of the execs. Wait
-		# until no table was built for 2 s (30 s at most).
-		local builds last=-1 still=0
-		for _ in $(seq 60); do
-			builds=$(curl -sf "http://127.0.0.1:$port/metrics" |
-				awk '/^autoprof_unwind_table_builds_total/ {s += $2} END {print s + 0}')
-			if [ "$builds" = "$last" ]; then
-				still=$((still + 1))
-				[ $still -ge 4 ] && break
-			else
-				still=0
-			fi
-			last=$builds
-			sleep 0.5
-		done
+		wait_ready "$port" || true
+		wait_settled "$port" # its start-up's tables are no cost of the execs
 	fi
 	pids+=($pid)
 	local c0 c1

@@ -47,7 +47,7 @@ start_autoprof() { # $1: offcpu.enabled
 		>"$tmp/ap.log" 2>&1 &
 	ap=$!
 	pids+=($ap)
-	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
+	wait_ready "$port" || true
 	sleep 1
 }
 

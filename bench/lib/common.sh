@@ -97,3 +97,33 @@ mapped_maps_kib() {
 	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 == "anon_inode:bpf-map")}
 	     /^Rss:/ {if (m) mapped += $2} END {print mapped + 0}' /proc/"$1"/smaps
 }
+
+# Waits (up to 30 s) until the autoprof on PORT has its samplers loaded: /metrics answers
+# before them, and autoprof_cpus_sampled appears once their samples are ingested.
+wait_ready() {
+	local _
+	for _ in $(seq 300); do
+		curl -sf "http://127.0.0.1:$1/metrics" | grep -q '^autoprof_cpus_sampled' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Waits until the autoprof on PORT is past start-up: its builder thread makes the unwind tables
+# of every file the running processes map (seconds of CPU on a busy host), work a benchmark
+# should not time. Returns once no table was built for 2 s (30 s at most).
+wait_settled() {
+	local _ builds last=-1 still=0
+	for _ in $(seq 60); do
+		builds=$(curl -sf "http://127.0.0.1:$1/metrics" |
+			awk '/^autoprof_unwind_table_builds_total/ {s += $2} END {print s + 0}')
+		if [ "$builds" = "$last" ]; then
+			still=$((still + 1))
+			[ $still -ge 4 ] && return 0
+		else
+			still=0
+		fi
+		last=$builds
+		sleep 0.5
+	done
+}
