@@ -31,7 +31,7 @@ struct {
 } gpumem_events SEC(".maps");
 
 #include "unwind.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 #include "ustack.bpf.h"
 
 /* Contexts kept under the current one, as the driver keeps a thread's stack: a pop deeper
@@ -205,7 +205,7 @@ static __always_inline void record_alloc(struct pt_regs *ctx, __u32 pid, __u64 p
 	if (o.truncated)
 		e->flags |= GPUMEM_F_USTACK_TRUNCATED;
 	if (o.python && n <= GPUMEM_MAX_USTACK)
-		pn = ustack__python(pid, &e->stack[n], GPUMEM_MAX_PYTHON);
+		pn = ustack__interp(ctx, pid, &e->stack[n], GPUMEM_MAX_PYTHON);
 	e->nr_ustack = n;
 	e->nr_python = pn;
 	len = __builtin_offsetof(struct gpumem_alloc_event, stack) + (n + 2 * pn) * sizeof(__u64);

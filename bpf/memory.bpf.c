@@ -31,7 +31,7 @@ struct {
 } memory_events SEC(".maps");
 
 #include "unwind.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 #include "ustack.bpf.h"
 
 /* Live sampled allocations of every target process; sized by memory.max-live before load. */
@@ -260,7 +260,7 @@ static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_
 	if (n > MEMORY_MAX_USTACK)
 		n = MEMORY_MAX_USTACK;
 	if (python && !(flags & MEMORY_F_GO) && n <= MEMORY_MAX_USTACK)
-		pn = ustack__python(pid, &e->stack[n], MEMORY_MAX_PYTHON);
+		pn = ustack__interp(ctx, pid, &e->stack[n], MEMORY_MAX_PYTHON);
 	e->nr_python = pn;
 	len = __builtin_offsetof(struct memory_alloc_event, stack) + (n + 2 * pn) * sizeof(__u64);
 	/* Kept for the verifier, which cannot know what bounds n and pn. */

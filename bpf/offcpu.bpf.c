@@ -45,7 +45,7 @@ struct {
 } events SEC(".maps");
 
 #include "known_pids.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind.bpf.h"
 
@@ -190,7 +190,7 @@ static __always_inline long offcpu__user_stack(struct task_struct *task, struct 
 		}
 		if (out.no_proc) {
 			/* Not learned yet: the leaf alone, truncated (oncpu.bpf.c). */
-			*proc_flags = UNWIND_PROC_PYTHON;
+			*proc_flags = UNWIND_PROC_INTERP;
 			u->flags |= OFFCPU_F_USTACK_TRUNCATED;
 			return 1;
 		}
@@ -216,8 +216,11 @@ static __always_inline long offcpu__user_stack(struct task_struct *task, struct 
  * own (bpf/offcpu_abi.h: why), or NULL: no Python frames, or they could not be had whole. The caller
  * then sends u alone.
  */
-static __always_inline struct offcpu_user_python *offcpu__with_python(struct offcpu_user *u)
+static __always_inline struct offcpu_user_python *offcpu__with_python(struct task_struct *task,
+								       struct offcpu_user *u)
 {
+	struct pt_regs *regs;
+	__u64 *words, sp = 0;
 	struct offcpu_user_python *up;
 	struct python__out *pbuf;
 	__u64 *seq, ticket, pn, psize;
@@ -227,7 +230,11 @@ static __always_inline struct offcpu_user_python *offcpu__with_python(struct off
 	if (!seq)
 		return NULL;
 	ticket = __sync_fetch_and_add(seq, 1) + 1;
-	pn = python__walk(u->pid);
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	words = interp__regs();
+	if (regs && words)
+		LUA_REGS_READ(regs, words, sp);
+	pn = interp__walk(u->pid, sp);
 	if (!pn)
 		return NULL;
 	pbuf = bpf_map_lookup_elem(&python_frames, &zero);
@@ -290,10 +297,10 @@ static int offcpu__send_user(struct bpf_map *map, __u32 *key, struct offcpu_pend
 		u->flags |= OFFCPU_F_TRACE_CTX;
 	un = offcpu__user_stack(task, u, &proc_flags, &walked);
 	u->nr_ustack = un > OFFCPU_MAX_USTACK ? OFFCPU_MAX_USTACK : un;
-	/* Python frames for a process known to be CPython (or one not yet learned: the lookup
+	/* Interpreted frames for a process known to be CPython or Lua (or one not yet learned: the lookup
 	 * then says); other processes pay one flag test. */
-	if (!walked || (proc_flags & UNWIND_PROC_PYTHON))
-		up = offcpu__with_python(u);
+	if (!walked || (proc_flags & UNWIND_PROC_INTERP))
+		up = offcpu__with_python(task, u);
 	if (up) {
 		bpf_ringbuf_discard(u, BPF_RB_NO_WAKEUP);
 		bpf_ringbuf_submit(up, wake_flags(up->user.pid));

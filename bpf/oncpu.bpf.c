@@ -27,7 +27,7 @@ struct {
 
 #include "known_pids.bpf.h"
 #include "probes.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind.bpf.h"
 
@@ -83,6 +83,25 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ta
 	return *ip != 0;
 }
 
+/* The user registers Lua's walk looks in for its state (bpf/lua.bpf.h), where it looks: the
+ * stack pointer, 0 without them. */
+static __always_inline __u64 lua_regs(struct bpf_perf_event_data *ctx, struct task_struct *task)
+{
+	__u64 *words = interp__regs(), sp = 0;
+	struct pt_regs *regs;
+
+	if (!words)
+		return 0;
+	if (in_user_mode(ctx)) {
+		LUA_REGS_FROM(&ctx->regs, words, sp);
+		return sp;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (regs)
+		LUA_REGS_READ(regs, words, sp);
+	return sp;
+}
+
 /*
  * Whether the task entered the kernel by a system call: its user pc follows a `syscall`
  * instruction (0f 05). Otherwise (an exception: a uprobe's breakpoint, a page fault) the pc is
@@ -127,7 +146,7 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 		 * leaf alone, marked truncated, rather than frame pointers' guess. The lookups a
 		 * table would have spared are made. */
 		e->flags |= ONCPU_F_USTACK_TRUNCATED | ONCPU_F_UNWIND_MISS;
-		*proc_flags = UNWIND_PROC_PYTHON;
+		*proc_flags = UNWIND_PROC_INTERP;
 		return 1;
 	}
 	if (n < 0)
@@ -252,11 +271,12 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	e->nr_kstack = kn;
 	e->nr_ustack = un;
 
-	/* Python frames for a process known to be CPython (or one not yet learned: the lookup
-	 * then says). */
+	/* Interpreted frames for a process known to be CPython or Lua (or one not yet learned:
+	 * the lookups then say). */
 	pn = 0;
-	if (!(e->flags & ONCPU_F_KTHREAD) && (!walked || (proc_flags & UNWIND_PROC_PYTHON)))
-		pn = python__walk(e->pid);
+	if (!(e->flags & ONCPU_F_KTHREAD) && (!walked || (proc_flags & UNWIND_PROC_INTERP))) {
+		pn = interp__walk(e->pid, lua_regs(ctx, task));
+	}
 	/* The mask (not a comparison the compiler may apply to a copy) bounds it for the verifier:
 	 * kn + un <= 254 anyway. */
 	off = (kn + un) & 0xff;

@@ -19,6 +19,7 @@ struct {
 
 #include "known_pids.bpf.h"
 #include "python_procs.bpf.h"
+#include "lua_procs.bpf.h"
 #include "tracectx.bpf.h"
 #include "unwind_abi.h"
 #include "unwind_vma.bpf.h"
@@ -175,6 +176,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 		bpf_map_delete_elem(&known_pids, &pid);
 		bpf_map_delete_elem(&tracectx_offsets, &pid);
 		bpf_map_delete_elem(&python_procs, &pid);
+		bpf_map_delete_elem(&lua_procs, &pid);
 		bpf_map_delete_elem(&unwind_procs, &pid);
 		bpf_map_delete_elem(&dlsym_maps, &pid);
 		if (type == PROC_EV_EXEC)
@@ -197,6 +199,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	/* A new image (or none) publishes its thread context elsewhere, if at all. */
 	bpf_map_delete_elem(&tracectx_offsets, &e->pid);
 	bpf_map_delete_elem(&python_procs, &e->pid);
+	bpf_map_delete_elem(&lua_procs, &e->pid);
 	bpf_map_delete_elem(&unwind_procs, &e->pid);
 	bpf_map_delete_elem(&dlsym_maps, &e->pid);
 	e->time_ns = bpf_ktime_get_ns();
@@ -360,8 +363,9 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 
-	/* Every thread's: its id may be a Python thread's, and will be another thread's. */
+	/* Every thread's: its id may be a Python or Lua thread's, and will be another thread's. */
 	bpf_map_delete_elem(&python_threads, &tid);
+	bpf_map_delete_elem(&lua_threads, &tid);
 	/* Threads exit all the time; only the group leader's exit ends the process. */
 	if (tid != BPF_CORE_READ(p, tgid))
 		return 0;

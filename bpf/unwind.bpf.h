@@ -470,7 +470,7 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	/* Without user space's table, what it would say is not known: the lookups it would
 	 * spare are made. */
 	out->proc_flags = w.proc->flags |
-			  (-no_proc & UNWIND_PROC_PYTHON);
+			  (-no_proc & UNWIND_PROC_INTERP);
 	out->no_proc = no_proc;
 	if (w.stop == UNWIND_STOP_GONE) {
 		out->gone = true;
@@ -485,7 +485,7 @@ leaf:
 	stack[0] = pc;
 	out->no_proc = true;
 	out->truncated = true;
-	out->proc_flags = UNWIND_PROC_PYTHON;
+	out->proc_flags = UNWIND_PROC_INTERP;
 	return -1;
 }
 

@@ -156,6 +156,9 @@ enum unwind_proc_flags {
 	 */
 	UNWIND_PROC_NO_TRACECTX = 1 << 0,
 	UNWIND_PROC_PYTHON = 1 << 1, /* a CPython process: worth a python_procs lookup */
+	UNWIND_PROC_LUA = 1 << 2,    /* a PUC Lua process: worth a lua_procs lookup */
+	/* What a process not learned yet may be: every interpreter's lookup is made. */
+	UNWIND_PROC_INTERP = UNWIND_PROC_PYTHON | UNWIND_PROC_LUA,
 };
 
 /*

@@ -5,8 +5,8 @@
 /*
  * The stack of a probed call, for the samplers that run in uprobes (memory.bpf.c,
  * gpumem.bpf.c): native frames by the unwind tables (frame pointers where there are none), then
- * the thread's Python frames. The including .bpf.c has included "unwind.bpf.h" and
- * "python.bpf.h" first and defines `const volatile bool unwind_tables`.
+ * the thread's interpreted frames (CPython's, Lua's). The including .bpf.c has included
+ * "unwind.bpf.h" and "interp.bpf.h" first and defines `const volatile bool unwind_tables`.
  */
 
 /* Where a stack walk starts: a pc with its stack and frame pointers. */
@@ -17,7 +17,7 @@ struct walk_start {
 struct ustack_out {
 	bool truncated; /* stopped before the outermost frame */
 	bool fp;	/* walked by frame pointers (no table for the process yet) */
-	bool python;	/* worth walking Python frames: a CPython process, or not known yet */
+	bool python;	/* worth walking interpreted frames: CPython or Lua, or not known yet */
 };
 
 /*
@@ -34,7 +34,7 @@ static __always_inline __u32 ustack__walk(struct pt_regs *ctx, __u32 pid,
 	if (unwind_tables)
 		n = unwind__user_stack(pid, at->pc, at->sp, at->bp, stack, &out);
 	o->truncated = out.truncated;
-	o->python = n < 0 || (out.proc_flags & UNWIND_PROC_PYTHON);
+	o->python = n < 0 || (out.proc_flags & UNWIND_PROC_INTERP);
 	o->fp = n < 0;
 	if (n < 0) {
 		n = bpf_get_stack(ctx, stack, max * sizeof(__u64), BPF_F_USER_STACK);
@@ -48,14 +48,21 @@ static __always_inline __u32 ustack__walk(struct pt_regs *ctx, __u32 pid,
 	return n;
 }
 
-/* The current thread's Python frames into dst (max_pairs pairs at most): the pairs written. */
-static __always_inline __u32 ustack__python(__u32 pid, __u64 *dst, __u32 max_pairs)
+/*
+ * The current thread's interpreted frames into dst (max_pairs pairs at most), ctx the probe's
+ * registers (the user code's: Lua's walk looks for its state there): the pairs written.
+ */
+static __always_inline __u32 ustack__interp(struct pt_regs *ctx, __u32 pid, __u64 *dst,
+					    __u32 max_pairs)
 {
 	struct python__out *pbuf;
+	__u64 *words = interp__regs(), sp = 0;
 	__u32 zero = 0;
 	__u64 pn, psize;
 
-	pn = python__walk(pid);
+	if (words)
+		LUA_REGS_FROM(ctx, words, sp);
+	pn = interp__walk(pid, sp);
 	if (!pn)
 		return 0;
 	pbuf = bpf_map_lookup_elem(&python_frames, &zero);

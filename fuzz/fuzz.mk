@@ -15,6 +15,8 @@
 #   config    the YAML configuration file (src/config/config.c)
 #   procctx   the OpenTelemetry process context's protobuf (src/proc/procctx.c)
 #   pyframes  CPython code objects and line tables read from a process's memory
+#   luaproto  Lua function prototypes, chunk names and line tables read likewise, and the
+#             function names parsed from source lines (src/runtime/luaproto.c)
 #   jvm       a JVM's attach-API replies and the perf map it writes
 #   golabels  what golabels reads of a Go executable (version, struct offsets, runtime.tlsg)
 #   webconfig the --web.config.file YAML (src/http/webconfig.c; bcrypt itself is crypt_r's)
@@ -24,8 +26,8 @@
 # when there, is its input layout. `make fuzz` runs every target for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
-FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes jvm golabels \
-	webconfig histfile
+FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes luaproto jvm \
+	golabels webconfig histfile
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
 	src/lib/log.c
 FUZZ_LIBS_cfi := -lelf
@@ -56,6 +58,7 @@ FUZZ_LIBS_procctx := -lprotobuf-c
 FUZZ_SRCS_pyframes := src/runtime/python.c src/runtime/pylines.c src/symbolize/elf.c src/lib/log.c src/lib/procmem.c \
 	tests/unit/python_stubs.c
 FUZZ_LIBS_pyframes := -lelf -lbpf
+FUZZ_SRCS_luaproto := src/runtime/luaproto.c
 FUZZ_SRCS_jvm := src/runtime/jvmattach.c src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c \
 	src/lib/log.c
 FUZZ_SRCS_golabels := src/runtime/golabels.c src/symbolize/elf.c src/lib/log.c

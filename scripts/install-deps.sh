@@ -18,6 +18,7 @@ PKGS=(
 	openjdk-17-jdk-headless nodejs
 	libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev
 	systemtap-sdt-dev
+	lua5.1 lua5.3 lua5.4 liblua5.1-0-dev liblua5.3-dev liblua5.4-dev luajit2
 )
 # The web view is bundled with npm at build time (Makefile: web/). Any node >= 18 with npm will
 # do, Debian's or another vendor's (whose nodejs package carries npm): ask for Debian's only

@@ -49,6 +49,8 @@ int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)
 		{ "probe_threads", ctx->probe_threads_fd, true },
 		{ "python_procs", ctx->python_fd, false },
 		{ "python_threads", ctx->python_threads_fd, false },
+		{ "lua_procs", ctx->lua_fd, false },
+		{ "lua_threads", ctx->lua_threads_fd, false },
 	};
 	int err;
 

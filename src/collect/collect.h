@@ -19,6 +19,7 @@ struct proccpu;
 struct unwinder;
 struct probes;
 struct python;
+struct lua;
 
 struct collect_ctx {
 	struct store *store;
@@ -41,6 +42,11 @@ struct collect_ctx {
 	int python_threads_fd;
 	/* Python frames: what it learned of each CPython process (NULL: not tracked). */
 	struct python *python;
+	/* Its pid -> Lua release map and thread -> lua_State map (bpf/lua_procs.bpf.h), -1 until
+	 * loaded. */
+	int lua_fd, lua_threads_fd;
+	/* Lua frames: what it learned of each Lua process (NULL: not tracked). */
+	struct lua *lua;
 	/* Unwind tables shared by every sampler's BPF object; NULL: frame pointers only. */
 	struct unwinder *unwinder;
 	/* The probe collector's thread -> probed calls map (bpf/probes.bpf.h), -1 without it. */

@@ -323,6 +323,15 @@ static const struct key keys[] = {
 			"BPF at each sample.",
 	},
 	{
+		.name = "lua.enabled",
+		.type = &config_type_bool,
+		.def = "true",
+		FIELD(lua_enabled),
+		.help = "Name the frames of PUC Lua 5.1, 5.3 and 5.4 processes (function, chunk, "
+			"line) in place of the interpreter's own; the running state's calls are walked "
+			"in BPF at each sample.",
+	},
+	{
 		.name = "unwind.mode",
 		.type = &config_type_unwind_mode,
 		.def = "table",

@@ -42,6 +42,7 @@ struct config {
 	uint64_t offcpu_min_block_ns;	/* offcpu.min-block, default 50us, 0..1h */
 	uint32_t offcpu_sample_ppm;	/* offcpu.sample-probability in millionths, default 1 */
 	uint32_t python_enabled;	/* python.enabled, default true */
+	uint32_t lua_enabled;		/* lua.enabled, default true */
 	uint32_t unwind_mode;		/* unwind.mode, enum config_unwind_mode, default table */
 	uint64_t unwind_memory_limit;	/* unwind.memory-limit, bytes, default 16MiB, 64KiB..4GiB */
 	uint32_t unwind_walk_cache;	/* unwind.walk-cache, default true */

@@ -30,6 +30,7 @@
 #include "sample/ingest.h"
 #include "sample/oncpu.h"
 #include "probes/probes.h"
+#include "runtime/lua.h"
 #include "runtime/python.h"
 #include "sample/proc.h"
 #include "sample/proccpu.h"
@@ -169,6 +170,7 @@ static void ingest_loop(struct daemon *d)
 		if (now >= next_sweep) {
 			proctab__sweep(ctx->proctab);
 			python__sweep(ctx->python);
+			lua__sweep(ctx->lua);
 			symbolizer__trim(ctx->sym);
 			if (ctx->unwinder)
 				unwinder__maintain(ctx->unwinder);
@@ -198,7 +200,8 @@ int main(int argc, char **argv)
 {
 	struct daemon d = { .ctx.known_pids_fd = -1, .ctx.tracectx_fd = -1,
 			    .ctx.probe_threads_fd = -1, .ctx.python_fd = -1,
-			    .ctx.python_threads_fd = -1 };
+			    .ctx.python_threads_fd = -1,
+			    .ctx.lua_fd = -1, .ctx.lua_threads_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char why[512];
 	int err, ret = 1;
@@ -267,9 +270,10 @@ int main(int argc, char **argv)
 	d.ctx.proctab = d.ctx.sym ? proctab__new(d.ctx.sym) : NULL;
 	d.ctx.cpu = proccpu__new();
 	d.ctx.python = d.cfg.python_enabled ? python__new(&d.ctx) : NULL;
+	d.ctx.lua = d.cfg.lua_enabled ? lua__new(&d.ctx) : NULL;
 	d.ctx.tracectx_cache = tracectx_cache__new(TRACECTX_CACHE_FILES);
 	if (!d.ctx.sym || !d.ctx.store || !d.ctx.proctab || !d.ctx.cpu || !d.ctx.tracectx_cache ||
-	    (d.cfg.python_enabled && !d.ctx.python)) {
+	    (d.cfg.python_enabled && !d.ctx.python) || (d.cfg.lua_enabled && !d.ctx.lua)) {
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
@@ -310,6 +314,7 @@ int main(int argc, char **argv)
 	 */
 	err = ingest__observe(&d.ctx) ?: proccpu__observe(d.ctx.cpu, d.ctx.proctab) ?:
 	      python__observe(d.ctx.python, d.ctx.proctab) ?:
+	      lua__observe(d.ctx.lua, d.ctx.proctab) ?:
 	      (d.jvm ? jvm__observe(d.jvm, d.ctx.proctab) : 0);
 	if (err)
 		goto cleanup;
@@ -424,6 +429,7 @@ cleanup:
 	unwinder__free(d.ctx.unwinder);
 	proccpu__free(d.ctx.cpu);
 	python__free(d.ctx.python);
+	lua__free(d.ctx.lua);
 	tracectx_cache__free(d.ctx.tracectx_cache);
 	store__free(d.ctx.store);
 	symbolizer__free(d.ctx.sym);

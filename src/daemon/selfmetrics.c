@@ -14,6 +14,7 @@
 #include "bpf/memory_abi.h"
 #include "sample/proc.h"
 #include "sample/proccpu.h"
+#include "runtime/lua.h"
 #include "runtime/python.h"
 #include "runtime/tracectx.h"
 #include "daemon/daemon.h"
@@ -742,6 +743,36 @@ static void python_metrics(struct metrics_writer *w, void *ctx)
 	METRICS_TABLE(w, python_rows, &v);
 }
 
+static const struct metrics_row lua_rows[] = {
+	METRICS_FAMILY("autoprof_lua_processes", METRIC_COUNTER,
+		       "Lua processes found, by result: supported (Lua frames), unknown_version "
+		       "(a release without offsets, or LuaJIT: native frames only), error (its "
+		       "release could not be recorded)"),
+	METRICS_SAMPLE(struct lua_stats, supported, "result", "supported"),
+	METRICS_SAMPLE(struct lua_stats, unknown_version, "result", "unknown_version"),
+	METRICS_SAMPLE(struct lua_stats, errors, "result", "error"),
+	METRICS_FAMILY("autoprof_lua_samples", METRIC_COUNTER, "Samples with Lua frames"),
+	METRICS_SAMPLE(struct lua_stats, samples),
+	METRICS_FAMILY("autoprof_lua_frames", METRIC_COUNTER, "Lua frames named in samples"),
+	METRICS_SAMPLE(struct lua_stats, frames),
+	METRICS_FAMILY("autoprof_lua_errors", METRIC_COUNTER,
+		       "Lua frames dropped or left native, by reason: function_unreadable (its "
+		       "prototype could not be read: mostly a process gone before its samples were "
+		       "drained), mismatch (Lua frames that no C-to-Lua entry of the native stack "
+		       "ran)"),
+	METRICS_SAMPLE(struct lua_stats, proto_errors, "reason", "function_unreadable"),
+	METRICS_SAMPLE(struct lua_stats, mismatches, "reason", "mismatch"),
+};
+
+static void lua_metrics(struct metrics_writer *w, void *ctx)
+{
+	struct daemon *d = ctx;
+	struct lua_stats s;
+
+	lua__stats(d->ctx.lua, &s);
+	METRICS_TABLE(w, lua_rows, &s);
+}
+
 static const struct metrics_row file_facts_rows[] = {
 	METRICS_FAMILY("autoprof_file_facts_cache_entries", METRIC_GAUGE,
 		       "Files whose trace-context facts (TLS variables, GOT slots, Go runtime) are "
@@ -831,7 +862,7 @@ int selfmetrics__register(struct daemon *d)
 	static const metrics_fn fns[] = {
 		build_metrics, oncpu_metrics, offcpu_metrics, store_metrics, proc_metrics,
 		symbolizer_metrics, file_metrics, unwind_metrics, memory_metrics, gpumem_metrics,
-		jvm_metrics, python_metrics, file_facts_metrics, history_metrics,
+		jvm_metrics, python_metrics, lua_metrics, file_facts_metrics, history_metrics,
 	};
 	int err;
 

@@ -527,7 +527,7 @@ static void otlp_pb__free(struct otlp_pb *pb)
  */
 static int otlp__table_attrs(struct otlp_enc *o, struct otlp_pb *pb)
 {
-	int64_t kernel, native, cpython = -1, a;
+	int64_t kernel, native, cpython = -1, lua = -1, a;
 	uint32_t i;
 
 	pb->loc_attrs = array__alloc(o->e.nr_locs, sizeof(*pb->loc_attrs));
@@ -547,9 +547,15 @@ static int otlp__table_attrs(struct otlp_enc *o, struct otlp_pb *pb)
 			if (cpython < 0)
 				return cpython;
 		}
+		if (dso && dso__kind(dso) == DSO_LUA && lua < 0) {
+			lua = otlp__attr(o, KEY_FRAME_TYPE, ATTR_STRING, 0, "lua");
+			if (lua < 0)
+				return lua;
+		}
 		pb->loc_attrs[i] = !dso ? native :
 				   dso__kind(dso) == DSO_KERNEL ? kernel :
 				   dso__kind(dso) == DSO_PYTHON ? cpython :
+				   dso__kind(dso) == DSO_LUA	? lua :
 								  native;
 	}
 	for (i = 0; i < o->e.nr_maps; i++) {

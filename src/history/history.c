@@ -230,6 +230,7 @@ static bool stable(const struct dso *dso)
 	case DSO_KERNEL:
 	case DSO_VDSO:
 	case DSO_PYTHON:
+	case DSO_LUA:
 		return true;
 	default:
 		return false;

@@ -15,6 +15,7 @@
 #include "lib/timeconst.h"
 #include "sample/ingest.h"
 #include "proc/proctab.h"
+#include "runtime/lua.h"
 #include "runtime/python.h"
 #include "runtime/tracectx.h"
 #include "store/store.h"
@@ -87,10 +88,15 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 		nu = proctab__user_frames(ctx->proctab, p, ing->uaddrs, nu, ing->native, now_ns,
 					  &cut);
 		file_frames(ing, ing->native, nu);
-		nu = python__splice(ctx->python, raw->pid, ing->native, nu,
-				    cut || raw->utruncated, (const uint64_t *)raw->python,
-				    raw->nr_python, out,
-				    INGEST_MAX_USTACK + INGEST_MAX_PYTHON);
+		if (lua__pairs((const uint64_t *)raw->python, raw->nr_python))
+			nu = lua__splice(ctx->lua, raw->pid, ing->native, nu,
+					 cut || raw->utruncated, (const uint64_t *)raw->python,
+					 raw->nr_python, out, INGEST_MAX_USTACK + INGEST_MAX_PYTHON);
+		else
+			nu = python__splice(ctx->python, raw->pid, ing->native, nu,
+					    cut || raw->utruncated, (const uint64_t *)raw->python,
+					    raw->nr_python, out,
+					    INGEST_MAX_USTACK + INGEST_MAX_PYTHON);
 	} else {
 		nu = proctab__user_frames(ctx->proctab, p, ing->uaddrs, nu, out, now_ns, &cut);
 		file_frames(ing, out, nu);

@@ -325,6 +325,8 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	ctx->tracectx_fd = bpf_map__fd(pc->skel->maps.tracectx_offsets);
 	ctx->python_fd = bpf_map__fd(pc->skel->maps.python_procs);
 	ctx->python_threads_fd = bpf_map__fd(pc->skel->maps.python_threads);
+	ctx->lua_fd = bpf_map__fd(pc->skel->maps.lua_procs);
+	ctx->lua_threads_fd = bpf_map__fd(pc->skel->maps.lua_threads);
 	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
 				  NULL) ?:
 	       proctab__observe(ctx->proctab, &(struct proc_observer){

@@ -30,11 +30,12 @@ enum dso_kind {
 	DSO_STORED,	/* a frame read back from history on disk, named when it was written:
 			 * addr indexes the (function, file, line) table as DSO_PYTHON's does, the
 			 * path is the mapping's */
+	DSO_LUA,	/* interpreted Lua code, named as DSO_PYTHON's is */
 };
 
 enum dso_kind dso__kind(const struct dso *dso);
 /* The path the process mapped it at, or "[kernel.kallsyms]", "[vdso]", "[anon]", "[unknown]",
- * "[truncated]", "[python]", "[uprobes]", "[vsyscall]". */
+ * "[truncated]", "[python]", "[lua]", "[uprobes]", "[vsyscall]". */
 const char *dso__path(const struct dso *dso);
 /* Lower-case hex GNU build ID, "" when the file has none. */
 const char *dso__build_id(const struct dso *dso);

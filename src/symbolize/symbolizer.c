@@ -76,7 +76,7 @@ struct symbolizer {
 	struct dso *markers[SYM_MARKER__MAX]; /* [SYM_MARKER_NONE] stays NULL */
 	struct dso *anon;
 	struct dso *vdso;
-	struct dso *python;
+	struct dso *python, *lua;
 	struct dso *special[NR_SPECIAL];
 	/* Interpreted positions: entries in the order added (a frame's addr), and an index. Guarded
 	 * by interp_lock, taken after lock by lookups and alone by the ingest thread. */
@@ -182,11 +182,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	sym->anon = dso__new(DSO_ANON, "[anon]", -1);
 	sym->vdso = dso__new(DSO_VDSO, "[vdso]", vdso_image_fd());
 	sym->python = dso__new(DSO_PYTHON, "[python]", -1);
+	sym->lua = dso__new(DSO_LUA, "[lua]", -1);
 	for (size_t i = 0; i < NR_SPECIAL; i++)
 		sym->special[i] = dso__new(DSO_SPECIAL, special_pages[i], -1);
 	if (sym->vdso && sym->vdso->fd < 0)
 		sym->vdso->fd = -1;
-	if (!sym->kernel || !sym->unknown || !sym->anon || !sym->vdso || !sym->python ||
+	if (!sym->kernel || !sym->unknown || !sym->anon || !sym->vdso || !sym->python || !sym->lua ||
 	    !sym->special[0] || !sym->special[1])
 		goto out_nomem;
 	return sym;
@@ -213,6 +214,7 @@ void symbolizer__free(struct symbolizer *sym)
 	dso__put(sym->anon);
 	dso__put(sym->vdso);
 	dso__put(sym->python);
+	dso__put(sym->lua);
 	for (size_t i = 0; i < NR_SPECIAL; i++)
 		dso__put(sym->special[i]);
 	for (uint32_t i = 0; i < sym->nr_interp; i++) {
@@ -826,6 +828,13 @@ static int interp_grow(struct symbolizer *sym)
 int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
 			     uint32_t line, struct frame *out)
 {
+	return symbolizer__runtime_frame(sym, DSO_PYTHON, function, file, line, out);
+}
+
+int symbolizer__runtime_frame(struct symbolizer *sym, enum dso_kind kind, const char *function,
+			      const char *file, uint32_t line, struct frame *out)
+{
+	struct dso *dso = kind == DSO_LUA ? sym->lua : sym->python;
 	uint64_t h = interp_hash(function, file, line);
 	struct interp_pos *p;
 	uint32_t s;
@@ -841,7 +850,7 @@ int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const
 		p = &sym->interp[sym->interp_index[s] - 1];
 		if (p->hash == h && p->line == line && !strcmp(p->function, function) &&
 		    !strcmp(p->file, file)) {
-			*out = (struct frame){ sym->python, sym->interp_index[s] - 1 };
+			*out = (struct frame){ dso, sym->interp_index[s] - 1 };
 			goto unlock;
 		}
 	}
@@ -869,7 +878,7 @@ int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const
 		goto unlock;
 	}
 	sym->interp_index[s] = ++sym->nr_interp;
-	*out = (struct frame){ sym->python, sym->nr_interp - 1 };
+	*out = (struct frame){ dso, sym->nr_interp - 1 };
 unlock:
 	pthread_mutex_unlock(&sym->interp_lock);
 	return err;
@@ -937,6 +946,7 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 		err = fallback(f->dso, f->addr, st, out);
 		break;
 	case DSO_PYTHON:
+	case DSO_LUA:
 	case DSO_STORED:
 		err = lookup_interp(sym, f, st, out);
 		break;

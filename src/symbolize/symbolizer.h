@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "symbolize/dso.h"
 #include "symbolize/frame.h"
 
 struct strtab;
@@ -92,6 +93,10 @@ bool symbolizer__kernel_page(const char *path);
 #define SYM_MAX_INTERP (1u << 18)
 int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
 			     uint32_t line, struct frame *out);
+/* The same for the interpreted code of kind (DSO_PYTHON, DSO_LUA): its frame's dso is that
+ * runtime's ("[python]", "[lua]"), which exporters type the frame by. */
+int symbolizer__runtime_frame(struct symbolizer *sym, enum dso_kind kind, const char *function,
+			      const char *file, uint32_t line, struct frame *out);
 
 /*
  * Frames read back from disk (src/history/), named as they were when written: a dso for the

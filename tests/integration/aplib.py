@@ -230,6 +230,47 @@ def traces(data):
     return out
 
 
+def marker_line(marker, script):
+    """The line of script (1-based) holding marker, a comment tests put at a known call."""
+    with open(script) as f:
+        for n, line in enumerate(f, 1):
+            if marker in line:
+                return n
+    raise AssertionError("no %s in %s" % (marker, script))
+
+
+def folded_stacks(d, path):
+    """(frames root first, value) of each line of a folded profile fetched from path."""
+    code, _, body = d.get(path)
+    if code != 200:
+        raise AssertionError("%s: HTTP %d: %r" % (path, code, body[:300]))
+    out = []
+    for line in body.decode().splitlines():
+        stack, value = line.rsplit(" ", 1)
+        out.append((stack.split(";"), int(value)))
+    return out
+
+
+def start_memory_target(d, p, label):
+    """Makes p, a target program waiting for a line on stdin, a memory target by its pid, and
+    lets it go on ("go\\n") once attached; p.started says it did."""
+    code, _, body = d.request("POST", "/api/v1/targets/memory", json.dumps({"pid": p.pid}))
+    if code != 200:
+        raise AssertionError("%s: POST target: HTTP %d %r" % (label, code, body))
+    deadline = time.time() + 10
+    attached = None
+    while time.time() < deadline and not attached:
+        _, _, body = d.get("/api/v1/targets/memory")
+        attached = [pr for t in json.loads(body) for pr in t["processes"]
+                    if pr["pid"] == p.pid and pr["attached"]]
+        time.sleep(0.1)
+    if not attached or attached[0]["mode"] != "attach":
+        raise AssertionError("%s: pid %d not attached: %s" % (label, p.pid, body))
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    p.started = True
+
+
 def check(name, fn, *args):
     """Runs one test; prints PASS/FAIL/SKIP."""
     global _failed

@@ -20,7 +20,6 @@ script kept, and py_churn, which allocated more, holds none."""
 import glob
 import gzip
 import http.server
-import json
 import math
 import os
 import re
@@ -31,7 +30,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import ROOT, Daemon, Skip, check, exit_status, free_port, pprof_tool, traces  # noqa: E402
+from aplib import (ROOT, Daemon, Skip, check, exit_status, folded_stacks,  # noqa: E402
+                   free_port, pprof_tool, start_memory_target, traces)
+import aplib  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "tests", "targets", "python", "py_loop.py")
 THREADS = os.path.join(os.path.dirname(SCRIPT), "py_threads.py")
@@ -61,11 +62,7 @@ def interpreters():
 
 
 def marker_line(marker, script=SCRIPT):
-    with open(script) as f:
-        for n, line in enumerate(f, 1):
-            if marker in line:
-                return n
-    raise AssertionError("no %s in %s" % (marker, script))
+    return aplib.marker_line(marker, script)
 
 
 def def_line(name):
@@ -213,18 +210,6 @@ def check_offcpu(d, pid, label):
             raise AssertionError("%s: %s at %s, want %s:%d" % (label, fn, got, *want))
 
 
-def folded_stacks(d, path):
-    """(frames root first, value) of each line of a folded profile."""
-    code, _, body = d.get(path)
-    if code != 200:
-        raise AssertionError("%s: HTTP %d: %r" % (path, code, body[:300]))
-    out = []
-    for line in body.decode().splitlines():
-        stack, value = line.rsplit(" ", 1)
-        out.append((stack.split(";"), int(value)))
-    return out
-
-
 def under_chain(stacks, *chain):
     """Of folded_stacks rows: (all of the values, those whose frames hold chain's in its order
     (root first), those of which have an evaluation-loop frame left among them)."""
@@ -238,26 +223,6 @@ def under_chain(stacks, *chain):
             under += v
             evals += v * (EVAL in frames[at[0]:at[-1]])
     return total, under, evals
-
-
-def start_memory(d, p, label):
-    """Makes p (py_mem.py, waiting) a memory target by its pid, and lets it start once attached."""
-    pid = p.pid
-    code, _, body = d.request("POST", "/api/v1/targets/memory", json.dumps({"pid": pid}))
-    if code != 200:
-        raise AssertionError("%s: POST target: HTTP %d %r" % (label, code, body))
-    deadline = time.time() + 10
-    attached = None
-    while time.time() < deadline and not attached:
-        _, _, body = d.get("/api/v1/targets/memory")
-        attached = [pr for t in json.loads(body) for pr in t["processes"]
-                    if pr["pid"] == pid and pr["attached"]]
-        time.sleep(0.1)
-    if not attached or attached[0]["mode"] != "attach":
-        raise AssertionError("%s: pid %d not attached: %s" % (label, pid, body))
-    p.stdin.write("go\n")
-    p.stdin.flush()
-    p.started = True
 
 
 def check_memory(d, p, label):
@@ -417,7 +382,7 @@ def main():
         started = time.time()
         for label, _ in found:
             check("python_memory_target_" + label.replace("-", "_").replace(".", ""),
-                  start_memory, d, procs["mem-" + label], label)
+                  start_memory_target, d, procs["mem-" + label], label)
         time.sleep(max(0, WARM + WINDOW - (time.time() - started)))
         for label, _ in found:
             check("python_frames_" + label.replace("-", "_").replace(".", ""),

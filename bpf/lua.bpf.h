@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_LUA_BPF_H
+#define AUTOPROF_LUA_BPF_H
+
+/*
+ * PUC Lua frames of the sampled thread (5.1, 5.3, 5.4). Lua keeps no global "current state":
+ * the interpreter holds its lua_State in a register while it runs (r15 in Debian's 5.4 builds,
+ * 99.8 % of samples), and so do the C functions it calls, which take it as their first
+ * argument. So the callee-saved and argument registers are tried, each taken only if it points
+ * at a thread object (type tag LUA_TTHREAD) whose stack pointers are in order; the state found
+ * is remembered per thread for samples that strike code holding none (libc, the kernel), and
+ * used then only while it is not suspended. The CallInfo chain of that state is walked leaf
+ * first, one record per bpf_loop() step, into the interpreter-frame buffer Python's walk uses
+ * (python_frames: the including .bpf.c has included "python.bpf.h" first); user space names
+ * the functions and places them among the native frames (src/runtime/lua.c).
+ */
+#include "lua_procs.bpf.h"
+
+/*
+ * The registers tried for the running lua_State, in this order: r15, r14, r13, r12, rbx, rbp,
+ * rdi, rsi. The sampler writes them into the first words of python_frames (nothing else writes
+ * there before the walk; the BPF stack has no room for them) with LUA_REGS_FROM (a BPF
+ * context's pt_regs: whole-word loads, each its own, for the verifier refuses a context
+ * pointer moved by an offset) or LUA_REGS_READ (the kernel's), and passes the stack pointer.
+ */
+#define LUA_NR_REGS 8
+#define LUA_REGS_FROM(regs, words, sp)                                                             \
+	do {                                                                                       \
+		(words)[0] = *(volatile __u64 *)&(regs)->r15;                                      \
+		(words)[1] = *(volatile __u64 *)&(regs)->r14;                                      \
+		(words)[2] = *(volatile __u64 *)&(regs)->r13;                                      \
+		(words)[3] = *(volatile __u64 *)&(regs)->r12;                                      \
+		(words)[4] = *(volatile __u64 *)&(regs)->bx;                                       \
+		(words)[5] = *(volatile __u64 *)&(regs)->bp;                                       \
+		(words)[6] = *(volatile __u64 *)&(regs)->di;                                       \
+		(words)[7] = *(volatile __u64 *)&(regs)->si;                                       \
+		(sp) = *(volatile __u64 *)&(regs)->sp;                                             \
+	} while (0)
+#define LUA_REGS_READ(regs, words, sp)                                                             \
+	do {                                                                                       \
+		(words)[0] = BPF_CORE_READ(regs, r15);                                             \
+		(words)[1] = BPF_CORE_READ(regs, r14);                                             \
+		(words)[2] = BPF_CORE_READ(regs, r13);                                             \
+		(words)[3] = BPF_CORE_READ(regs, r12);                                             \
+		(words)[4] = BPF_CORE_READ(regs, bx);                                              \
+		(words)[5] = BPF_CORE_READ(regs, bp);                                              \
+		(words)[6] = BPF_CORE_READ(regs, di);                                              \
+		(words)[7] = BPF_CORE_READ(regs, si);                                              \
+		(sp) = BPF_CORE_READ(regs, sp);                                                    \
+	} while (0)
+
+/*
+ * Stack words looked at for a state when no register holds one; of those that could be heap
+ * addresses, how many have their tag byte read (code and data pointers are many in a C frame:
+ * glibc's system() keeps several sigactions there), and how many of those with a thread's tag
+ * are checked whole.
+ */
+#define LUA_SCAN_WORDS (PYTHON_MAX_ENTRIES * 2)
+#define LUA_SCAN_PEEKS 64
+#define LUA_SCAN_TRIES 8
+
+/* The walk's state, shared by its two callbacks: finding the state, then its calls. */
+struct lua__walk {
+	struct lua_proc lp;
+	__u64 ci, base_ci, leaf_pc;
+	__u64 L;		   /* the state found */
+	__u64 sp;		   /* the thread's stack pointer: words near it are not states */
+	__u32 first, peeks, tries; /* candidates looked at */
+	__u32 at;		   /* the word where L was found */
+};
+
+static __always_inline int lua__read(void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+static __always_inline __u64 lua__word(const __u8 *b, __u16 off)
+{
+	return *(const __u64 *)&b[off & 0x78];
+}
+
+/*
+ * Whether L is a lua_State: its header's tag says thread, it has a global state and a current
+ * CallInfo, and its stack pointers are in order. Its first 128 bytes are left in state (the
+ * per-CPU frame buffer: the BPF stack has no room for them).
+ */
+static __always_inline bool lua__is_state(const struct lua_proc *lp, __u64 L, __u8 *state)
+{
+	__u64 top, stack, last;
+
+	if (L < 4096 || (L & 7) || L >= (1ULL << 47) || lua__read(state, 128, L))
+		return false;
+	/* CommonHeader: GCObject *next, lu_byte tt (LUA_TTHREAD: 8 in every release). */
+	if (state[8] != 8)
+		return false;
+	top = lua__word(state, lp->l_top);
+	stack = lua__word(state, lp->l_stack);
+	last = lua__word(state, lp->l_stack_last);
+	return lua__word(state, lp->l_g) && lua__word(state, lp->l_ci) && stack && stack <= top &&
+	       stack <= last && top <= last + 64 * 16;
+}
+
+static long lua__step(__u64 i, void *arg)
+{
+	struct lua__walk *w = arg;
+	struct python__out *out;
+	__u64 func, tv[2], n, a, b;
+	__u32 zero = 0;
+	__u8 tag, *cl;
+
+	out = bpf_map_lookup_elem(&python_frames, &zero);
+	if (!out)
+		return 1;
+	n = out->n;
+	if (!w->ci || n >= LUA_MAX_ENTRIES * 2 || n >= PYTHON_MAX_ENTRIES * 2 - 2)
+		return 1;
+	if (w->lp.flags & LUA_PROC_CI_ARRAY) {
+		if (w->ci < w->base_ci)
+			return 1;
+	}
+	/* The record, read whole into the frame buffer. */
+	if (lua__read(out->frame, w->lp.ci_size & 127, w->ci))
+		return 1;
+	func = *(__u64 *)&out->frame[w->lp.ci_func & 120];
+	a = b = 0;
+	/* The closure goes in the buffer's second half: the stack allows no variable offsets. */
+	cl = &out->frame[128];
+	if (func && !lua__read(tv, sizeof(tv), func)) {
+		/* The tag's byte follows the 8-byte Value in every release. */
+		tag = (__u8)tv[1];
+		if (tag == w->lp.tag_lua && !lua__read(cl, 64, tv[0])) {
+			bool is_c = w->lp.cl_isc != LUA_NO_FIELD && cl[w->lp.cl_isc & 63];
+
+			if (is_c) {
+				a = LUA_FRAME_C;
+				b = *(__u64 *)&cl[w->lp.cl_cfunc & 56];
+			} else {
+				a = *(__u64 *)&cl[w->lp.cl_proto & 56];
+				b = w->leaf_pc && !i
+					? w->leaf_pc
+					: *(__u64 *)&out->frame[w->lp.ci_savedpc & 120];
+			}
+		} else if (tag == w->lp.tag_light && w->lp.tag_light) {
+			a = LUA_FRAME_C;
+			b = tv[0];
+		} else if (tag == w->lp.tag_cclosure && w->lp.tag_cclosure &&
+			   !lua__read(cl, 64, tv[0])) {
+			a = LUA_FRAME_C;
+			b = *(__u64 *)&cl[w->lp.cl_cfunc & 56];
+		}
+	}
+	if (a) {
+		out->words[n++] = a;
+		out->words[n++] = b;
+		out->n = n;
+	}
+	if (w->lp.flags & LUA_PROC_CI_ARRAY)
+		w->ci -= w->lp.ci_size;
+	else
+		w->ci = *(__u64 *)&out->frame[w->lp.ci_previous & 120];
+	return 0;
+}
+
+/*
+ * Looking for the running state among candidate words in the output buffer (not written yet):
+ * the registers, the thread's last state, words of its stack. One callback for all, so that
+ * the state's check is verified once.
+ */
+
+static long lua__find_step(__u64 i, void *arg)
+{
+	struct lua__walk *f = arg;
+	struct python__out *out;
+	__u32 zero = 0;
+	__u64 v, idx = f->first + i;
+
+	out = bpf_map_lookup_elem(&python_frames, &zero);
+	if (!out || idx >= LUA_SCAN_WORDS)
+		return 1;
+	v = out->words[idx];
+	/* A heap object's address (a state is 8-aligned: LUA_EXTRASPACE bytes precede it), not
+	 * one in the stack (saved frame pointers, locals' addresses). */
+	if (v < 0x10000 || (v & 7) || v >= (1ULL << 47) ||
+	    (v + (1ULL << 20) >= f->sp && v < f->sp + (8ULL << 20)))
+		return 0;
+	if (++f->peeks > LUA_SCAN_PEEKS)
+		return 1;
+	/* A short read first: the header's tag (a thread's: 8 in every release). */
+	if (lua__read(out->frame, 16, v) || out->frame[8] != 8)
+		return 0;
+	if (++f->tries > LUA_SCAN_TRIES)
+		return 1;
+	if (lua__is_state(&f->lp, v, out->frame)) {
+		f->L = v;
+		f->at = (__u32)idx;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether one of words [first, first + n) of out is a state: its address in f->L, its first
+ * bytes in out->frame. */
+static __always_inline bool lua__find(struct lua__walk *f, __u32 first, __u32 n)
+{
+	f->first = first;
+	f->peeks = f->tries = 0;
+	f->L = 0;
+	bpf_loop(n, lua__find_step, f, 0);
+	return f->L != 0;
+}
+
+/* The walk from the current call of the state whose first bytes are in state. */
+static __always_inline void lua__start(struct lua__walk *w, const __u8 *state)
+{
+	w->ci = lua__word(state, w->lp.l_ci);
+	w->base_ci = w->leaf_pc = 0;
+	if (w->lp.flags & LUA_PROC_CI_ARRAY) {
+		w->base_ci = lua__word(state, w->lp.l_base_ci);
+		if (w->lp.l_savedpc != LUA_NO_FIELD)
+			w->leaf_pc = lua__word(state, w->lp.l_savedpc);
+	}
+}
+
+/*
+ * Walks the current thread's Lua frames into python_frames, its user registers written there
+ * (LUA_REGS_FROM) and sp its stack pointer: returns the pairs written, the leading
+ * (LUA_FRAMES_MAGIC, version) one included (0: not a Lua process, or no state found).
+ */
+static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
+{
+	struct lua__walk w = {};
+	struct python__out *out;
+	struct lua_proc *lp;
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 L, g, main = 0, *cached;
+
+	lp = bpf_map_lookup_elem(&lua_procs, &pid);
+	if (!lp)
+		return 0;
+	out = bpf_map_lookup_elem(&python_frames, &zero);
+	if (!out)
+		return 0;
+	__builtin_memcpy(&w.lp, lp, sizeof(w.lp));
+	w.sp = sp;
+	cached = bpf_map_lookup_elem(&lua_threads, &tid);
+	out->words[LUA_NR_REGS] = cached ? *cached : 0;
+	/* The registers, then the last state found: that one only while still running (a
+	 * suspended coroutine, status LUA_YIELD, is not). One pass: each call site of a bpf_loop
+	 * callback is verified again, and the on-CPU program is near the verifier's limit. */
+	if (lua__find(&w, 0, LUA_NR_REGS + 1) &&
+	    (w.at < LUA_NR_REGS || !out->frame[w.lp.l_status & 127])) {
+		L = w.L;
+		if (w.at < LUA_NR_REGS && (!cached || *cached != L))
+			bpf_map_update_elem(&lua_threads, &tid, &L, BPF_ANY);
+	} else {
+		if (!sp || lua__read(out->words, LUA_SCAN_WORDS * sizeof(__u64), sp) ||
+		    !lua__find(&w, 0, LUA_SCAN_WORDS))
+			return 0;
+		L = w.L;
+		bpf_map_update_elem(&lua_threads, &tid, &L, BPF_ANY);
+	}
+	g = lua__word(out->frame, w.lp.l_g);
+	lua__start(&w, out->frame);
+	out->words[0] = LUA_FRAMES_MAGIC;
+	out->words[1] = w.lp.version;
+	out->n = 2;
+	bpf_loop(LUA_MAX_ENTRIES, lua__step, &w, 0);
+	/*
+	 * A coroutine's calls end where it was resumed: the main thread's go on from there (its
+	 * leaf is the C function coroutine.resume or wrap, or the C function that resumed it).
+	 * Coroutines resumed by coroutines between the two are not known: their frames are left
+	 * out, in order.
+	 */
+	if (w.lp.g_mainthread != LUA_NO_FIELD &&
+	    !lua__read(&main, sizeof(main), g + w.lp.g_mainthread) && main && main != L &&
+	    out->n < LUA_MAX_ENTRIES * 2) {
+		__u64 n = out->n;
+
+		out->words[n] = main; /* a candidate past the words written */
+		if (!lua__find(&w, n, 1))
+			return n > 2 ? n / 2 : 0;
+		lua__start(&w, out->frame);
+		bpf_loop(LUA_MAX_ENTRIES, lua__step, &w, 0);
+	}
+	return out->n > 2 ? out->n / 2 : 0;
+}
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef AUTOPROF_BPF_LUA_ABI_H
+#define AUTOPROF_BPF_LUA_ABI_H
+
+/*
+ * Shared between bpf/lua.bpf.h and src/runtime/lua.c: __u8/__u16/__u32/__u64 only, no libc.
+ * One value per PUC Lua process in lua_procs: the offsets of the interpreter's structures in its
+ * release (5.1, 5.3, 5.4), enough to walk a lua_State's CallInfo chain.
+ */
+
+/* CallInfo records looked at per sample (leaf first); deeper chains lose their outer frames. */
+#define LUA_MAX_ENTRIES 64
+/* Offset that a release does not have. */
+#define LUA_NO_FIELD 0xffff
+
+/*
+ * A sample's Lua frames take the interpreter-frame slot that Python's use (bpf/python_abi.h),
+ * two words each, leaf first, after a first pair (LUA_FRAMES_MAGIC, version) that tells them
+ * from Python's (a code object's address is never that). Then per CallInfo: a Lua function is
+ * (its Proto's address, its saved pc); a C function is (LUA_FRAME_C, its address).
+ */
+#define LUA_FRAMES_MAGIC 0xffff4c7561000000ULL
+#define LUA_FRAME_C	 1ULL
+
+enum lua_proc_flags {
+	LUA_PROC_CI_ARRAY = 1 << 0, /* 5.1: CallInfo records are an array from base_ci to ci */
+};
+
+struct lua_proc {
+	__u16 version; /* 0x0504 for 5.4 */
+	__u16 flags;   /* enum lua_proc_flags */
+	/* lua_State */
+	__u16 l_status;	    /* lu_byte status: 0 while it runs or may run */
+	__u16 l_top;	    /* StkId top */
+	__u16 l_g;	    /* global_State *l_G */
+	__u16 l_ci;	    /* CallInfo *ci */
+	__u16 l_stack_last; /* StkId stack_last */
+	__u16 l_stack;	    /* StkId stack */
+	__u16 l_base_ci;    /* 5.1: CallInfo *base_ci; later: where the CallInfo base_ci is */
+	__u16 l_savedpc;    /* 5.1: the running function's pc; else LUA_NO_FIELD */
+	__u16 g_mainthread; /* global_State.mainthread */
+	/* CallInfo */
+	__u16 ci_func;	   /* StkId func */
+	__u16 ci_previous; /* CallInfo *previous (LUA_NO_FIELD with LUA_PROC_CI_ARRAY) */
+	__u16 ci_savedpc;  /* const Instruction *savedpc of a Lua function */
+	__u16 ci_size;	   /* bytes of a CallInfo, < 128 */
+	/* Closures (a TValue's tag is the byte after its 8-byte Value in every release) */
+	__u16 cl_isc;	   /* 5.1: the closure's isC byte; else LUA_NO_FIELD */
+	__u16 cl_proto;	   /* LClosure.p */
+	__u16 cl_cfunc;	   /* CClosure.f */
+	__u8 tag_lua;	   /* tag of a Lua closure (5.1: of any function, cl_isc tells) */
+	__u8 tag_cclosure; /* tag of a C closure (5.1: unused) */
+	__u8 tag_light;	   /* tag of a light C function (5.1: unused) */
+	__u8 pad[3];
+};
+
+#endif

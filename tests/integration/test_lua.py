@@ -1,0 +1,390 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""PUC Lua frames by name, for Debian's lua5.1, lua5.3 and lua5.4 (each the interpreter linked
+statically into its stripped executable): tests/targets/lua/lua_loop.lua runs lua_hot and
+lua_cold 3:1 under lua_dispatch, and a table.sort whose comparator is lua_less. The served
+profile must show lua_hot and lua_cold under lua_dispatch under the main chunk in that ratio
+(within 20 %), with no interpreter frame left among the Lua ones, in the script at the lines of
+their calls, above the interpreter's own native frames; and lua_less above table.sort's C
+frames above lua_sorted. Coroutines: under lua5.4, lua_coro.lua's coroutines (coroutine.wrap)
+carry their own frames, then their resumer's; lua_embed, a C program linked to the shared
+liblua5.4, resumes two coroutines with lua_resume: their frames sit under lua_resume under its
+C frames. Off-CPU (lua_naps.lua under each release): a thread waiting for a child in lua_nap
+has most of its off-CPU time under lua_nap < lua_nap_loop < main chunk. LuaJIT (a release
+without offsets) is counted in /metrics and keeps its native frames, with no Lua names."""
+
+import json
+import math
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from aplib import (BUILD, ROOT, Daemon, Skip, check, exit_status, folded_stacks,  # noqa: E402
+                   pprof_tool, start_memory_target, traces)
+import aplib  # noqa: E402
+
+TARGETS = os.path.join(ROOT, "tests", "targets", "lua")
+SCRIPT = os.path.join(TARGETS, "lua_loop.lua")
+CORO = os.path.join(TARGETS, "lua_coro.lua")
+NAPS = os.path.join(TARGETS, "lua_naps.lua")
+EMBED_SCRIPT = os.path.join(TARGETS, "lua_embed.lua")
+MEM = os.path.join(TARGETS, "lua_mem.lua")
+MEM_SECONDS = 4
+EMBED = os.path.join(BUILD, "targets", "lua_embed")
+RELEASES = [("lua51", "/usr/bin/lua5.1"), ("lua53", "/usr/bin/lua5.3"),
+            ("lua54", "/usr/bin/lua5.4")]
+LUAJIT = "/usr/bin/luajit"
+NCPU = os.cpu_count() or 1
+LOAD = os.getloadavg()[0]
+# Six busy processes at once (three releases, the coroutines, the embedding, LuaJIT), with
+# others' work on the machine: ~400 samples of each at 99 Hz, bounded near a minute. Profiles
+# are of the last N seconds: each is taken once all have run that long.
+WINDOW = max(10, min(40, math.ceil(600.0 * (6 + LOAD) / (99 * NCPU))))
+WARM = 2.0
+
+
+def marker_line(marker, script=SCRIPT):
+    return aplib.marker_line(marker, script)
+
+
+def def_line(name, script=SCRIPT):
+    with open(script) as f:
+        for n, line in enumerate(f, 1):
+            if re.search(r"\b%s\s*=\s*function|function %s\(" % (name, name), line):
+                return n
+    raise AssertionError("no function %s in %s" % (name, script))
+
+
+def raw_lines(data):
+    """function -> set of (file, line) of its Lua locations, from `go tool pprof -raw` (names may
+    hold spaces: "main chunk")."""
+    out = {}
+    text = pprof_tool(data, "-raw")
+    section = text.split("Locations", 1)[1].split("Mappings", 1)[0]
+    for line in section.splitlines():
+        m = re.match(r"\s*\d+: 0x[0-9a-f]+ M=\d+ (.+) (\S+\.lua):(\d+) s=\d+", line)
+        if m:
+            out.setdefault(m.group(1), set()).add((m.group(2), int(m.group(3))))
+    return out
+
+
+def profile(d, pid, window=WINDOW):
+    _, _, body = d.get("/debug/pprof/profile?seconds=%d&pid=%d" % (window, pid))
+    return body
+
+
+def check_release(d, pid, label):
+    body = profile(d, pid)
+    t = traces(body)
+    total = sum(c for c, _, _ in t)
+    if total < 100:
+        raise AssertionError("%s: only %d samples" % (label, total))
+    hot = cold = less = less_direct = lua = exact = truncated = 0
+    for count, _, frames in t:
+        leaf = next((f for f in ("lua_hot", "lua_cold", "lua_less") if f in frames), None)
+        if not leaf:
+            continue
+        lua += count
+        chain = frames[frames.index(leaf):]
+        if "lua_dispatch" not in chain or "main chunk" not in chain:
+            raise AssertionError("%s: %s without lua_dispatch/main chunk: %s" %
+                                 (label, leaf, frames))
+        j, k = chain.index("lua_dispatch"), chain.index("main chunk")
+        if not 0 < j < k:
+            raise AssertionError("%s: out of order: %s" % (label, frames))
+        # Under the main chunk: the interpreter's start, or where the native walk stopped.
+        if chain[-1] == "[truncated]":
+            truncated += count
+        elif "__libc_start_call_main" not in chain[k:]:
+            raise AssertionError("%s: no __libc_start_call_main under the main chunk: %s" %
+                                 (label, frames))
+        if leaf == "lua_less":
+            less += count
+            # table.sort's C frames (at least its C-to-Lua entry) between the comparator and
+            # the function that sorts.
+            if "lua_sorted" not in chain:
+                raise AssertionError("%s: lua_less not under lua_sorted: %s" % (label, frames))
+            if chain.index("lua_sorted") == 1:
+                less_direct += count
+            continue
+        if leaf == "lua_hot":
+            hot += count
+        else:
+            cold += count
+        # Nothing of the interpreter left between the Lua frames.
+        if frames[frames.index("lua_work") if "lua_work" in frames else 0:][:4] == \
+                ["lua_work", leaf, "lua_dispatch", "main chunk"]:
+            exact += count
+    print("%s: %d samples, lua_hot %d, lua_cold %d, lua_less %d, Lua frames only %d, native "
+          "walk truncated in %d" % (label, total, hot, cold, less, exact, truncated))
+    if truncated > 0.1 * lua:
+        raise AssertionError("%s: native stack truncated in %d of %d Lua samples" %
+                             (label, truncated, lua))
+    if cold < 20 or hot < 60:
+        raise AssertionError("%s: too few Lua samples (hot %d, cold %d of %d)" %
+                             (label, hot, cold, total))
+    if not 2.4 <= hot / cold <= 3.6:
+        raise AssertionError("%s: lua_hot:lua_cold = %d:%d, not 3:1 within 20 %%" %
+                             (label, hot, cold))
+    if exact < 0.9 * (hot + cold):
+        raise AssertionError("%s: lua_work < lua_hot|lua_cold < lua_dispatch < main chunk in "
+                             "only %d of %d samples" % (label, exact, hot + cold))
+    if less < 5:
+        raise AssertionError("%s: lua_less in %d samples" % (label, less))
+    if less_direct > max(1, 0.05 * less):
+        raise AssertionError("%s: no frame of table.sort between lua_less and lua_sorted in "
+                             "%d of %d samples" % (label, less_direct, less))
+    lines = raw_lines(body)
+    want = {"lua_hot": marker_line("HOT_CALL"), "lua_cold": marker_line("COLD_CALL"),
+            "lua_dispatch": marker_line("DISPATCH_CALL"), "main chunk": marker_line("MAIN_CALL")}
+    for fn, at in want.items():
+        got = lines.get(fn, set())
+        if not got or any(f != SCRIPT for f, _ in got):
+            raise AssertionError("%s: %s in %s, not %s" % (label, fn, got, SCRIPT))
+        if (SCRIPT, at) not in got:
+            raise AssertionError("%s: %s never at line %d: %s" % (label, fn, at, got))
+    # A leaf's line is the last one its frame saved (its loop's, or where it began): within
+    # its body.
+    for fn in ("lua_work", "lua_hot", "lua_cold", "lua_dispatch"):
+        first = def_line(fn)
+        bad = [ln for _, ln in lines.get(fn, set()) if not first <= ln < first + 12]
+        if bad:
+            raise AssertionError("%s: %s at lines %s, outside its body at %d" %
+                                 (label, fn, bad, first))
+
+
+def under(t, *chain):
+    """Of traces: (samples whose leafmost frame of chain[0] is followed, rootward, by the rest
+    of chain in order; samples holding chain[0])."""
+    hit = held = 0
+    for count, _, frames in t:
+        if chain[0] not in frames:
+            continue
+        held += count
+        rest = frames[frames.index(chain[0]):]
+        at = [rest.index(f) if f in rest else -1 for f in chain]
+        if -1 not in at and at == sorted(at):
+            hit += count
+    return hit, held
+
+
+def check_coroutines(d, pid):
+    t = traces(profile(d, pid))
+    hit, held = under(t, "coro_hot", "coro_body", "lua_coro_loop", "main chunk")
+    print("lua_coro: coro_hot in %d samples, %d under coro_body < lua_coro_loop < main chunk" %
+          (held, hit))
+    if held < 50 or hit < 0.8 * held:
+        raise AssertionError("coro_hot: %d of %d samples under the coroutine and its resumer" %
+                             (hit, held))
+    direct, _ = under(t, "coro_hot", "coro_body")
+    if direct < held:
+        raise AssertionError("coro_hot without coro_body in %d samples" % (held - direct))
+
+
+def check_embed(d, pid):
+    t = traces(profile(d, pid))
+    a, a_held = under(t, "embed_a_hot", "embed_a", "lua_resume", "resume_loop", "main")
+    b, b_held = under(t, "embed_b_hot", "embed_b", "lua_resume", "resume_loop", "main")
+    print("lua_embed: embed_a_hot %d (%d under embed_a < lua_resume < resume_loop < main), "
+          "embed_b_hot %d (%d)" % (a_held, a, b_held, b))
+    if a_held < 50 or b_held < 20:
+        raise AssertionError("too few samples: embed_a_hot %d, embed_b_hot %d" % (a_held, b_held))
+    if a < 0.8 * a_held or b < 0.8 * b_held:
+        raise AssertionError("coroutine frames under lua_resume < resume_loop < main: a %d of %d,"
+                             " b %d of %d" % (a, a_held, b, b_held))
+    # Twice the work, less each resume's cost.
+    if not 1.2 <= a_held / b_held <= 3.0:
+        raise AssertionError("embed_a_hot:embed_b_hot = %d:%d" % (a_held, b_held))
+    lines = raw_lines(profile(d, pid))
+    for fn, marker in (("embed_a", "A_CALL"), ("embed_b", "B_CALL")):
+        want = (EMBED_SCRIPT, marker_line(marker, EMBED_SCRIPT))
+        if want not in lines.get(fn, set()):
+            raise AssertionError("%s at %s, want %s:%d" % (fn, lines.get(fn), *want))
+
+
+def bpf_entries(pid):
+    """What the daemon's BPF maps hold for pid (its main thread), for a failure's message."""
+    found = {}
+    for name in ("lua_procs", "lua_threads", "unwind_procs"):
+        r = subprocess.run(["bpftool", "-j", "map", "dump", "name", name], capture_output=True,
+                           text=True)
+        try:
+            entries = json.loads(r.stdout or "[]")
+        except ValueError:
+            found[name] = r.stderr.strip()[:200]
+            continue
+        for e in entries:
+            f = e.get("formatted", e)
+            key, v = f.get("key"), f.get("value")
+            if isinstance(key, list):  # no BTF (unwind_procs): little-endian bytes
+                key = int.from_bytes(bytes(int(b, 16) for b in key), "little")
+                v = {"flags": int.from_bytes(bytes(int(b, 16) for b in v[4:8]), "little")}
+            if key == pid:
+                found[name] = v
+    return found
+
+
+def check_offcpu(d, pid, label):
+    stacks = folded_stacks(d, "/debug/pprof/offcpu?format=folded&seconds=%d&pid=%d" %
+                           (WINDOW, pid))
+    total = sum(v for _, v in stacks)
+    chain = ["main chunk", "lua_nap_loop", "lua_nap"]
+    under_chain = 0
+    for frames, v in stacks:
+        if set(chain) <= set(frames):
+            at = [frames.index(f) for f in chain]
+            if at == sorted(at):
+                under_chain += v
+    print("%s: off-CPU %.2f s, under lua_nap < lua_nap_loop < main chunk %.2f s" %
+          (label, total / 1e9, under_chain / 1e9))
+    if total < 0.5 * WINDOW * 1e9:
+        raise AssertionError("%s: only %.2f s off-CPU in %d s" % (label, total / 1e9, WINDOW))
+    if under_chain < 0.8 * total:
+        top = sorted(stacks, key=lambda s: -s[1])[:3]
+        raise AssertionError("%s: %.2f of %.2f s off-CPU under the Lua chain; heaviest: %s; "
+                             "lua metrics: %s; BPF entries of pid %d: %s" %
+                             (label, under_chain / 1e9, total / 1e9,
+                              [(";".join(f), v) for f, v in top],
+                              [l for l in d.get("/metrics")[2].decode().splitlines()
+                               if l.startswith("autoprof_lua_")], pid, bpf_entries(pid)))
+    _, _, body = d.get("/debug/pprof/offcpu?seconds=%d&pid=%d" % (WINDOW, pid))
+    lines = raw_lines(body)
+    for fn, marker in (("lua_nap", "NAP_CALL"), ("lua_nap_loop", "LOOP_CALL"),
+                       ("main chunk", "MAIN_CALL")):
+        got, want = lines.get(fn, set()), (NAPS, marker_line(marker, NAPS))
+        if want not in got or any(f != NAPS for f, _ in got):
+            raise AssertionError("%s: %s at %s, want %s:%d" % (label, fn, got, *want))
+
+
+def check_memory(d, p, label):
+    """Its sampled allocations carry Lua frames: nearly all bytes under lua_leak or lua_churn
+    < lua_mem_loop < main chunk, lua_churn's about 3x lua_leak's, at the lines of the calls."""
+    if not getattr(p, "started", False):
+        raise AssertionError("%s: never started (see lua_memory_target_*)" % label)
+    if not select.select([p.stdout], [], [], 30)[0]:
+        raise AssertionError("%s: lua_mem.lua did not finish in 30 s" % label)
+    p.stdout.readline()
+    time.sleep(0.5)
+    allocs = folded_stacks(d, "/debug/pprof/allocs?format=folded&seconds=120&pid=%d" % p.pid)
+    total = sum(v for _, v in allocs)
+    made = {}
+    for fn in ("lua_leak", "lua_churn"):
+        chain = ["main chunk", "lua_mem_loop", fn]
+        made[fn] = sum(v for frames, v in allocs if set(chain) <= set(frames) and
+                       [frames.index(f) for f in chain] == sorted(frames.index(f) for f in chain))
+    print("%s: allocs %d bytes, under lua_leak %d, under lua_churn %d" %
+          (label, total, made["lua_leak"], made["lua_churn"]))
+    if not total or made["lua_leak"] + made["lua_churn"] < 0.9 * total:
+        raise AssertionError("%s: %d of %d bytes under the Lua chains: %s" %
+                             (label, made["lua_leak"] + made["lua_churn"], total, allocs[:5]))
+    if not 2 * made["lua_leak"] <= made["lua_churn"] <= 5 * made["lua_leak"]:
+        raise AssertionError("%s: lua_churn %d, lua_leak %d bytes: churn makes ~3x more" %
+                             (label, made["lua_churn"], made["lua_leak"]))
+    _, _, body = d.get("/debug/pprof/allocs?seconds=120&pid=%d" % p.pid)
+    got, want = raw_lines(body).get("lua_leak", set()), (MEM, marker_line("LEAK_CALL", MEM))
+    if want not in got:
+        raise AssertionError("%s: lua_leak at %s, want %s:%d" % (label, got, *want))
+
+
+def check_luajit(d, pid):
+    if metric(d, "autoprof_lua_processes_total", result="unknown_version") < 1:
+        raise AssertionError("LuaJIT not counted as an unknown version")
+    t = traces(profile(d, pid))
+    names = {f for _, _, frames in t for f in frames}
+    if names & {"lua_hot", "lua_cold", "lua_dispatch", "main chunk"}:
+        raise AssertionError("LuaJIT got Lua names")
+    if sum(c for c, _, _ in t) < 20:
+        raise AssertionError("LuaJIT: too few samples")
+
+
+def metric(d, name, **labels):
+    v = d.metric(name, labels)
+    return 0 if v is None else int(v)
+
+
+def not_installed(path):
+    raise Skip("%s is not installed (scripts/install-deps.sh installs it)" % path)
+
+
+def start(argv):
+    # A session of its own: the kill at the end reaches the children os.execute starts too.
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    p.stdout.readline()
+    return p
+
+
+def main():
+    found = [(label, path) for label, path in RELEASES if os.path.exists(path)]
+    d = Daemon("--offcpu.enabled=true", "--unwind.memory-limit=64MiB", "--web.enable-admin-api",
+               "--memory.sample-interval=64KiB")
+    procs = {}
+    seconds = str(WARM + 2 * WINDOW + 8)
+    try:
+        for label, path in found:
+            procs[label] = start([path, SCRIPT, seconds])
+            procs["naps-" + label] = start([path, NAPS, "600"])
+        if os.path.exists("/usr/bin/lua5.4"):
+            procs["coro"] = start(["/usr/bin/lua5.4", CORO, seconds])
+        procs["embed"] = start([EMBED, EMBED_SCRIPT, str(WARM + 2 * WINDOW + 8)])
+        if os.path.exists(LUAJIT):
+            procs["luajit"] = start([LUAJIT, SCRIPT, str(WARM + 2 * WINDOW + 8)])
+        mem = [(label, path) for label, path in found if label in ("lua51", "lua54")]
+        for label, path in mem:
+            procs["mem-" + label] = subprocess.Popen([path, MEM, str(MEM_SECONDS)],
+                                                     stdin=subprocess.PIPE,
+                                                     stdout=subprocess.PIPE, text=True,
+                                                     start_new_session=True)
+            procs["mem-" + label].stdout.readline()
+        started = time.time()
+        for label, _ in mem:
+            check("lua_memory_target_" + label, start_memory_target, d, procs["mem-" + label],
+                  label)
+        time.sleep(max(0, WARM + WINDOW - (time.time() - started)))
+        for label, path in RELEASES:
+            if label in procs:
+                check("lua_frames_" + label, check_release, d, procs[label].pid, label)
+            else:
+                check("lua_frames_" + label, not_installed, path)
+        if "coro" in procs:
+            check("lua_coroutines", check_coroutines, d, procs["coro"].pid)
+        else:
+            check("lua_coroutines", not_installed, "/usr/bin/lua5.4")
+        check("lua_embedded_coroutines", check_embed, d, procs["embed"].pid)
+        for label, path in RELEASES:
+            if label in procs:
+                check("lua_offcpu_frames_" + label, check_offcpu, d,
+                      procs["naps-" + label].pid, label)
+            else:
+                check("lua_offcpu_frames_" + label, not_installed, path)
+        for label, _ in mem:
+            check("lua_memory_frames_" + label, check_memory, d, procs["mem-" + label], label)
+        if "luajit" in procs:
+            check("lua_luajit_native", check_luajit, d, procs["luajit"].pid)
+        else:
+            check("lua_luajit_native", not_installed, LUAJIT)
+
+        def counted():
+            n = metric(d, "autoprof_lua_processes_total", result="supported")
+            if n < 2 * len(found) + 1:
+                raise AssertionError("supported processes %s, want >= %d" %
+                                     (n, 2 * len(found) + 1))
+            if not metric(d, "autoprof_lua_frames_total"):
+                raise AssertionError("no Lua frames counted")
+        check("lua_metrics", counted)
+    finally:
+        for p in procs.values():
+            try:
+                os.killpg(p.pid, 9)
+            except ProcessLookupError:
+                pass
+            p.wait()
+        d.stop()
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
