@@ -81,22 +81,10 @@ fi
 hold_bpf_stats
 
 
-# run_time_ns and run_cnt of the oncpu_sample program held by process $1, and nothing else's.
-prog_stats() {
-	local id out=""
-	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
-		out+=$(bpftool prog show id "$id" 2>/dev/null | awk '$0 ~ / name oncpu_sample / {
-			for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) }
-			print t + 0, c + 0 }')
-	done
-	[ -n "$out" ] && [ "$(wc -l <<<"$out")" = 1 ] || { echo "no single oncpu_sample program in pid $1" >&2; return 1; }
-	echo "$out"
-}
-
 # snap MODE PHASE DAEMON PORT: what the report is computed from, one file per snapshot.
 snap() {
 	local f=$tmp/$1.$2
-	prog_stats "$3" >"$f.prog"
+	oncpu_prog_stats "$3" >"$f.prog"
 	cpu_ns "$3" >"$f.cpu"
 	date +%s.%N >"$f.t"
 	curl -sf "http://127.0.0.1:$4/metrics" >"$f.metrics"

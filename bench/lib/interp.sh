@@ -6,18 +6,6 @@
 # counts samples with the runtime's frames) and INTERP_SHORT (its short name in the titles),
 # and calls hold_bpf_stats first.
 
-# run_time_ns and run_cnt of the oncpu_sample program held by process $1, and nothing else's.
-prog_stats() {
-	local id out=""
-	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
-		out+=$(bpftool prog show id "$id" 2>/dev/null | awk '$0 ~ / name oncpu_sample / {
-			for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) }
-			print t + 0, c + 0 }')
-	done
-	[ -n "$out" ] && [ "$(wc -l <<<"$out")" = 1 ] || { echo "no single oncpu_sample program in pid $1" >&2; return 1; }
-	echo "$out"
-}
-
 # metric FILE NAME: a sample's value (0 when absent).
 metric() { awk -v k="$2" '$1 == k {print $2; f = 1} END {if (!f) print 0}' "$1"; }
 
@@ -39,7 +27,7 @@ stop_daemon() {
 
 # snap NAME: the daemon's program stats and metrics now.
 snap() {
-	prog_stats "$AP_PID" >"$tmp/$1.prog"
+	oncpu_prog_stats "$AP_PID" >"$tmp/$1.prog"
 	curl -sf "http://127.0.0.1:$AP_PORT/metrics" >"$tmp/$1.metrics"
 }
 
