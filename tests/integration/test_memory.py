@@ -110,16 +110,20 @@ def test_heap_and_allocs(env=None, mode="attach", exe=None, obj=None):
         assert "Type: alloc_space" in pprof_tool(allocs, "-top", "-nodecount=1"), "default type"
         objs = flat(allocs, "alloc_objects")
         assert objs.get("churn", 0) >= 10 * objs.get("leak_64k", 1), objs
-        # ~200 per 10 ms for 5 s
-        assert 50000 <= objs.get("churn", 0) <= 120000, objs
+        # 200 per round, a round per 64 KiB leaked (~500 rounds in 5 s, fewer on a slow VM:
+        # each round sleeps 10 ms, which a busy host stretches)
+        rounds = leaked / 65536
+        assert 0.6 * 200 * rounds <= objs.get("churn", 0) <= 1.5 * 200 * rounds, (objs, rounds)
         # Complete stacks: the allocating function's caller is main.
         tr = pprof_tool(allocs, "-traces", "-sample_index=alloc_objects")
         assert re.search(r"churn\n\s+main\n", tr), tr[:1500]
         # Labelled by the allocating thread's name (preload records carry none: autoprof reads
         # it).
+        # An allocator's constructors allocate before main renames the process: when the
+        # probes are in by then (attach at exec is quick), a sample or two carry the old name.
         tags = pprof_tool(allocs, "-tags")
-        assert re.search(r"comm: Total[^\n]*\n\s+\S+ \(\s*100(\.0)?%\): leaker\n", tags), \
-            tags[:800]
+        m = re.search(r"comm: Total[^\n]*\n\s+\S+ \(\s*([\d.]+)%\): leaker\n", tags)
+        assert m and float(m.group(1)) >= 99.0, tags[:800]
     finally:
         # A failed check must not leave it allocating under the next test's probes.
         p.kill()
