@@ -279,9 +279,11 @@ static const struct metrics_row proc_rows[] = {
 		       "User addresses outside every known mapping of their process"),
 	METRICS_SAMPLE(struct proc_view, t.frames_unmapped),
 	METRICS_FAMILY("autoprof_process_context_reads", METRIC_COUNTER,
-		       "Reads of a process's OpenTelemetry process context (OTEL_CTX), by result"),
+		       "Reads of a process's OpenTelemetry process context (OTEL_CTX), by result: "
+		       "ok, gone, unpublished (mapped, not published yet or changing), error"),
 	METRICS_SAMPLE(struct proc_view, ctx_ok, "result", "ok"),
 	METRICS_SAMPLE(struct proc_view, t.ctx_gone, "result", "gone"),
+	METRICS_SAMPLE(struct proc_view, t.ctx_unpublished, "result", "unpublished"),
 	METRICS_SAMPLE(struct proc_view, t.ctx_errors, "result", "error"),
 	METRICS_FAMILY("autoprof_container_id_lookups", METRIC_COUNTER,
 		       "Container IDs of new processes, by source: cache (the cgroups of an "
@@ -307,7 +309,7 @@ static void proc_metrics(struct metrics_writer *w, void *ctx)
 	if (d->procs)
 		proc_collector__stats(d->procs, &v.p);
 	v.maps_ok = v.t.maps_reads - v.t.maps_gone - v.t.maps_errors;
-	v.ctx_ok = v.t.ctx_reads - v.t.ctx_gone - v.t.ctx_errors;
+	v.ctx_ok = v.t.ctx_reads - v.t.ctx_gone - v.t.ctx_unpublished - v.t.ctx_errors;
 	METRICS_TABLE(w, proc_rows, &v);
 }
 

@@ -45,6 +45,12 @@ static int read_header(int fd, uint64_t addr, struct procctx_header *h)
 
 	if (err)
 		return err;
+	/*
+	 * Not published yet, or being updated: the mapping exists before its writer fills the
+	 * header (an all-zero page at first), so this is told apart from a bad header.
+	 */
+	if (!h->published_ns)
+		return -EAGAIN;
 	if (memcmp(h->signature, PROCCTX_SIGNATURE, sizeof(h->signature)) ||
 	    h->version != PROCCTX_VERSION)
 		return -EBADMSG;
@@ -67,11 +73,10 @@ int procctx__read_payload(uint32_t pid, uint64_t addr, uint64_t *published_ns, v
 		return fd == -ENOENT || fd == -ESRCH ? -ESRCH : -EIO;
 	for (int i = 0; i < COPY_TRIES; i++) {
 		err = read_header(fd, addr, &h);
+		if (err == -EAGAIN)
+			continue;
 		if (err)
 			break;
-		err = -EAGAIN;
-		if (!h.published_ns)
-			continue; /* being updated */
 		if (*published_ns && h.published_ns == *published_ns) {
 			err = 1;
 			break;
@@ -90,6 +95,8 @@ int procctx__read_payload(uint32_t pid, uint64_t addr, uint64_t *published_ns, v
 		}
 		/* Seqlock: the copy is whole only if nobody republished while we read. */
 		err = read_header(fd, addr, &again);
+		if (err == -EAGAIN)
+			continue;
 		if (err)
 			break;
 		err = -EAGAIN;

@@ -27,7 +27,8 @@ bool procctx__is_mapping(const char *path);
  * When *published_ns is non-zero on entry and the header still carries it, nothing is copied and
  * 1 is returned (the caller's copy is current). Returns 0, 1, or a negative errno: -ESRCH the
  * process is gone, -EIO its memory is unreadable, -EBADMSG a bad header, -E2BIG a payload past
- * PROCCTX_MAX_PAYLOAD, -EAGAIN the context kept changing while it was copied.
+ * PROCCTX_MAX_PAYLOAD, -EAGAIN not published yet (a zero publication time: a fresh
+ * mapping, or one being updated) or kept changing while it was copied.
  */
 int procctx__read_payload(uint32_t pid, uint64_t addr, uint64_t *published_ns, void **payload,
 			  size_t *len);

@@ -342,8 +342,11 @@ static void read_service_ctx(struct proctab *pt, struct proc *p, uint64_t addr)
 	}
 	if (err == -ESRCH) {
 		pt->stats.ctx_gone++;
+	} else if (err == -EAGAIN) {
+		/* An SDK maps the context before it fills it: looked at again at the next maps read. */
+		pt->stats.ctx_unpublished++;
 	} else if (err) {
-		/* Otherwise what we read last stays: -EAGAIN is retried at the next maps read. */
+		/* Otherwise what we read last stays. */
 		pt->stats.ctx_errors++;
 		pr_debug("pid %u: cannot read the process context at %#llx: %s\n", p->pid,
 			 (unsigned long long)addr, strerror(-err));

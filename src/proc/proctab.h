@@ -175,7 +175,8 @@ struct proctab_stats {
 	uint64_t frames_unmapped; /* user addresses in no known mapping */
 	uint64_t ctx_reads;	/* process context (OTEL_CTX) reads */
 	uint64_t ctx_gone;	/* of which found the process already gone */
-	uint64_t ctx_errors;	/* of which failed otherwise (unreadable, malformed, changing) */
+	uint64_t ctx_unpublished; /* of which found it not published yet, or changing */
+	uint64_t ctx_errors;	/* of which failed otherwise (unreadable, malformed) */
 };
 void proctab__stats(struct proctab *pt, struct proctab_stats *out);
 /* Its container IDs' cache (proc/container.h), NULL if none. */
