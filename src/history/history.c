@@ -503,10 +503,11 @@ static int write_record(struct history *h, const struct buf *rec, uint64_t start
 	return 0;
 }
 
-/* One record of type: rows (of the store's seconds [first, last], or a live set then). */
+/* One record of type: rows of [start_ns, end_ns) (CLOCK_REALTIME); a live set (heap,
+ * gpuheap) is written even when empty. */
 static int write_rows(struct history *h, enum profile_type type, const struct store_row *rows,
-		      size_t nr, uint64_t period, int64_t first, int64_t last, uint64_t offset,
-		      uint64_t now, struct buf *rec)
+		      size_t nr, uint64_t period, uint64_t start_ns, uint64_t end_ns, uint64_t now,
+		      struct buf *rec)
 {
 	const struct profile_desc *desc = profile__desc(type);
 	struct histfile_summary summary[HISTFILE_SUMMARY_MAX];
@@ -514,7 +515,7 @@ static int write_rows(struct history *h, enum profile_type type, const struct st
 	struct histfile_hdr hd = { 0 };
 	int err;
 
-	if (!nr)
+	if (!nr && type != PROFILE_HEAP && type != PROFILE_GPUHEAP)
 		return 0;
 	/* A file is made for records to write, never left empty. */
 	if (h->fd < 0) {
@@ -531,8 +532,8 @@ static int write_rows(struct history *h, enum profile_type type, const struct st
 		err = add_row(&e, &rows[i], desc->nr_values);
 	if (!err) {
 		snprintf(hd.type, sizeof(hd.type), "%s", desc->name);
-		hd.start_ns = (uint64_t)first * NSEC_PER_SEC + offset;
-		hd.end_ns = (uint64_t)(last + 1) * NSEC_PER_SEC + offset;
+		hd.start_ns = start_ns;
+		hd.end_ns = end_ns;
 		hd.period = period;
 		hd.nr_values = desc->nr_values;
 		hd.nr_summary = summarize(&e, desc, summary);
@@ -554,20 +555,32 @@ static int write_type(struct history *h, enum profile_type type, int64_t first, 
 	int err;
 
 	if (type == PROFILE_HEAP || type == PROFILE_GPUHEAP) {
-		/* What is live at this flush, as the daemon's collectors hold it. */
+		/*
+		 * What is live at this flush, as the daemon's collectors hold it, stamped with the
+		 * moment it was taken (not the settled seconds written beside it, which end up to
+		 * SETTLE_NS + 1 s earlier: a set taken after a program's exit would pass for one
+		 * of a time it still lived). It holds until the next one; a late flush gets a
+		 * second interval. Readers take the last one that starts before a range's end.
+		 */
+		bool *held = &h->live_held[type == PROFILE_GPUHEAP];
+
 		if (!h->o.live_rows)
 			return 0;
 		err = h->o.live_rows(h->o.live_ctx, type, &live, &nr);
+		if (!err && (nr || *held))
+			err = write_rows(h, type, live, nr, 0, now, now + 2 * h->o.flush_ns, now,
+					 rec);
 		if (!err)
-			err = write_rows(h, type, live, nr, 0, first, last, offset, now, rec);
+			*held = nr > 0;
 		store_rows__free(live, nr);
 		return err;
 	}
 	err = store__query_secs(h->o.store, type, first, last, NULL, &res);
 	if (err)
 		return err;
-	err = write_rows(h, type, res->rows, res->nr_rows, res->period, first, last, offset, now,
-			 rec);
+	err = write_rows(h, type, res->rows, res->nr_rows, res->period,
+			 (uint64_t)first * NSEC_PER_SEC + offset,
+			 (uint64_t)(last + 1) * NSEC_PER_SEC + offset, now, rec);
 	store_result__free(res);
 	return err;
 }

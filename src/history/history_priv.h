@@ -49,6 +49,9 @@ struct history {
 	struct histfile_writer *w;
 	struct frame_memo memo; /* stable frames named for this file */
 	int64_t next_sec; /* CLOCK_MONOTONIC: the first second not written yet */
+	/* The last live set written of heap [0] and gpuheap [1] had rows: an empty one is then
+	 * written once, so that a set freed since does not pass for live until the next rows. */
+	bool live_held[2];
 	uint64_t written_until;
 	struct history_stats stats;
 };

@@ -29,6 +29,9 @@ int array__reserve(void **p, uint32_t *cap, uint64_t need, size_t size)
 
 	if (need > UINT32_MAX)
 		return -ENOMEM;
+	/* Room for nothing is always there, even before the first allocation. */
+	if (!need)
+		return 0;
 	a = array__grow(*p, cap, (uint32_t)need, size);
 	if (!a)
 		return -ENOMEM;

@@ -210,8 +210,9 @@ def test_hostile_directory():
 
 def test_heap_past():
     """What was live then: a program keeps known GPU memory (the CUDA stand-ins), exits, and
-    after a restart gpuheap of a range while it lived shows exactly what it kept; a range
-    after its exit, nothing live."""
+    after a restart gpuheap of a range while it lived shows exactly what it kept, up to the
+    last moment the daemon held it live (not a later set stamped earlier); a range after its
+    exit, nothing live."""
     d = Daemon(*args())
     prog, _, truth, kept = gpu_alloc_kept(d)
     t0 = time.time()
@@ -219,6 +220,16 @@ def test_heap_past():
     prog.stdin.close()
     prog.wait(timeout=10)
     t1 = time.time()
+    # The last moment the daemon still held it live: a range ending then shows it, though the
+    # next flushes (a second or less later) wrote sets without it.
+    seen = t1
+    while time.time() < t1 + 10:
+        _, _, body = d.get("/debug/pprof/gpuheap?format=folded")
+        if not any(line.rsplit(" ", 1)[0].endswith(";" + f) and int(line.rsplit(" ", 1)[1])
+                   for line in body.decode().splitlines() for f in kept):
+            break
+        seen = time.time()
+        time.sleep(0.05)
     time.sleep(12)  # gone from memory
     d.stop()
     d = Daemon(*args())
@@ -239,12 +250,17 @@ def test_heap_past():
     try:
         then = live(t0 + 1, t1 - 0.5)
         assert then == kept, (then, kept)
+        last = live(seen - 0.5, seen)
+        assert last == kept, ("live until %.2f s after the exit" % (seen - t1), last, kept)
         after = live(t1 + 3, t1 + 10)
         assert not after, after
+        # Freed since its last set: the empty set written at the next flush ends it.
+        gone = live(seen + 1.4, seen + 1.5)
+        assert not gone, ("freed %.2f s after the exit" % (seen - t1), gone)
     finally:
         d.stop()
-    print("   %d functions, %d bytes live then: exact; none after the exit" % (
-        len(kept), sum(kept.values())))
+    print("   %d functions, %d bytes live then: exact, until freed %.2f s after the exit; none "
+          "after" % (len(kept), sum(kept.values()), seen - t1))
 
 
 def test_disk_full():
