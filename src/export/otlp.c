@@ -105,7 +105,11 @@ struct otlp_sample {
 	uint64_t values[PROFILE_MAX_VALUES];
 };
 
-/* One process: the first non-empty value of each of its rows' process fields. */
+/*
+ * One process image: a pid with one executable, path, container and service. A process that
+ * exec()ed or moved mid-window is two (the pid alike): each of its rows goes under the
+ * Resource that describes it, never under the other image's name.
+ */
 struct otlp_proc {
 	uint32_t pid;
 	const char *exe;
@@ -283,28 +287,44 @@ static int64_t otlp__stack(struct otlp_enc *o, const struct store_row *row)
 	return ++o->nr_stacks;
 }
 
+/* NULL and "" alike: a field the process does not have. */
+static const char *field(const char *s)
+{
+	return s ? s : "";
+}
+
+static uint64_t hash_field(const char *s, uint64_t seed)
+{
+	s = field(s);
+	return hash__bytes(s, strlen(s), seed);
+}
+
 static bool otlp_proc__eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct otlp_enc *o = ctx;
+	const struct otlp_proc *p = &o->procs[idx];
+	const struct store_row *row = key;
 
-	return o->procs[idx].pid == *(const uint32_t *)key;
+	return p->pid == row->pid && !strcmp(field(p->exe), field(row->exe)) &&
+	       !strcmp(field(p->exe_path), field(row->exe_path)) &&
+	       !strcmp(field(p->container_id), field(row->container_id)) &&
+	       !strcmp(field(p->service), field(row->service));
 }
 
-static const char *first_set(const char *cur, const char *s)
-{
-	return cur && cur[0] ? cur : s;
-}
-
-/* Returns the index of the row's process, or a negative errno. */
+/* Returns the index of the row's process image, or a negative errno. */
 static int64_t otlp__proc(struct otlp_enc *o, const struct store_row *row)
 {
 	uint64_t h = hash__u64(row->pid);
 	struct otlp_proc *procs, *p;
 	struct hslot *slot;
 
+	h = hash_field(row->exe, h);
+	h = hash_field(row->exe_path, h);
+	h = hash_field(row->container_id, h);
+	h = hash_field(row->service, h);
 	if (htab__reserve(&o->proc_ht))
 		return -ENOMEM;
-	slot = htab__find(&o->proc_ht, h, otlp_proc__eq, o, &row->pid);
+	slot = htab__find(&o->proc_ht, h, otlp_proc__eq, o, row);
 	if (slot->idx) {
 		p = &o->procs[slot->idx - 1];
 	} else {
@@ -315,13 +335,12 @@ static int64_t otlp__proc(struct otlp_enc *o, const struct store_row *row)
 		p = &o->procs[o->nr_procs];
 		memset(p, 0, sizeof(*p));
 		p->pid = row->pid;
+		p->exe = row->exe;
+		p->exe_path = row->exe_path;
+		p->container_id = row->container_id;
+		p->service = row->service;
 		htab__insert(&o->proc_ht, slot, h, o->nr_procs++);
 	}
-	/* A process that exec()ed mid-window has rows under either name: keep the first. */
-	p->exe = first_set(p->exe, row->exe);
-	p->exe_path = first_set(p->exe_path, row->exe_path);
-	p->container_id = first_set(p->container_id, row->container_id);
-	p->service = first_set(p->service, row->service);
 	return p - o->procs;
 }
 
@@ -801,7 +820,7 @@ static void kv__int(pb_kv *kv, pb_any *v, const char *key, int64_t i)
 	v->int_value = i;
 }
 
-/* One Resource per process, describing the host and the process. */
+/* One Resource per process image, describing the host and the process. */
 static void otlp__resource(const struct otlp_proc *p, const struct otlp_host *host,
 			   pb_resource *r, pb_kv *kvs, pb_kv **kvs_p, pb_any *vals)
 {

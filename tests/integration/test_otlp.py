@@ -368,18 +368,21 @@ def test_container_id():
             made[made.index(c)] = renamed
             want[run(renamed)] = ids["D"]
         time.sleep(2.5)  # a push past the last one's samples
-        got = {}
+        got, seen = {}, {}
         for _, h, body, _ in rx.accepted():
             req = decode(body, h)
             strings = req["dictionary"][0]["string_table"]
             for rp in req.get("resource_profiles", []):
                 attrs = resource_attrs(rp, strings)
                 pid = int(attrs.get("process.pid", 0))
+                if pid in want:
+                    seen.setdefault(pid, set()).add((attrs.get("process.executable.name"),
+                                                     attrs.get("container.id")))
                 # Samples of the forked child before its exec (preexec_fn moving it) ran the
                 # test's Python in the test's cgroup, and say so: only the program's count.
                 if pid in want and attrs.get("process.executable.name") == "cpu_shares":
                     got.setdefault(pid, set()).add(attrs.get("container.id"))
-        assert got == {pid: {cid} for pid, cid in want.items()}, (got, want)
+        assert got == {pid: {cid} for pid, cid in want.items()}, (got, want, seen)
         # The runs in one cgroup after the first found it by its key.
         assert d.metric("autoprof_container_id_lookups_total", '{source="cache"}') >= cached + 2
         if v1:

@@ -520,6 +520,51 @@ TEST(otlp_unpacks_with_dedup)
 	REQ(free_unpacked)(req, NULL);
 }
 
+/*
+ * A process that exec()ed (or changed container) inside the window: its rows under each image
+ * go to a Resource of their own, the pid alike, never under the other image's name.
+ */
+TEST(otlp_exec_mid_window)
+{
+	struct buf out = { 0 };
+	struct fixture fx;
+	pb_request *req;
+	int rc = fixture__init(&fx);
+
+	/* Row 3 (pid 100, 4 samples) after an exec into /usr/bin/next, in a container. */
+	fx.rows[3].exe = "next";
+	fx.rows[3].exe_path = "/usr/bin/next";
+	fx.rows[3].container_id = "c0ffee";
+	rc = rc ?: otlp__encode(fx.results, 1, NULL, &host, &out);
+	fixture__exit(&fx);
+	CHECK_EQ(rc, 0);
+	req = decode(&out);
+	buf__free(&out);
+	CHECK(req);
+	if (!req)
+		return;
+	CHECK_EQ(req->n_resource_profiles, 3);
+	for (size_t i = 0; i < req->n_resource_profiles; i++) {
+		const pb_rprof *rp = req->resource_profiles[i];
+		const pb_profile *p = rp->scope_profiles[0]->profiles[0];
+		int64_t n = 0;
+
+		for (size_t k = 0; k < p->n_samples; k++)
+			n += p->samples[k]->values[0];
+		if (resource_attr(rp, "process.pid")->int_value != 100)
+			continue;
+		if (!strcmp(resource_str(rp, "process.executable.name"), "next")) {
+			CHECK_STR(resource_str(rp, "container.id"), "c0ffee");
+			CHECK_EQ(n, 4);
+		} else {
+			CHECK_STR(resource_str(rp, "process.executable.name"), "app");
+			CHECK(!resource_attr(rp, "container.id"));
+			CHECK_EQ(n, 5);
+		}
+	}
+	REQ(free_unpacked)(req, NULL);
+}
+
 TEST(otlp_profile_ids_differ)
 {
 	struct buf out = { 0 };
@@ -702,6 +747,7 @@ int main(void)
 	RUN(otlp_decodes_with_protoc);
 	RUN(otlp_unpacks_with_dedup);
 	RUN(otlp_profile_ids_differ);
+	RUN(otlp_exec_mid_window);
 	RUN(otlp_empty_results);
 	RUN(otlp_rejects_unknown_type);
 	RUN(otlp_reports_symbolizer_failure);
