@@ -18,12 +18,14 @@
 
 /*
  * The registers tried for the running lua_State, in this order: r15, r14, r13, r12, rbx, rbp,
- * rdi, rsi. The sampler writes them into the first words of python_frames (nothing else writes
- * there before the walk; the BPF stack has no room for them) with LUA_REGS_FROM (a BPF
- * context's pt_regs: whole-word loads, each its own, for the verifier refuses a context
- * pointer moved by an offset) or LUA_REGS_READ (the kernel's), and passes the stack pointer.
+ * rdi, rsi, rdx (LuaJIT's interpreter keeps its frame's base in rdx, its next instruction in
+ * rbx: bpf/lua.bpf.h's LuaJIT part). The sampler writes them into the first words of python_frames
+ * (nothing else writes there before the walk; the BPF stack has no room for them) with
+ * LUA_REGS_FROM (a BPF context's pt_regs: whole-word loads, each its own, for the verifier refuses
+ * a context pointer moved by an offset) or LUA_REGS_READ (the kernel's), and passes the stack
+ * pointer.
  */
-#define LUA_NR_REGS 8
+#define LUA_NR_REGS 9
 #define LUA_REGS_FROM(regs, words, sp)                                                             \
 	do {                                                                                       \
 		(words)[0] = *(volatile __u64 *)&(regs)->r15;                                      \
@@ -34,6 +36,7 @@
 		(words)[5] = *(volatile __u64 *)&(regs)->bp;                                       \
 		(words)[6] = *(volatile __u64 *)&(regs)->di;                                       \
 		(words)[7] = *(volatile __u64 *)&(regs)->si;                                       \
+		(words)[8] = *(volatile __u64 *)&(regs)->dx;                                       \
 		(sp) = *(volatile __u64 *)&(regs)->sp;                                             \
 	} while (0)
 #define LUA_REGS_READ(regs, words, sp)                                                             \
@@ -46,6 +49,7 @@
 		(words)[5] = BPF_CORE_READ(regs, bp);                                              \
 		(words)[6] = BPF_CORE_READ(regs, di);                                              \
 		(words)[7] = BPF_CORE_READ(regs, si);                                              \
+		(words)[8] = BPF_CORE_READ(regs, dx);                                              \
 		(sp) = BPF_CORE_READ(regs, sp);                                                    \
 	} while (0)
 
@@ -55,7 +59,10 @@
  * glibc's system() keeps several sigactions there), and how many of those with a thread's tag
  * are checked whole.
  */
-#define LUA_SCAN_WORDS (PYTHON_MAX_ENTRIES * 2)
+#define LUA_SCAN_WORDS (PYTHON_MAX_ENTRIES * 2 - 2)
+/* Past them, the LuaJIT interpreter's PC and BASE registers wait for the walk (rbx, rdx). */
+#define LUA_WORD_RBX   LUA_SCAN_WORDS
+#define LUA_WORD_RDX   (LUA_SCAN_WORDS + 1)
 #define LUA_SCAN_PEEKS 64
 #define LUA_SCAN_TRIES 8
 
@@ -66,7 +73,8 @@ struct lua__walk {
 	__u64 L;		   /* the state found */
 	__u64 sp;		   /* the thread's stack pointer: words near it are not states */
 	__u32 first, peeks, tries; /* candidates looked at */
-	__u32 at;		   /* the word where L was found */
+	__u16 at;		   /* the word where L was found */
+	__u8 skip;		   /* LuaJIT: the next frame is a vararg call's first */
 };
 
 static __always_inline int lua__read(void *dst, __u32 size, __u64 addr)
@@ -90,8 +98,9 @@ static __always_inline bool lua__is_state(const struct lua_proc *lp, __u64 L, __
 
 	if (L < 4096 || (L & 7) || L >= (1ULL << 47) || lua__read(state, 128, L))
 		return false;
-	/* CommonHeader: GCObject *next, lu_byte tt (LUA_TTHREAD: 8 in every release). */
-	if (state[8] != 8)
+	/* PUC's CommonHeader: GCObject *next, lu_byte tt (LUA_TTHREAD: 8 in every release);
+	 * LuaJIT's GCHeader: nextgc, marked, gct (~LJ_TTHREAD: 6). */
+	if (state[lp->tag_off & 15] != lp->tag_thread)
 		return false;
 	top = lua__word(state, lp->l_top);
 	stack = lua__word(state, lp->l_stack);
@@ -185,14 +194,14 @@ static long lua__find_step(__u64 i, void *arg)
 		return 0;
 	if (++f->peeks > LUA_SCAN_PEEKS)
 		return 1;
-	/* A short read first: the header's tag (a thread's: 8 in every release). */
-	if (lua__read(out->frame, 16, v) || out->frame[8] != 8)
+	/* A short read first: the header's tag. */
+	if (lua__read(out->frame, 16, v) || out->frame[f->lp.tag_off & 15] != f->lp.tag_thread)
 		return 0;
 	if (++f->tries > LUA_SCAN_TRIES)
 		return 1;
 	if (lua__is_state(&f->lp, v, out->frame)) {
 		f->L = v;
-		f->at = (__u32)idx;
+		f->at = (__u16)idx;
 		return 1;
 	}
 	return 0;
@@ -221,6 +230,127 @@ static __always_inline void lua__start(struct lua__walk *w, const __u8 *state)
 	}
 }
 
+/* --- LuaJIT 2.1 ------------------------------------------------------------------------- */
+
+/*
+ * LuaJIT keeps no CallInfo records: each frame sits on the Lua stack under its base, two
+ * words (GC64 builds): the function (tagged, the low 47 bits its address), then the frame's
+ * link. A link whose low 2 bits are 0 is the caller's return pc (the caller's base is below by
+ * the CALL's A operand and two slots); else its low 3 bits say how it was entered (C: by
+ * lua_call; CP: by lua_pcall, lua_cpcall or a coroutine's resume; PCALL, VARG, CONT) and the
+ * rest is the distance down to the caller's base. A frame entered from C ends a run of Lua
+ * calls: a (LUA_FRAME_C, 0) pair follows it, as a C function's does in PUC's walk, so user
+ * space gives the run to that entry (src/runtime/lua.c).
+ */
+#define LJ_GCMASK      ((1ULL << 47) - 1)
+#define LJ_FRAME_TYPE  3
+#define LJ_FRAME_TYPEP 7
+#define LJ_FRAME_LUA   0
+#define LJ_FRAME_C     1
+#define LJ_FRAME_VARG  3
+#define LJ_FRAME_CP    5
+#define LJ_GCT_FUNC    8 /* ~LJ_TFUNC */
+#define LJ_VMST_INTERP (-1)
+
+static long lj__step(__u64 i, void *arg)
+{
+	struct lua__walk *w = arg;
+	struct python__out *out;
+	__u64 base = w->ci, link, fn, a = 0, b = 0, n, prev;
+	__u32 zero = 0, ins;
+	__u8 *cl;
+
+	out = bpf_map_lookup_elem(&python_frames, &zero);
+	if (!out)
+		return 1;
+	n = out->n;
+	/* The bottom: stack[0] holds the thread, stack[1] nil, the first frame's base is 2. */
+	if (base <= w->base_ci + 16 || n >= LUA_MAX_ENTRIES * 2 || n >= PYTHON_MAX_ENTRIES * 2 - 4)
+		return 1;
+	if (lua__read(out->frame, 16, base - 16))
+		return 1;
+	fn = *(__u64 *)&out->frame[0] & LJ_GCMASK;
+	link = *(__u64 *)&out->frame[8];
+	cl = &out->frame[64];
+	/* A dummy frame holds the thread; a vararg call's first frame repeats the function. */
+	if (fn != w->L && !w->skip && !lua__read(cl, 48, fn) && cl[9] == LJ_GCT_FUNC) {
+		if (!cl[w->lp.cl_isc & 47]) {
+			a = *(__u64 *)&cl[w->lp.cl_proto & 40] - w->lp.proto_size;
+			b = w->leaf_pc;
+		}
+	}
+	w->skip = 0;
+	if (a) {
+		out->words[n++] = a;
+		out->words[n++] = b;
+	}
+	if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_CP || (link & LJ_FRAME_TYPE) == LJ_FRAME_C) {
+		out->words[n++] = LUA_FRAME_C;
+		out->words[n++] = 0;
+	}
+	out->n = n;
+	if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA) {
+		/* The CALL before the return pc: its A operand is the callee's slot. */
+		if (lua__read(&out->frame[56], 4, link - 4))
+			return 1;
+		ins = *(__u32 *)&out->frame[56];
+		prev = base - 8 * (2 + ((ins >> 8) & 0xff));
+		w->leaf_pc = link;
+	} else {
+		if ((link & LJ_FRAME_TYPE) == LJ_FRAME_VARG)
+			w->skip = 1;
+		prev = base - (link & ~(__u64)LJ_FRAME_TYPEP);
+		w->leaf_pc = 0; /* the caller's pc is in the frame below, if Lua */
+	}
+	if (prev >= base)
+		return 1;
+	w->ci = prev;
+	return 0;
+}
+
+/*
+ * Where the running code's frames start: the base the interpreter holds in rdx if the sample
+ * is in it (a function's frame is under it; the leaf's line from rbx, the next instruction,
+ * if in its bytecode), the base of the frame a trace runs in, or L->base (up to date whenever
+ * C code runs). out->frame holds L's first bytes; out->frame[128...] is scratch.
+ */
+static __always_inline void lj__start(struct lua__walk *w, struct python__out *out)
+{
+	__u64 g = lua__word(out->frame, w->lp.l_g), jit_base = 0, fn, bc;
+	__u64 rbx = out->words[LUA_WORD_RBX], rdx = out->words[LUA_WORD_RDX];
+	__u8 *scratch = &out->frame[128];
+	__s32 vmstate = 0;
+	__u32 sizebc;
+
+	w->ci = lua__word(out->frame, w->lp.l_ci);
+	w->base_ci = lua__word(out->frame, w->lp.l_stack);
+	w->leaf_pc = 0;
+	w->skip = 0;
+	if (lua__read(&vmstate, sizeof(vmstate), g + w->lp.g_vmstate))
+		return;
+	if (vmstate >= 0) {
+		if (!lua__read(&jit_base, sizeof(jit_base), g + w->lp.g_jit_base) && jit_base)
+			w->ci = jit_base;
+		return;
+	}
+	if (vmstate != LJ_VMST_INTERP || rdx <= w->base_ci + 16 || (rdx & 7) ||
+	    rdx > lua__word(out->frame, w->lp.l_stack_last) + 64 * 8)
+		return;
+	if (lua__read(scratch, 8, rdx - 16))
+		return;
+	fn = *(__u64 *)scratch & LJ_GCMASK;
+	if (lua__read(scratch, 48, fn) || scratch[9] != LJ_GCT_FUNC)
+		return;
+	/* rdx is the VM's base: L->base may be stale by every Lua call since C last ran. */
+	w->ci = rdx;
+	if (scratch[w->lp.cl_isc & 47])
+		return; /* a fast function in the VM's own code: its callers follow */
+	bc = *(__u64 *)&scratch[w->lp.cl_proto & 40];
+	if (!lua__read(&sizebc, sizeof(sizebc), bc - w->lp.proto_size + 12) && rbx > bc &&
+	    rbx <= bc + 4 * (__u64)sizebc)
+		w->leaf_pc = rbx;
+}
+
 /*
  * Walks the current thread's Lua frames into python_frames, its user registers written there
  * (LUA_REGS_FROM) and sp its stack pointer: returns the pairs written, the leading
@@ -242,6 +372,9 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 		return 0;
 	__builtin_memcpy(&w.lp, lp, sizeof(w.lp));
 	w.sp = sp;
+	/* Kept past the stack words a search may read (the BPF stack has no room for them). */
+	out->words[LUA_WORD_RBX] = out->words[4];
+	out->words[LUA_WORD_RDX] = out->words[8];
 	cached = bpf_map_lookup_elem(&lua_threads, &tid);
 	out->words[LUA_NR_REGS] = cached ? *cached : 0;
 	/* The registers, then the last state found: that one only while still running (a
@@ -260,6 +393,26 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 		bpf_map_update_elem(&lua_threads, &tid, &L, BPF_ANY);
 	}
 	g = lua__word(out->frame, w.lp.l_g);
+	if (w.lp.flags & LUA_PROC_LUAJIT) {
+		__u64 cur = 0;
+
+		/* The coroutine running now, if not the state found: the one the interpreter's
+		 * registers and the trace's base belong to. */
+		if (!lua__read(&cur, sizeof(cur), g + w.lp.g_cur_l) && cur && cur != L) {
+			out->words[LUA_NR_REGS + 1] = cur;
+			if (lua__find(&w, LUA_NR_REGS + 1, 1))
+				L = w.L;
+			else if (lua__read(out->frame, 128, L))
+				return 0;
+		}
+		w.L = L;
+		lj__start(&w, out);
+		out->words[0] = LUA_FRAMES_MAGIC;
+		out->words[1] = w.lp.version;
+		out->n = 2;
+		bpf_loop(LUA_MAX_ENTRIES, lj__step, &w, 0);
+		return out->n > 2 ? out->n / 2 : 0;
+	}
 	lua__start(&w, out->frame);
 	out->words[0] = LUA_FRAMES_MAGIC;
 	out->words[1] = w.lp.version;

@@ -4,8 +4,9 @@
 
 /*
  * Shared between bpf/lua.bpf.h and src/runtime/lua.c: __u8/__u16/__u32/__u64 only, no libc.
- * One value per PUC Lua process in lua_procs: the offsets of the interpreter's structures in its
- * release (5.1, 5.3, 5.4), enough to walk a lua_State's CallInfo chain.
+ * One value per Lua process in lua_procs: the offsets of the interpreter's structures in its
+ * release (PUC 5.1, 5.3, 5.4: enough to walk a lua_State's CallInfo chain; LuaJIT 2.1: its
+ * frames on the Lua stack).
  */
 
 /* CallInfo records looked at per sample (leaf first); deeper chains lose their outer frames. */
@@ -22,8 +23,12 @@
 #define LUA_FRAMES_MAGIC 0xffff4c7561000000ULL
 #define LUA_FRAME_C	 1ULL
 
+/* The version of LuaJIT 2.1 (x86-64, GC64 builds: the default since 2020) in lua_proc. */
+#define LUA_VERSION_LUAJIT 0x0201
+
 enum lua_proc_flags {
 	LUA_PROC_CI_ARRAY = 1 << 0, /* 5.1: CallInfo records are an array from base_ci to ci */
+	LUA_PROC_LUAJIT = 1 << 1,   /* frames on the Lua stack, linked by their frame words */
 };
 
 struct lua_proc {
@@ -51,7 +56,15 @@ struct lua_proc {
 	__u8 tag_lua;	   /* tag of a Lua closure (5.1: of any function, cl_isc tells) */
 	__u8 tag_cclosure; /* tag of a C closure (5.1: unused) */
 	__u8 tag_light;	   /* tag of a light C function (5.1: unused) */
-	__u8 pad[3];
+	/* A lua_State's header: the byte that tells its type, and a thread's value there. */
+	__u8 tag_off, tag_thread;
+	__u8 pad;
+	/* LuaJIT (LUA_PROC_LUAJIT): l_ci is L->base, l_stack_last L->maxstack; a function's
+	 * ffid (0: Lua) is at cl_isc, its bytecode at cl_proto, a C function's address at
+	 * cl_cfunc; global_State's vmstate (~state, or the number of the trace running), cur_L
+	 * (the running coroutine) and jit_base (the base of the frame a trace runs in). */
+	__u16 g_vmstate, g_cur_l, g_jit_base;
+	__u16 proto_size; /* sizeof(GCproto): the bytecode follows it */
 };
 
 #endif

@@ -2,11 +2,12 @@
 /*
  * libFuzzer target for what autoprof reads of a Lua process's memory to name a Lua frame
  * (src/runtime/luaproto.c): a function prototype's header, its chunk name (a TString, short or
- * long), and its line table (5.1 and 5.3's ints, 5.4's deltas with absolute entries), and the
+ * long; LuaJIT's GCstr), and its line table (5.1 and 5.3's ints, 5.4's deltas with absolute
+ * entries, LuaJIT's offsets of 1, 2 or 4 bytes), and the
  * name parsed from a source line. The input is the process's memory from address 0, read
  * through a bounds-checked reader as /proc/PID/mem would be (an address past it fails). Its
  * first bytes say what the sampler would hand over:
- *   [0]      the release: 5.1, 5.3 or 5.4 by [0] % 3
+ *   [0]      the release: 5.1, 5.3, 5.4 or LuaJIT 2.1 by [0] % 4
  *   [8, 16)  the prototype's address, [16, 24) the saved pc (little-endian)
  * The rest, from [24], is also parsed as a source line for lua__name_from_source.
  *   make fuzz-luaproto                     (clang, ASan + UBSan; see fuzz/fuzz.mk)
@@ -19,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "bpf/lua_abi.h"
 #include "src/runtime/lua.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,7 +44,7 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const uint32_t releases[] = {0x0501, 0x0503, 0x0504};
+	static const uint32_t releases[] = {0x0501, 0x0503, 0x0504, LUA_VERSION_LUAJIT};
 	struct mem m = {data, size};
 	struct lua_func f;
 	uint64_t proto, pc;
@@ -50,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(&proto, data + 8, 8);
 	memcpy(&pc, data + 16, 8);
-	if (!lua_func__read(releases[data[0] % 3], mem_read, &m, proto, &f)) {
+	if (!lua_func__read(releases[data[0] % 4], mem_read, &m, proto, &f)) {
 		/* Its chunk is cut to 512 bytes; a line is of the table read, or 0. */
 		if (!f.chunk || strlen(f.chunk) > 512 || (f.nr_lines && !f.lines))
 			abort();

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Writes the seeds of fuzz/corpus/luaproto/ (see fuzz/fuzz_luaproto.c): a process's memory
 # holding one Lua function prototype, its chunk name and its line table, laid out with the
-# offsets of src/runtime/luaproto.c's table (copied here), then a source line defining it.
+# offsets of src/runtime/luaproto.c's table (copied here), then a source line defining it;
+# LuaJIT 2.1's with line tables of each width.
 #   python3 fuzz/gen_luaproto_corpus.py fuzz/corpus/luaproto
 import os
 import struct
@@ -52,6 +53,27 @@ def seed(rel, chunk, long_string, source_line):
     return bytes(mem[:24]) + source_line + bytes(mem[24 + len(source_line):])
 
 
+def seed_luajit(numline, source_line):
+    """LuaJIT 2.1's GCproto (gct 7 at 9, sizebc 12, chunkname 64, firstline 72, numline 76,
+    lineinfo 80, bytecode at +104) and GCstr (gct 4 at 9, len 20, characters at 24)."""
+    width = 1 if numline < 256 else 2 if numline < 65536 else 4
+    mem = bytearray(0x700)
+    put(mem, 0, bytes([3]))
+    put(mem, 8, struct.pack("<QQ", PROTO, PROTO + 104 + 4 * 5))
+    put(mem, PROTO + 9, bytes([7]))
+    put(mem, PROTO + 12, struct.pack("<I", 8))
+    put(mem, PROTO + 64, struct.pack("<Q", SOURCE))
+    put(mem, PROTO + 72, struct.pack("<ii", 10, numline))
+    put(mem, PROTO + 80, struct.pack("<Q", LINES))
+    fmt = {1: "<7B", 2: "<7H", 4: "<7I"}[width]
+    put(mem, LINES, struct.pack(fmt, *range(1, 8)))
+    chunk = b"@/usr/local/openresty/lualib/app.lua"
+    put(mem, SOURCE + 9, bytes([4]))
+    put(mem, SOURCE + 20, struct.pack("<I", len(chunk)))
+    put(mem, SOURCE + 24, chunk)
+    return bytes(mem[:24]) + source_line + bytes(mem[24 + len(source_line):])
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     for i, rel in enumerate(RELEASES):
@@ -60,6 +82,9 @@ def main(out):
             name = "lua%s-%s" % (rel, "long" if long_string else "short")
             with open(os.path.join(out, name), "wb") as f:
                 f.write(seed(rel, chunk, long_string, SOURCE_LINES[(i * 2 + long_string) % 4]))
+    for numline in (20, 300, 70000):
+        with open(os.path.join(out, "luajit-lines%d" % numline), "wb") as f:
+            f.write(seed_luajit(numline, SOURCE_LINES[numline % 4]))
 
 
 if __name__ == "__main__":

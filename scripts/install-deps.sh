@@ -18,7 +18,10 @@ PKGS=(
 	openjdk-17-jdk-headless nodejs
 	libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev
 	systemtap-sdt-dev
+	# Lua's tests. luajit2 is OpenResty's LuaJIT, the one nginx's Lua module links; Debian's
+	# luajit conflicts with it. The test runs an nginx of its own, on a port of its own.
 	lua5.1 lua5.3 lua5.4 liblua5.1-0-dev liblua5.3-dev liblua5.4-dev luajit2
+	nginx libnginx-mod-http-lua
 )
 # The web view is bundled with npm at build time (Makefile: web/). Any node >= 18 with npm will
 # do, Debian's or another vendor's (whose nodejs package carries npm): ask for Debian's only

@@ -327,9 +327,9 @@ static const struct key keys[] = {
 		.type = &config_type_bool,
 		.def = "true",
 		FIELD(lua_enabled),
-		.help = "Name the frames of PUC Lua 5.1, 5.3 and 5.4 processes (function, chunk, "
-			"line) in place of the interpreter's own; the running state's calls are walked "
-			"in BPF at each sample.",
+		.help = "Name the frames of PUC Lua 5.1, 5.3 and 5.4 and LuaJIT 2.1 processes "
+			"(function, chunk, line) in place of the interpreter's own; the running "
+			"state's calls are walked in BPF at each sample.",
 	},
 	{
 		.name = "unwind.mode",

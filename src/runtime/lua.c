@@ -200,7 +200,7 @@ void lua__sweep(struct lua *lua)
 
 struct luasyms {
 	GElf_Sym ident;
-	bool has_ident, luajit;
+	bool has_ident, luajit, luajit21;
 	uint32_t nr_entries;
 	GElf_Sym entries[MAX_ENTRIES];
 };
@@ -217,6 +217,8 @@ static int luasyms__match(const struct elf_symbol *es, void *ctx)
 		s->has_ident = true;
 	} else if (!strcmp(n, "luaJIT_setmode")) { /* every LuaJIT's */
 		s->luajit = true;
+	} else if (!strcmp(n, "luaJIT_profile_start")) { /* 2.1's, not 2.0's */
+		s->luajit21 = true;
 	} else if (!strncmp(n, "lua_", 4) && s->nr_entries < MAX_ENTRIES) {
 		for (size_t i = 0; i < sizeof(entry_names) / sizeof(entry_names[0]); i++)
 			if (!strcmp(n, entry_names[i]))
@@ -249,21 +251,21 @@ static void file__read(int fd, struct lua_file *f)
 	}
 	elf__for_each_symbol(elf, ELF_DYNSYM | ELF_SYMTAB, luasyms__match, &s);
 	if (s.luajit) {
-		f->result = LUA_UNKNOWN_VERSION;
-		f->version = 0x0501;
+		/* LuaJIT 2.0 (no profiler API) keeps its native frames. */
+		f->version = s.luajit21 ? LUA_VERSION_LUAJIT : 0x0200;
+	} else if (s.has_ident) {
+		if (elf__read_vaddr(elf, s.ident.st_value, ident,
+				    s.ident.st_size && s.ident.st_size < sizeof(ident)
+					? s.ident.st_size
+					: sizeof(ident) - 1)) {
+			f->result = LUA_ERROR;
+			goto out;
+		}
+		ident[sizeof(ident) - 1] = '\0';
+		f->version = version_of_ident(ident);
+	} else {
 		goto out;
 	}
-	if (!s.has_ident)
-		goto out;
-	if (elf__read_vaddr(elf, s.ident.st_value, ident,
-			    s.ident.st_size && s.ident.st_size < sizeof(ident)
-				? s.ident.st_size
-				: sizeof(ident) - 1)) {
-		f->result = LUA_ERROR;
-		goto out;
-	}
-	ident[sizeof(ident) - 1] = '\0';
-	f->version = version_of_ident(ident);
 	f->result =
 	    lua__offsets(f->version, &(struct lua_proc){}) ? LUA_SUPPORTED : LUA_UNKNOWN_VERSION;
 	for (uint32_t i = 0; i < s.nr_entries; i++) {
@@ -366,7 +368,7 @@ static void lua__locate(struct lua *lua, struct proc *p, uint32_t pid)
 		lua->stats.unknown_version++;
 		pr_debug("pid %u: Lua of a release whose frames are not known (%s): native "
 			 "frames only\n",
-			 pid, lp->version == 0x0501 ? "LuaJIT" : "no offsets");
+			 pid, lp->version == 0x0200 ? "LuaJIT 2.0" : "no offsets");
 		break;
 	case LUA_ERROR:
 		lua->stats.errors++;
@@ -567,6 +569,13 @@ static bool is_entry(const struct luaproc *lp, const struct frame *f)
 	return false;
 }
 
+/* The root-most of a run of the runtime's frames whose caller is outside it. */
+static bool called_from_outside(const struct luaproc *lp, const struct frame *user, uint32_t n,
+				uint32_t i)
+{
+	return in_runtime(lp, &user[i]) && i + 1 < n && !in_runtime(lp, &user[i + 1]);
+}
+
 /* A run of Lua functions between two C functions, leaf first: pairs [first, first + n). */
 struct segment {
 	uint32_t first, n;
@@ -586,7 +595,7 @@ static uint32_t emit_segment(struct lua *lua, struct luaproc *lp, const uint64_t
 }
 
 uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, uint32_t n,
-		     bool truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
+		     bool *truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
 		     uint32_t cap)
 {
 	struct luaproc *lp = lua ? *luaproc__slot(lua, pid) : NULL;
@@ -612,35 +621,60 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 		memmove(segs, segs + 1, (nseg - 1) * sizeof(*segs));
 		nseg--;
 	}
-	for (uint32_t i = 0; i < n && o < cap; i++) {
-		if (j >= nseg || !is_entry(lp, &user[i]))
-			continue;
-		/* user[run, i): what ran between the last entry and this one. */
-		if (segs[j].n) {
-			uint32_t keep = run;
+	/*
+	 * The entries are the runtime's C-to-Lua API functions. Where none is among the native
+	 * frames (LuaJIT's lua_resume jumps into the interpreter, leaving no frame of its own),
+	 * the interpreter's frames called from outside the runtime (nginx's) stand for them.
+	 */
+	for (int implicit = 0; implicit < 2; implicit++) {
+		o = j = run = named = 0;
+		for (uint32_t i = 0; i < n && o < cap; i++) {
+			if (j >= nseg || !(implicit ? called_from_outside(lp, user, n, i)
+						    : is_entry(lp, &user[i])))
+				continue;
+			/* user[run, i): what ran between the last entry and this one. */
+			if (segs[j].n) {
+				uint32_t keep = run;
 
-			/* Callees outside the interpreter (libc, C modules) stay, as does what is
-			 * leafward of them; the interpreter's own frames give way. */
-			for (uint32_t k = run; k < i; k++)
-				if (!in_runtime(lp, &user[k]))
-					keep = k + 1;
-			for (uint32_t k = run; k < keep && o < cap; k++)
-				out[o++] = user[k];
-			o = emit_segment(lua, lp, pairs, &segs[j], out, o, cap, &named);
-		} else {
-			for (uint32_t k = run; k < i && o < cap; k++)
-				out[o++] = user[k];
+				/* Callees outside the interpreter (libc, C modules) stay, as does
+				 * what is leafward of them; the interpreter's own frames give way.
+				 */
+				for (uint32_t k = run; k < i; k++)
+					if (!in_runtime(lp, &user[k]))
+						keep = k + 1;
+				for (uint32_t k = run; k < keep && o < cap; k++)
+					out[o++] = user[k];
+				o = emit_segment(lua, lp, pairs, &segs[j], out, o, cap, &named);
+			} else {
+				for (uint32_t k = run; k < i && o < cap; k++)
+					out[o++] = user[k];
+			}
+			if (o < cap)
+				out[o++] = user[i];
+			run = i + 1;
+			j++;
 		}
-		if (o < cap)
-			out[o++] = user[i];
-		run = i + 1;
-		j++;
+		if (j || !nseg)
+			break;
 	}
 	for (uint32_t k = run; k < n && o < cap; k++)
 		out[o++] = user[k];
+	/*
+	 * No entry at all among native frames that claim to be whole: Lua runs only under one, so
+	 * the native walk missed it (code whose unwind tables are wrong: LuaJIT calls helpers
+	 * such as its modulo from the interpreter's frame without saying so). Then it is short.
+	 */
+	if (!*truncated && !j) {
+		for (uint32_t k = 0; k < nseg; k++)
+			if (segs[k].n) {
+				*truncated = true;
+				lua->stats.short_walks++;
+				break;
+			}
+	}
 	/* The native walk stopped short of the entries that ran the rest: their Lua frames are
 	 * still the callers, above where the stack is marked truncated. */
-	for (; truncated && j < nseg; j++)
+	for (; *truncated && j < nseg; j++)
 		o = emit_segment(lua, lp, pairs, &segs[j], out, o, cap, &named);
 	if (np) {
 		lua->stats.samples += named > 0;

@@ -3,15 +3,17 @@
 #define AUTOPROF_RUNTIME_LUA_H
 
 /*
- * PUC Lua frames (5.1, 5.3, 5.4). A process one of whose mapped files exports lua_ident (the
- * interpreter, static or shared, stripped to .dynsym or not) is Lua of the release lua_ident
- * names: its row of struct offsets goes into the BPF map lua_procs, and the sampler walks the
- * running lua_State's CallInfo chain (bpf/lua.bpf.h), sending (Proto, pc) pairs for Lua
- * functions and (LUA_FRAME_C, address) for C ones. Here the Protos are named from the process's
- * memory (chunk, line from the line table, the function's name from its source line) and
- * placed among the native frames: each run of the interpreter's own frames that a C-to-Lua
- * entry (lua_pcall, lua_call, lua_resume...) began is replaced by the Lua functions it ran.
- * LuaJIT and releases without offsets (5.2) keep their native frames and are counted.
+ * Lua frames: PUC Lua 5.1, 5.3, 5.4 and LuaJIT 2.1. A process one of whose mapped files
+ * exports lua_ident (PUC's interpreter, static or shared, stripped to .dynsym or not) is Lua of
+ * the release lua_ident names, one that exports luaJIT_profile_start LuaJIT 2.1: its row of
+ * struct offsets goes into the BPF map lua_procs, and the sampler walks the running state's
+ * calls (bpf/lua.bpf.h: PUC's CallInfo chain, LuaJIT's frames on its stack), sending (Proto,
+ * pc) pairs for Lua functions and (LUA_FRAME_C, address) where C code called into Lua. Here
+ * the Protos are named from the process's memory (chunk, line from the line table, the
+ * function's name from its source line) and placed among the native frames: each run of the
+ * interpreter's own frames that a C-to-Lua entry (lua_pcall, lua_call, lua_resume...) began is
+ * replaced by the Lua functions it ran. Releases without offsets (5.2, LuaJIT 2.0) keep their
+ * native frames and are counted.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,21 +44,23 @@ bool lua__pairs(const uint64_t *pairs, uint32_t np);
 /*
  * The user frames user[0, n) (leaf first) with the interpreter's frames replaced by the Lua
  * functions they ran, from the sample's pairs[0, 2 * np), into out (room for cap). Frames that
- * cannot be named leave the native ones in place. truncated: the native walk stopped short, and
- * Lua frames of entries it did not reach follow the native ones. Returns the frames written.
+ * cannot be named leave the native ones in place. *truncated: the native walk stopped short,
+ * and Lua frames of entries it did not reach follow the native ones; set when the native
+ * frames hold no C-to-Lua entry at all (they must be short). Returns the frames written.
  */
 uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, uint32_t n,
-		     bool truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
+		     bool *truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
 		     uint32_t cap);
 
 struct lua_stats {
 	uint64_t supported;	  /* processes walked: a release with offsets */
-	uint64_t unknown_version; /* Lua without offsets (5.2, LuaJIT): native frames only */
+	uint64_t unknown_version; /* Lua without offsets (5.2, LuaJIT 2.0): native frames only */
 	uint64_t errors;	  /* Lua whose file could not be read */
 	uint64_t samples;	  /* samples with Lua frames */
 	uint64_t frames;	  /* Lua frames named */
 	uint64_t proto_errors;	  /* functions that could not be read (their frames dropped) */
 	uint64_t mismatches;	  /* samples with more Lua segments than native entries */
+	uint64_t short_walks;	  /* samples whose native frames held no entry: marked truncated */
 };
 void lua__stats(struct lua *lua, struct lua_stats *out);
 
@@ -77,7 +81,8 @@ struct lua_func {
 };
 
 /*
- * The Proto at addr of Lua release version (0x0501, 0x0503, 0x0504) read through read(ctx),
+ * The Proto at addr of Lua release version (0x0501, 0x0503, 0x0504, LUA_VERSION_LUAJIT; for
+ * LuaJIT a GCproto) read through read(ctx),
  * into *f (its strings and lines malloc'd: lua_func__clear frees them). 0, -ENOTSUP (a release
  * without offsets), -EIO (unreadable) or -EINVAL (not a function's prototype).
  */

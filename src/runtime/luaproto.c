@@ -21,8 +21,9 @@
 #define MAX_LINES (1u << 20)
 
 enum lines_kind {
-	LINES_INT,   /* 5.1, 5.3: int lineinfo[sizelineinfo], one line per instruction */
-	LINES_DELTA, /* 5.4: signed byte deltas, with absolute lines every so often */
+	LINES_INT,    /* 5.1, 5.3: int lineinfo[sizelineinfo], one line per instruction */
+	LINES_DELTA,  /* 5.4: signed byte deltas, with absolute lines every so often */
+	LINES_LUAJIT, /* LuaJIT: offsets from firstline, 1, 2 or 4 bytes as numline needs */
 };
 
 /*
@@ -62,7 +63,9 @@ static const struct luaver versions[] = {
 	     .cl_isc = 10,
 	     .cl_proto = 32,
 	     .cl_cfunc = 32,
-	     .tag_lua = 6}, /* LUA_TFUNCTION: isC tells */
+	     .tag_lua = 6, /* LUA_TFUNCTION: isC tells */
+	     .tag_off = 8,
+	     .tag_thread = 8}, /* LUA_TTHREAD */
      .p_size = 104,
      .p_source = 64,
      .p_linedefined = 96,
@@ -98,7 +101,9 @@ static const struct luaver versions[] = {
 	     .cl_cfunc = 24,
 	     .tag_lua = 0x46,	   /* ctb(LUA_TLCL) */
 	     .tag_cclosure = 0x66, /* ctb(LUA_TCCL) */
-	     .tag_light = 0x16},   /* LUA_TLCF */
+	     .tag_light = 0x16,	   /* LUA_TLCF */
+	     .tag_off = 8,
+	     .tag_thread = 8},
      .p_size = 112,
      .p_source = 104,
      .p_linedefined = 40,
@@ -134,7 +139,9 @@ static const struct luaver versions[] = {
 	     .cl_cfunc = 24,
 	     .tag_lua = 0x46,	   /* ctb(LUA_VLCL) */
 	     .tag_cclosure = 0x66, /* ctb(LUA_VCCL) */
-	     .tag_light = 0x16},   /* LUA_VLCF */
+	     .tag_light = 0x16,	   /* LUA_VLCF */
+	     .tag_off = 8,
+	     .tag_thread = 8},
      .p_size = 120,
      .p_source = 112,
      .p_linedefined = 44,
@@ -151,6 +158,53 @@ static const struct luaver versions[] = {
      .ts_contents = 24,
      .tag_shrstr = 0x04,
      .tag_lngstr = 0x14},
+    /*
+     * LuaJIT 2.1 in GC64 mode (lj_obj.h; OpenResty's luajit2 adds fields only past those used
+     * here): lua_State's base at 32 stands for ci, maxstack for stack_last; a GCfunc's ffid,
+     * bytecode pointer and C function at 10, 32, 40; global_State's vmstate, cur_L and
+     * jit_base at 184, 368, 376. GCproto: sizebc 12, chunkname 64, firstline 72, numline 76,
+     * lineinfo 80, 104 bytes before its bytecode; GCstr: gct 9, len 20, characters at 24.
+     */
+    {.version = LUA_VERSION_LUAJIT,
+     .bpf = {.flags = LUA_PROC_LUAJIT,
+	     .l_status = 11,
+	     .l_top = 40,
+	     .l_g = 16,
+	     .l_ci = 32,
+	     .l_stack_last = 48,
+	     .l_stack = 56,
+	     .l_base_ci = NO,
+	     .l_savedpc = NO,
+	     .g_mainthread = NO,
+	     .ci_func = NO,
+	     .ci_previous = NO,
+	     .ci_savedpc = NO,
+	     .ci_size = NO,
+	     .cl_isc = 10,
+	     .cl_proto = 32,
+	     .cl_cfunc = 40,
+	     .tag_off = 9,
+	     .tag_thread = 6,
+	     .g_vmstate = 184,
+	     .g_cur_l = 368,
+	     .g_jit_base = 376,
+	     .proto_size = 104},
+     .p_size = 88,
+     .p_source = 64,
+     .p_linedefined = 72,
+     .p_lastlinedefined = 76, /* numline: the last line is firstline + numline */
+     .p_code = NO,	      /* the bytecode follows the prototype */
+     .p_sizecode = 12,
+     .p_lineinfo = 80,
+     .p_sizelineinfo = 12,
+     .p_abslineinfo = NO,
+     .p_sizeabslineinfo = NO,
+     .lines = LINES_LUAJIT,
+     .ts_shrlen = NO,
+     .ts_len = 20,
+     .ts_contents = 24,
+     .tag_shrstr = 4,
+     .tag_lngstr = 4},
 };
 
 static const struct luaver *version_row(uint32_t version)
@@ -196,12 +250,17 @@ static char *read_tstring(const struct luaver *v, lua_read_fn read, void *ctx, u
 	uint64_t len;
 	char *s;
 
+	uint8_t tag;
+
 	if (!addr || read(ctx, addr, hdr, sizeof(hdr)))
 		return NULL;
-	if (hdr[8] != v->tag_shrstr && hdr[8] != v->tag_lngstr)
+	tag = hdr[v->bpf.tag_off]; /* the header's type byte, where a thread's is */
+	if (tag != v->tag_shrstr && tag != v->tag_lngstr)
 		return NULL;
-	if (v->ts_shrlen != NO && hdr[8] == v->tag_shrstr)
+	if (v->ts_shrlen != NO && tag == v->tag_shrstr)
 		len = hdr[v->ts_shrlen];
+	else if (v->lines == LINES_LUAJIT)
+		len = (uint32_t)i32_at(hdr, v->ts_len); /* MSize */
 	else
 		len = u64_at(hdr, v->ts_len);
 	if (len > MAX_CHUNK)
@@ -263,6 +322,77 @@ out:
 	return err;
 }
 
+/* The chunk's name without its '@' (a file) or '=' (a name given by the loader). */
+static int chunk_name(const struct luaver *v, lua_read_fn read, void *ctx, uint64_t str,
+		      struct lua_func *f)
+{
+	f->chunk = read_tstring(v, read, ctx, str);
+	if (!f->chunk)
+		f->chunk = strdup("?");
+	if (!f->chunk)
+		return -ENOMEM;
+	if (f->chunk[0] == '@' || f->chunk[0] == '=') {
+		f->is_file = f->chunk[0] == '@';
+		memmove(f->chunk, f->chunk + 1, strlen(f->chunk));
+	}
+	return 0;
+}
+
+/*
+ * LuaJIT's GCproto (p: its first p_size bytes). Instruction i > 0 is at line firstline +
+ * lineinfo[i - 1], each entry as wide as numline needs; instruction 0 is the function's header.
+ */
+static int luajit_func_read(const struct luaver *v, lua_read_fn read, void *ctx, uint64_t addr,
+			    const uint8_t *p, struct lua_func *f)
+{
+	int32_t first = i32_at(p, v->p_linedefined), numline = i32_at(p, v->p_lastlinedefined);
+	uint32_t n = (uint32_t)i32_at(p, v->p_sizelineinfo), width;
+	uint64_t lineinfo = u64_at(p, v->p_lineinfo);
+	uint8_t *raw;
+	int err;
+
+	/* GCHeader's gct: ~LJ_TPROTO. */
+	if (p[9] != 7)
+		return -EINVAL;
+	err = chunk_name(v, read, ctx, u64_at(p, v->p_source), f);
+	if (err)
+		return err;
+	f->line_defined = first > 0 ? (uint32_t)first : 0;
+	f->last_line = first > 0 && numline > 0 ? (uint32_t)first + (uint32_t)numline : 0;
+	f->code = addr + v->bpf.proto_size;
+	if (n < 2 || n > MAX_LINES || !lineinfo || numline < 0)
+		return 0; /* no line table (stripped bytecode): named by where it was defined */
+	width = numline < 256 ? 1 : numline < 65536 ? 2 : 4;
+	raw = malloc((size_t)(n - 1) * width);
+	f->lines = malloc((size_t)n * sizeof(*f->lines));
+	if (!raw || !f->lines || read(ctx, lineinfo, raw, (size_t)(n - 1) * width)) {
+		free(raw);
+		free(f->lines);
+		f->lines = NULL;
+		return 0; /* named, without lines */
+	}
+	f->lines[0] = first;
+	for (uint32_t i = 1; i < n; i++) {
+		const uint8_t *e = raw + (size_t)(i - 1) * width;
+		uint16_t d16;
+		uint32_t d;
+
+		if (width == 1) {
+			d = e[0];
+		} else if (width == 2) {
+			memcpy(&d16, e, sizeof(d16));
+			d = d16;
+		} else {
+			memcpy(&d, e, sizeof(d));
+		}
+		/* Wrapping: a hostile table gives wrong lines, never an overflow. */
+		f->lines[i] = (int32_t)((uint32_t)first + d);
+	}
+	f->nr_lines = n;
+	free(raw);
+	return 0;
+}
+
 int lua_func__read(uint32_t version, lua_read_fn read, void *ctx, uint64_t addr, struct lua_func *f)
 {
 	const struct luaver *v = version_row(version);
@@ -276,18 +406,14 @@ int lua_func__read(uint32_t version, lua_read_fn read, void *ctx, uint64_t addr,
 		return -ENOTSUP;
 	if (!addr || read(ctx, addr, p, v->p_size))
 		return -EIO;
+	if (v->lines == LINES_LUAJIT)
+		return luajit_func_read(v, read, ctx, addr, p, f);
 	/* Not a prototype: the header's tag (LUA_TPROTO: 9 in 5.1, 9 and 10 later). */
 	if (p[8] != 9 && p[8] != 10)
 		return -EINVAL;
-	f->chunk = read_tstring(v, read, ctx, u64_at(p, v->p_source));
-	if (!f->chunk)
-		f->chunk = strdup("?");
-	if (!f->chunk)
-		return -ENOMEM;
-	if (f->chunk[0] == '@' || f->chunk[0] == '=') {
-		f->is_file = f->chunk[0] == '@';
-		memmove(f->chunk, f->chunk + 1, strlen(f->chunk));
-	}
+	err = chunk_name(v, read, ctx, u64_at(p, v->p_source), f);
+	if (err)
+		return err;
 	f->line_defined =
 	    (uint32_t)(i32_at(p, v->p_linedefined) > 0 ? i32_at(p, v->p_linedefined) : 0);
 	f->last_line =

@@ -72,7 +72,7 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 {
 	struct collect_ctx *ctx = ing->ctx;
 	uint32_t nu = raw->nr_ustack;
-	bool cut = false;
+	bool cut = false, short_walk = false;
 
 	if (!nu && raw->uend != SYM_MARKER_NONE && !raw->kthread) {
 		out[0] = (struct frame){ symbolizer__marker_dso(ctx->sym, raw->uend), 0 };
@@ -88,10 +88,11 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 		nu = proctab__user_frames(ctx->proctab, p, ing->uaddrs, nu, ing->native, now_ns,
 					  &cut);
 		file_frames(ing, ing->native, nu);
+		short_walk = cut || raw->utruncated;
 		if (lua__pairs((const uint64_t *)raw->python, raw->nr_python))
-			nu = lua__splice(ctx->lua, raw->pid, ing->native, nu,
-					 cut || raw->utruncated, (const uint64_t *)raw->python,
-					 raw->nr_python, out, INGEST_MAX_USTACK + INGEST_MAX_PYTHON);
+			nu = lua__splice(ctx->lua, raw->pid, ing->native, nu, &short_walk,
+					 (const uint64_t *)raw->python, raw->nr_python, out,
+					 INGEST_MAX_USTACK + INGEST_MAX_PYTHON);
 		else
 			nu = python__splice(ctx->python, raw->pid, ing->native, nu,
 					    cut || raw->utruncated, (const uint64_t *)raw->python,
@@ -102,7 +103,7 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 		file_frames(ing, out, nu);
 	}
 	/* Say where the walk stopped rather than let the stack pass for complete. */
-	if (nu && (cut || raw->utruncated))
+	if (nu && (cut || raw->utruncated || short_walk))
 		out[nu++] = (struct frame){ symbolizer__marker_dso(ctx->sym, SYM_MARKER_TRUNCATED), 0 };
 	return nu;
 }

@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Lua frames: the per-release offsets against what each release's own library says. For every
- * liblua5.x on the machine (skipped when absent), a child process loads it, runs a chunk whose
- * functions call a C function, and there walks the running state's CallInfo chain as the
- * sampler does (bpf/lua.bpf.h) with the table's offsets: the Lua functions found, their chunk,
+ * liblua5.x and libluajit on the machine (skipped when absent), a child process loads it, runs a
+ * chunk whose functions call a C function, and there walks the running state's CallInfo chain as
+ * the sampler does (bpf/lua.bpf.h) with the table's offsets: the Lua functions found, their chunk,
  * where they were defined and the line each is at must be what lua_getinfo answers, and the
  * global state's main thread must be the state. Then names from source lines.
  */
@@ -78,12 +78,38 @@ static uint64_t word_at(uint64_t addr, uint16_t off)
 	return v;
 }
 
+struct frame_want {
+	uint32_t line, defined;
+};
+
+static void check_jit(void *L, const struct lua_proc *lp, const struct frame_want *want,
+		      uint32_t nw);
+
+/* The walk's frame nf, the prototype at proto at pc, against lua_getinfo's want[nf]. */
+static void check_frame(uint64_t proto, uint64_t pc, uint32_t nf, const struct frame_want *want,
+			uint32_t nw)
+{
+	struct lua_func f;
+
+	CHILD_CHECK(!lua_func__read(api.version, self_read, NULL, proto, &f),
+		    "frame %u: prototype unreadable", nf);
+	if (nf < nw) {
+		CHILD_CHECK(!strcmp(f.chunk, "test.lua") && f.is_file, "frame %u: chunk %s", nf,
+			    f.chunk);
+		CHILD_CHECK(f.line_defined == want[nf].defined,
+			    "frame %u: defined at %u, lua_getinfo says %u", nf, f.line_defined,
+			    want[nf].defined);
+		CHILD_CHECK(lua_func__line(&f, pc) == want[nf].line,
+			    "frame %u: line %u, lua_getinfo says %u", nf, lua_func__line(&f, pc),
+			    want[nf].line);
+	}
+	lua_func__clear(&f);
+}
+
 /* Called from Lua: compares the walk with lua_getinfo's answers. */
 static int check(void *L)
 {
-	struct frame_want {
-		uint32_t line, defined;
-	} want[8];
+	struct frame_want want[8];
 	struct lua_proc lp;
 	uint8_t ar[256];
 	uint64_t ci, base, g;
@@ -103,7 +129,12 @@ static int check(void *L)
 	}
 	CHILD_CHECK(nw == 3, "lua_getinfo found %u Lua frames, not 3", nw);
 	/* The state: a thread, running, its global state's main thread. */
-	CHILD_CHECK(((uint8_t *)L)[8] == 8, "tag %u, not a thread's", ((uint8_t *)L)[8]);
+	CHILD_CHECK(((uint8_t *)L)[lp.tag_off] == lp.tag_thread, "tag %u, not a thread's",
+		    ((uint8_t *)L)[lp.tag_off]);
+	if (lp.flags & LUA_PROC_LUAJIT) {
+		check_jit(L, &lp, want, nw);
+		return 0;
+	}
 	CHILD_CHECK(((uint8_t *)L)[lp.l_status] == 0, "status %u", ((uint8_t *)L)[lp.l_status]);
 	g = word_at((uintptr_t)L, lp.l_g);
 	CHILD_CHECK(word_at(g, lp.g_mainthread) == (uintptr_t)L, "main thread not at %u",
@@ -124,24 +155,8 @@ static int check(void *L)
 		cl = func ? word_at(func, 0) : 0;
 		if (tag == lp.tag_lua &&
 		    !(lp.cl_isc != LUA_NO_FIELD && *(uint8_t *)(uintptr_t)(cl + lp.cl_isc))) {
-			struct lua_func f;
-			uint64_t pc = word_at(ci, lp.ci_savedpc);
-
-			CHILD_CHECK(!lua_func__read(api.version, self_read, NULL,
-						    word_at(cl, lp.cl_proto), &f),
-				    "frame %u: prototype unreadable", nf);
-			if (nf < nw) {
-				CHILD_CHECK(!strcmp(f.chunk, "test.lua") && f.is_file,
-					    "frame %u: chunk %s", nf, f.chunk);
-				CHILD_CHECK(f.line_defined == want[nf].defined,
-					    "frame %u: defined at %u, lua_getinfo says %u", nf,
-					    f.line_defined, want[nf].defined);
-				CHILD_CHECK(lua_func__line(&f, pc) == want[nf].line,
-					    "frame %u: line %u, lua_getinfo says %u", nf,
-					    lua_func__line(&f, pc), want[nf].line);
-			}
-			lua_func__clear(&f);
-			nf++;
+			check_frame(word_at(cl, lp.cl_proto), word_at(ci, lp.ci_savedpc), nf++,
+				    want, nw);
 		} else if (i == 0) {
 			/* check itself: a C function, light (5.2+) or a closure. */
 			CHILD_CHECK(tag == lp.tag_lua || tag == lp.tag_light ||
@@ -152,6 +167,51 @@ static int check(void *L)
 	}
 	CHILD_CHECK(nf == nw, "the walk found %u Lua frames, lua_getinfo %u", nf, nw);
 	return 0;
+}
+
+/*
+ * LuaJIT's walk, as bpf/lua.bpf.h's lj__step does it: from L->base (C code runs), each frame's
+ * function under its base and its link, to the stack's bottom.
+ */
+static void check_jit(void *L, const struct lua_proc *lp, const struct frame_want *want,
+		      uint32_t nw)
+{
+	uint64_t g = word_at((uintptr_t)L, lp->l_g), base = word_at((uintptr_t)L, lp->l_ci);
+	uint64_t stack = word_at((uintptr_t)L, lp->l_stack), pc = 0;
+	uint32_t nf = 0;
+	int32_t vmstate;
+	bool skip = false;
+
+	memcpy(&vmstate, (void *)(uintptr_t)(g + lp->g_vmstate), sizeof(vmstate));
+	CHILD_CHECK(vmstate == -2, "vmstate %d, not ~LJ_VMST_C", vmstate);
+	CHILD_CHECK(word_at(g, lp->g_cur_l) == (uintptr_t)L, "cur_L not at %u", lp->g_cur_l);
+	CHILD_CHECK(word_at(g, lp->g_jit_base) == 0, "jit_base set outside a trace");
+	for (int i = 0; base > stack + 16 && i < 16; i++) {
+		uint64_t fn = word_at(base - 16, 0) & ((1ULL << 47) - 1),
+			 link = word_at(base - 8, 0);
+		uint8_t *cl = (uint8_t *)(uintptr_t)fn;
+
+		if (i == 0)
+			CHILD_CHECK(cl[9] == 8 && cl[lp->cl_isc] == 1 &&
+					word_at(fn, lp->cl_cfunc) == (uintptr_t)check,
+				    "leaf: not check's C function");
+		if (fn != (uintptr_t)L && !skip && cl[9] == 8 && !cl[lp->cl_isc]) {
+			check_frame(word_at(fn, lp->cl_proto) - lp->proto_size, pc, nf++, want, nw);
+		}
+		skip = false;
+		if ((link & 3) == 0) {
+			uint32_t ins;
+
+			memcpy(&ins, (void *)(uintptr_t)(link - 4), sizeof(ins));
+			pc = link;
+			base -= 8 * (2 + ((ins >> 8) & 0xff));
+		} else {
+			skip = (link & 3) == 3; /* a vararg call's first frame follows */
+			pc = 0;
+			base -= link & ~7ULL;
+		}
+	}
+	CHILD_CHECK(nf == nw, "the walk found %u Lua frames, lua_getinfo %u", nf, nw);
 }
 
 static void *sym(void *h, const char *name)
@@ -209,6 +269,8 @@ TEST(offsets_match_getinfo)
 	    {0x0501, "/usr/lib/x86_64-linux-gnu/liblua5.1.so.0", 40, 48},
 	    {0x0503, "/usr/lib/x86_64-linux-gnu/liblua5.3.so.0", 40, 44},
 	    {0x0504, "/usr/lib/x86_64-linux-gnu/liblua5.4.so.0", 48, 52},
+	    /* Debian's luajit2 (OpenResty's) or luajit: the same soname */
+	    {LUA_VERSION_LUAJIT, "/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2", 40, 48},
 	};
 	int tested = 0;
 
@@ -235,7 +297,7 @@ TEST(offsets_match_getinfo)
 		tested++;
 	}
 	if (!tested)
-		SKIP("no liblua5.1, 5.3 or 5.4 (scripts/install-deps.sh installs them)");
+		SKIP("no liblua5.1, 5.3, 5.4 or libluajit (scripts/install-deps.sh installs them)");
 }
 
 TEST(unknown_releases)
