@@ -94,7 +94,7 @@ static __always_inline __u64 lua__word(const __u8 *b, __u16 off)
  */
 static __always_inline bool lua__is_state(const struct lua_proc *lp, __u64 L, __u8 *state)
 {
-	__u64 top, stack, last;
+	__u64 top, stack, last, g, main = 0, mg = 0;
 
 	if (L < 4096 || (L & 7) || L >= (1ULL << 47) || lua__read(state, 128, L))
 		return false;
@@ -105,8 +105,20 @@ static __always_inline bool lua__is_state(const struct lua_proc *lp, __u64 L, __
 	top = lua__word(state, lp->l_top);
 	stack = lua__word(state, lp->l_stack);
 	last = lua__word(state, lp->l_stack_last);
-	return lua__word(state, lp->l_g) && lua__word(state, lp->l_ci) && stack && stack <= top &&
-	       stack <= last && top <= last + 64 * 16;
+	g = lua__word(state, lp->l_g);
+	if (!g || !lua__word(state, lp->l_ci) || !stack || stack > top || stack > last ||
+	    top > last + 64 * 16)
+		return false;
+	/*
+	 * Its global state's main thread is it, or a thread of that same global state. Else a
+	 * word that only looks like one (a thread's tag byte, plausible stack pointers) would be
+	 * walked, and kept as the thread's state for good: the process's frames lost.
+	 */
+	if (lp->g_mainthread == LUA_NO_FIELD)
+		return true;
+	if (lua__read(&main, sizeof(main), g + lp->g_mainthread) || !main)
+		return false;
+	return main == L || (!lua__read(&mg, sizeof(mg), main + lp->l_g) && mg == g);
 }
 
 static long lua__step(__u64 i, void *arg)
