@@ -760,10 +760,10 @@ static const struct metrics_row lua_rows[] = {
 	METRICS_FAMILY("autoprof_lua_errors", METRIC_COUNTER,
 		       "Lua frames dropped, left native or placed past a short native walk, by "
 		       "reason: function_unreadable (its prototype could not be read: mostly a "
-		       "process gone before its samples were drained), mismatch (Lua frames that no "
-		       "C-to-Lua entry of the native stack ran), native_walk_short (the native "
-		       "frames held no C-to-Lua entry: the Lua frames follow them, marked "
-		       "truncated)"),
+		       "process gone before its samples were drained), mismatch (fewer C-to-Lua "
+		       "entries among the native frames than runs of Lua calls: the runs left "
+		       "follow them, marked truncated), native_walk_short (the native frames held "
+		       "no C-to-Lua entry: the Lua frames follow them, marked truncated)"),
 	METRICS_SAMPLE(struct lua_stats, proto_errors, "reason", "function_unreadable"),
 	METRICS_SAMPLE(struct lua_stats, mismatches, "reason", "mismatch"),
 	METRICS_SAMPLE(struct lua_stats, short_walks, "reason", "native_walk_short"),

@@ -660,15 +660,20 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 	for (uint32_t k = run; k < n && o < cap; k++)
 		out[o++] = user[k];
 	/*
-	 * No entry at all among native frames that claim to be whole: Lua runs only under one, so
-	 * the native walk missed it (code whose unwind tables are wrong: LuaJIT calls helpers
-	 * such as its modulo from the interpreter's frame without saying so). Then it is short.
+	 * Fewer entries among native frames that claim to be whole than runs of Lua calls: each
+	 * run has one, so the native walk missed some (code whose unwind tables are wrong:
+	 * LuaJIT calls helpers such as its modulo from the interpreter's frame without saying
+	 * so, and its VM's frame under a comparator that table.sort called can hide the sort).
+	 * Then it is short: the runs left over go after it, marked, never dropped unsaid.
 	 */
-	if (!*truncated && !j) {
-		for (uint32_t k = 0; k < nseg; k++)
+	if (!*truncated) {
+		for (uint32_t k = j; k < nseg; k++)
 			if (segs[k].n) {
 				*truncated = true;
-				lua->stats.short_walks++;
+				if (j)
+					lua->stats.mismatches++;
+				else
+					lua->stats.short_walks++;
 				break;
 			}
 	}
@@ -679,11 +684,6 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 	if (np) {
 		lua->stats.samples += named > 0;
 		lua->stats.frames += named;
-		for (; j < nseg; j++)
-			if (segs[j].n) {
-				lua->stats.mismatches++;
-				break;
-			}
 	}
 	return o;
 }
