@@ -75,6 +75,7 @@ struct lua__walk {
 	__u32 first, peeks, tries; /* candidates looked at */
 	__u16 at;		   /* the word where L was found */
 	__u8 skip;		   /* LuaJIT: the next frame is a vararg call's first */
+	__u8 bottom;		   /* LuaJIT: the walk reached the stack's first frame */
 };
 
 static __always_inline int lua__read(void *dst, __u32 size, __u64 addr)
@@ -277,7 +278,11 @@ static long lj__step(__u64 i, void *arg)
 		return 1;
 	n = out->n;
 	/* The bottom: stack[0] holds the thread, stack[1] nil, the first frame's base is 2. */
-	if (base <= w->base_ci + 16 || n >= LUA_MAX_ENTRIES * 2 || n >= PYTHON_MAX_ENTRIES * 2 - 4)
+	if (base <= w->base_ci + 16) {
+		w->bottom = 1;
+		return 1;
+	}
+	if (n >= LUA_MAX_ENTRIES * 2 || n >= PYTHON_MAX_ENTRIES * 2 - 4)
 		return 1;
 	if (lua__read(out->frame, 16, base - 16))
 		return 1;
@@ -374,7 +379,7 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 	struct python__out *out;
 	struct lua_proc *lp;
 	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 L, g, main = 0, *cached;
+	__u64 L, g, main = 0, *cached, n;
 
 	lp = bpf_map_lookup_elem(&lua_procs, &pid);
 	if (!lp)
@@ -423,6 +428,13 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 		out->words[1] = w.lp.version;
 		out->n = 2;
 		bpf_loop(LUA_MAX_ENTRIES, lj__step, &w, 0);
+		n = out->n;
+		/* Short of the bottom: user space must not take the last run for the whole. */
+		if (!w.bottom && n > 2 && n < PYTHON_MAX_ENTRIES * 2 - 2) {
+			out->words[n] = LUA_FRAME_CUT;
+			out->words[n + 1] = 0;
+			out->n = n + 2;
+		}
 		return out->n > 2 ? out->n / 2 : 0;
 	}
 	lua__start(&w, out->frame);
@@ -439,7 +451,7 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 	if (w.lp.g_mainthread != LUA_NO_FIELD &&
 	    !lua__read(&main, sizeof(main), g + w.lp.g_mainthread) && main && main != L &&
 	    out->n < LUA_MAX_ENTRIES * 2) {
-		__u64 n = out->n;
+		n = out->n;
 
 		out->words[n] = main; /* a candidate past the words written */
 		if (!lua__find(&w, n, 1))

@@ -22,6 +22,9 @@
  */
 #define LUA_FRAMES_MAGIC 0xffff4c7561000000ULL
 #define LUA_FRAME_C	 1ULL
+/* Last, (LUA_FRAME_CUT, 0): the walk stopped short of the stack's bottom (LuaJIT: a frame
+ * that could not be read or linked, as when a sample falls while the VM sets one up). */
+#define LUA_FRAME_CUT	 2ULL
 
 /* The version of LuaJIT 2.1 (x86-64, GC64 builds: the default since 2020) in lua_proc. */
 #define LUA_VERSION_LUAJIT 0x0201

@@ -763,10 +763,13 @@ static const struct metrics_row lua_rows[] = {
 		       "process gone before its samples were drained), mismatch (fewer C-to-Lua "
 		       "entries among the native frames than runs of Lua calls: the runs left "
 		       "follow them, marked truncated), native_walk_short (the native frames held "
-		       "no C-to-Lua entry: the Lua frames follow them, marked truncated)"),
+		       "no C-to-Lua entry: the Lua frames follow them, marked truncated), "
+		       "lua_walk_short (the walk of the Lua stack stopped short of its bottom: "
+		       "the stack ends after its last Lua frames, marked truncated)"),
 	METRICS_SAMPLE(struct lua_stats, proto_errors, "reason", "function_unreadable"),
 	METRICS_SAMPLE(struct lua_stats, mismatches, "reason", "mismatch"),
 	METRICS_SAMPLE(struct lua_stats, short_walks, "reason", "native_walk_short"),
+	METRICS_SAMPLE(struct lua_stats, cut_walks, "reason", "lua_walk_short"),
 };
 
 static void lua_metrics(struct metrics_writer *w, void *ctx)

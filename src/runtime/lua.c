@@ -602,8 +602,15 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 	struct segment segs[LUA_MAX_ENTRIES + 2];
 	uint32_t nseg = 0, o = 0, j = 0, run = 0, named = 0;
 
+	bool cut = false;
+
 	if (!lp || lp->result != LUA_SUPPORTED || !lp->file || !lua__pairs(pairs, np))
 		np = 0;
+	/* The walk stopped short: the last run's callers, and so its entry, are not known. */
+	if (np > 1 && pairs[2 * (np - 1)] == LUA_FRAME_CUT) {
+		cut = true;
+		np--;
+	}
 	/*
 	 * Segments, leaf first, split at C functions. The i-th C-to-Lua entry from the leaf ran
 	 * the i-th segment: a C function that called Lua (pcall, a C module) sits between the
@@ -645,6 +652,13 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 				for (uint32_t k = run; k < keep && o < cap; k++)
 					out[o++] = user[k];
 				o = emit_segment(lua, lp, pairs, &segs[j], out, o, cap, &named);
+				/* A cut walk's last run: this entry may not be the one that ran
+				 * it, nor what follows its callers. The stack ends here, marked. */
+				if (cut && j == nseg - 1) {
+					run = n;
+					j++;
+					break;
+				}
 			} else {
 				for (uint32_t k = run; k < i && o < cap; k++)
 					out[o++] = user[k];
@@ -663,8 +677,7 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 	 * Fewer entries among native frames that claim to be whole than runs of Lua calls: each
 	 * run has one, so the native walk missed some (code whose unwind tables are wrong:
 	 * LuaJIT calls helpers such as its modulo from the interpreter's frame without saying
-	 * so, and its VM's frame under a comparator that table.sort called can hide the sort).
-	 * Then it is short: the runs left over go after it, marked, never dropped unsaid.
+	 * so). Then it is short: the runs left over go after it, marked, never dropped unsaid.
 	 */
 	if (!*truncated) {
 		for (uint32_t k = j; k < nseg; k++)
@@ -676,6 +689,10 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 					lua->stats.short_walks++;
 				break;
 			}
+	}
+	if (cut && !*truncated) {
+		*truncated = true;
+		lua->stats.cut_walks++;
 	}
 	/* The native walk stopped short of the entries that ran the rest: their Lua frames are
 	 * still the callers, above where the stack is marked truncated. */

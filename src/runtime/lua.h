@@ -61,6 +61,7 @@ struct lua_stats {
 	uint64_t proto_errors;	  /* functions that could not be read (their frames dropped) */
 	uint64_t mismatches;	  /* samples with more Lua segments than native entries (>0) */
 	uint64_t short_walks;	  /* samples whose native frames held no entry: marked truncated */
+	uint64_t cut_walks;	  /* samples whose Lua walk stopped short: marked truncated */
 };
 void lua__stats(struct lua *lua, struct lua_stats *out);
 

@@ -102,7 +102,7 @@ def check_release(d, pid, label):
     total = sum(c for c, _, _ in t)
     if total < 100:
         raise AssertionError("%s: only %d samples" % (label, total))
-    hot = cold = less = less_direct = lua = exact = truncated = 0
+    hot = cold = less = less_direct = lua = exact = truncated = cut = 0
     for count, _, frames in t:
         leaf = next((f for f in ("lua_hot", "lua_cold", "lua_less") if f in frames), None)
         if not leaf:
@@ -110,6 +110,11 @@ def check_release(d, pid, label):
         lua += count
         chain = frames[frames.index(leaf):]
         if "lua_dispatch" not in chain or "main chunk" not in chain:
+            # A walk of the Lua stack that stopped short (LuaJIT: a sample while its VM sets
+            # up a frame) says so; a few such are allowed, never an unmarked short chain.
+            if chain[-1] == "[truncated]":
+                cut += count
+                continue
             raise AssertionError("%s: %s without lua_dispatch/main chunk: %s" %
                                  (label, leaf, frames))
         j, k = chain.index("lua_dispatch"), chain.index("main chunk")
@@ -139,10 +144,17 @@ def check_release(d, pid, label):
                 ["lua_work", leaf, "lua_dispatch", "main chunk"]:
             exact += count
     print("%s: %d samples, lua_hot %d, lua_cold %d, lua_less %d, Lua frames only %d, native "
-          "walk truncated in %d" % (label, total, hot, cold, less, exact, truncated))
+          "walk truncated in %d, Lua walk cut in %d" % (label, total, hot, cold, less, exact,
+                                                       truncated, cut))
+    if cut > 0.02 * lua:
+        raise AssertionError("%s: the Lua walk stopped short in %d of %d samples" %
+                             (label, cut, lua))
     # LuaJIT's interpreter calls a modulo helper (lua_work's %) that has no unwind rows of its
-    # own: the native walk of a sample there is short, its Lua frames placed after it.
-    if truncated > (0.35 if label.startswith("luajit") else 0.1) * lua:
+    # own: the native walk of a sample there is short, its Lua frames placed after it. Upstream's
+    # interpreter spends more of lua_work there (19-40 % of its samples, by run) than
+    # OpenResty's (18-22 %).
+    bound = {"luajit": 0.35, "luajit_upstream": 0.6}.get(label, 0.1)
+    if truncated > bound * lua:
         raise AssertionError("%s: native stack truncated in %d of %d Lua samples" %
                              (label, truncated, lua))
     if cold < 20 or hot < 60:
