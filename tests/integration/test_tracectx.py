@@ -131,9 +131,11 @@ def spans_of(out):
 # measured 2 samples of ~3,900 unlabelled in 60 starts. With the re-reads at 1 and 4 ms gone
 # (left to the first samples), 8 of 12 starts lost one; with the flag set under the unwind
 # tables' lock (the 3 ms re-read), 1 start in 6.
-# CI under the whole suite: 1 and 3 of ~400 (main()'s first millisecond, stretched).
+# CI under the whole suite: 1 and 3 of ~400 (main()'s first millisecond, stretched), 5 of 390
+# once (2026-11-29, tctx_lib): a bound of 2 %, which a context lost for good (every sample of a
+# run, ~65) still fails by far.
 STARTUP_ROUNDS = 6
-STARTUP_MISSES = 4
+STARTUP_MISSES = 8
 
 
 def test_startup():
