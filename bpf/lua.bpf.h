@@ -70,12 +70,14 @@
 struct lua__walk {
 	struct lua_proc lp;
 	__u64 ci, base_ci, leaf_pc;
-	__u64 L;		   /* the state found */
-	__u64 sp;		   /* the thread's stack pointer: words near it are not states */
-	__u32 first, peeks, tries; /* candidates looked at */
-	__u16 at;		   /* the word where L was found */
-	__u8 skip;		   /* LuaJIT: the next frame is a vararg call's first */
-	__u8 bottom;		   /* LuaJIT: the walk reached the stack's first frame */
+	__u64 L;		  /* the state found */
+	__u64 sp;		  /* the thread's stack pointer: words near it are not states */
+	__u8 first, peeks, tries; /* candidates looked at (the BPF stack is short: bytes) */
+	__u8 at;		  /* the word where L was found */
+	__u8 skip;		  /* LuaJIT: the next frame is a vararg call's first */
+	__u8 bottom;		  /* LuaJIT: the walk reached the stack's first frame */
+	__u8 hops;		  /* LuaJIT: resumers walked */
+	__u64 cframe;		  /* LuaJIT: L->cframe */
 };
 
 static __always_inline int lua__read(void *dst, __u32 size, __u64 addr)
@@ -214,7 +216,7 @@ static long lua__find_step(__u64 i, void *arg)
 		return 1;
 	if (lua__is_state(&f->lp, v, out->frame)) {
 		f->L = v;
-		f->at = (__u16)idx;
+		f->at = (__u8)idx;
 		return 1;
 	}
 	return 0;
@@ -265,6 +267,43 @@ static __always_inline void lua__start(struct lua__walk *w, const __u8 *state)
 #define LJ_GCT_FUNC    8 /* ~LJ_TFUNC */
 #define LJ_VMST_INTERP (-1)
 
+/* Moves the walk to the resumer of the coroutine at whose bottom it is: 0, or -1 if none. */
+static __always_inline int lj__resumer(struct lua__walk *w, struct python__out *out)
+{
+	__u64 raw = w->cframe & LJ_CFRAME_RAWMASK, L = 0, base, v = 0, n = out->n;
+	__u8 *st = out->frame;
+
+	if (!(w->cframe & LJ_CFRAME_RESUME) || w->hops >= LJ_MAX_RESUMERS)
+		return -1;
+	if (lua__read(&L, sizeof(L), raw + LJ_CFRAME_SIZE + LJ_CFRAME_OFS_L) || L < 4096 ||
+	    (L & 7) || L >= (1ULL << 47) || lua__read(st, 96, L))
+		return -1;
+	if (st[w->lp.tag_off & 15] != w->lp.tag_thread ||
+	    (lua__word(st, w->lp.l_cframe) & LJ_CFRAME_RAWMASK) != raw + LJ_CFRAME_SIZE)
+		return -1;
+	/* The resumer is in coroutine.resume, whose base resume moves up a slot (the resumed
+	 * thread stays on the stack for the collector); a wrap's does not. */
+	base = lua__word(st, w->lp.l_ci);
+	if (lua__read(&v, sizeof(v), base - 16))
+		return -1;
+	if ((v >> 47) != LJ_TAG_FUNC) {
+		base -= 8;
+		if (lua__read(&v, sizeof(v), base - 16) || (v >> 47) != LJ_TAG_FUNC)
+			return -1;
+	}
+	/* One run of Lua calls: no C-to-Lua entry lies between the two on the C stack. */
+	if (n > 2 && n <= PYTHON_MAX_ENTRIES * 2 && out->words[n - 2] == LUA_FRAME_C)
+		out->n = n - 2;
+	w->L = L;
+	w->ci = base;
+	w->base_ci = lua__word(st, w->lp.l_stack);
+	w->cframe = lua__word(st, w->lp.l_cframe);
+	w->leaf_pc = 0;
+	w->skip = 0;
+	w->hops++;
+	return 0;
+}
+
 static long lj__step(__u64 i, void *arg)
 {
 	struct lua__walk *w = arg;
@@ -277,8 +316,11 @@ static long lj__step(__u64 i, void *arg)
 	if (!out)
 		return 1;
 	n = out->n;
-	/* The bottom: stack[0] holds the thread, stack[1] nil, the first frame's base is 2. */
+	/* The bottom: stack[0] holds the thread, stack[1] nil, the first frame's base is 2;
+	 * a coroutine's calls go on in its resumer's. */
 	if (base <= w->base_ci + 16) {
+		if (!lj__resumer(w, out))
+			return 0;
 		w->bottom = 1;
 		return 1;
 	}
@@ -341,6 +383,7 @@ static __always_inline void lj__start(struct lua__walk *w, struct python__out *o
 
 	w->ci = lua__word(out->frame, w->lp.l_ci);
 	w->base_ci = lua__word(out->frame, w->lp.l_stack);
+	w->cframe = lua__word(out->frame, w->lp.l_cframe);
 	w->leaf_pc = 0;
 	w->skip = 0;
 	if (lua__read(&vmstate, sizeof(vmstate), g + w->lp.g_vmstate))

@@ -18,16 +18,35 @@
  * A sample's Lua frames take the interpreter-frame slot that Python's use (bpf/python_abi.h),
  * two words each, leaf first, after a first pair (LUA_FRAMES_MAGIC, version) that tells them
  * from Python's (a code object's address is never that). Then per CallInfo: a Lua function is
- * (its Proto's address, its saved pc); a C function is (LUA_FRAME_C, its address).
+ * (its Proto's address, its saved pc); a C function is (LUA_FRAME_C, its address). A
+ * coroutine's calls go on with its resumer's, leaf first: LuaJIT's when coroutine.resume (or a
+ * wrap) ran it, each such resumer found; PUC's, the main thread's.
  */
 #define LUA_FRAMES_MAGIC 0xffff4c7561000000ULL
 #define LUA_FRAME_C	 1ULL
 /* Last, (LUA_FRAME_CUT, 0): the walk stopped short of the stack's bottom (LuaJIT: a frame
  * that could not be read or linked, as when a sample falls while the VM sets one up). */
-#define LUA_FRAME_CUT	 2ULL
+#define LUA_FRAME_CUT 2ULL
 
 /* The version of LuaJIT 2.1 (x86-64, GC64 builds: the default since 2020) in lua_proc. */
 #define LUA_VERSION_LUAJIT 0x0201
+
+/*
+ * A coroutine run by coroutine.resume or a wrap: the fast function calls lj_vm_resume, whose C
+ * frame the coroutine's L->cframe points at with bit 0 (CFRAME_RESUME) set. That frame is
+ * x86-64's vm_resume one, built with unwind tables (4 pushes and 40 bytes under the return
+ * address): 80 bytes above it starts the C frame of the interpreter that called it, running
+ * the resumer, whose lua_State that frame keeps 16 bytes in (SAVE_L), and whose own L->cframe
+ * is that very address. That last fact is the check: lua_resume called from C code (nginx's)
+ * has no such frame there, and its coroutine's calls end at the C marker. Nested coroutines
+ * are followed up to LJ_MAX_RESUMERS.
+ */
+#define LJ_TAG_FUNC	  0x1fff7 /* a function's TValue >> 47 (~LJ_TFUNC's low 17 bits) */
+#define LJ_CFRAME_RESUME  1ULL
+#define LJ_CFRAME_RAWMASK (~3ULL)
+#define LJ_CFRAME_SIZE	  80
+#define LJ_CFRAME_OFS_L	  16
+#define LJ_MAX_RESUMERS	  4
 
 enum lua_proc_flags {
 	LUA_PROC_CI_ARRAY = 1 << 0, /* 5.1: CallInfo records are an array from base_ci to ci */
@@ -68,6 +87,8 @@ struct lua_proc {
 	 * (the running coroutine) and jit_base (the base of the frame a trace runs in). */
 	__u16 g_vmstate, g_cur_l, g_jit_base;
 	__u16 proto_size; /* sizeof(GCproto): the bytecode follows it */
+	__u16
+	    l_cframe; /* LuaJIT: void *cframe, the C frame the state runs in (flags in bits 0-1) */
 };
 
 #endif

@@ -160,10 +160,11 @@ static const struct luaver versions[] = {
      .tag_lngstr = 0x14},
     /*
      * LuaJIT 2.1 in GC64 mode (lj_obj.h; OpenResty's luajit2 adds fields only past those used
-     * here): lua_State's base at 32 stands for ci, maxstack for stack_last; a GCfunc's ffid,
-     * bytecode pointer and C function at 10, 32, 40; global_State's vmstate, cur_L and
-     * jit_base at 184, 368, 376. GCproto: sizebc 12, chunkname 64, firstline 72, numline 76,
-     * lineinfo 80, 104 bytes before its bytecode; GCstr: gct 9, len 20, characters at 24.
+     * here): lua_State's base at 32 stands for ci, maxstack for stack_last, its cframe at 80;
+     * a GCfunc's ffid, bytecode pointer and C function at 10, 32, 40; global_State's vmstate,
+     * cur_L and jit_base at 184, 368, 376. GCproto: sizebc 12, chunkname 64, firstline 72,
+     * numline 76, lineinfo 80, 104 bytes before its bytecode; GCstr: gct 9, len 20, characters
+     * at 24.
      */
     {.version = LUA_VERSION_LUAJIT,
      .bpf = {.flags = LUA_PROC_LUAJIT,
@@ -188,7 +189,8 @@ static const struct luaver versions[] = {
 	     .g_vmstate = 184,
 	     .g_cur_l = 368,
 	     .g_jit_base = 376,
-	     .proto_size = 104},
+	     .proto_size = 104,
+	     .l_cframe = 80},
      .p_size = 88,
      .p_source = 64,
      .p_linedefined = 72,

@@ -10,7 +10,8 @@ among the Lua ones, in the script at the lines of their calls, above the interpr
 native frames; and lua_less above table.sort's C frames above lua_sorted. With LuaJIT's
 compiler on, samples in traces keep lua_dispatch under the main chunk. Coroutines: under
 lua5.4, lua_coro.lua's coroutines (coroutine.wrap) carry their own frames, then their
-resumer's; lua_embed, a C program linked to the shared liblua5.4, resumes two coroutines with
+resumer's, and so under luajit (its compiler on; the resumer found through LuaJIT's C frames);
+lua_embed, a C program linked to the shared liblua5.4, resumes two coroutines with
 lua_resume: their frames sit under lua_resume under its C frames. nginx with Debian's Lua
 module (interpreted) under a request loop: the handler's Lua frames under nginx's C frames.
 Off-CPU (lua_naps.lua under each release): a thread waiting for a child in lua_nap has most of
@@ -56,13 +57,14 @@ NGX_CONF = os.path.join(TARGETS, "ngx.conf.in")
 NGX_MODULE = "/usr/lib/nginx/modules/ngx_http_lua_module.so"
 NCPU = os.cpu_count() or 1
 LOAD = os.getloadavg()[0]
-# Six busy processes at once (three releases, the coroutines, the embedding, LuaJIT), with
-# others' work on the machine: ~1,500 samples of each, bounded near a minute. At ~330 (99 Hz,
+# Seven busy processes at once (three releases, the coroutines under two runtimes, the
+# embedding, LuaJIT), with others' work on the machine: ~1,500 samples of each, bounded near a
+# minute. At ~330 (99 Hz,
 # before) the ratios' ±20 % was 1.6 standard deviations of the binomial count of lua_cold: one
 # release of five failed in about half the runs. Profiles are of the last N seconds: each is
 # taken once all have run that long.
 HZ = 299
-WINDOW = max(10, min(40, math.ceil(1500.0 * (6 + LOAD) / (HZ * NCPU))))
+WINDOW = max(10, min(40, math.ceil(1500.0 * (7 + LOAD) / (HZ * NCPU))))
 WARM = 2.0
 
 
@@ -208,8 +210,8 @@ def under(t, *chain):
 def check_coroutines(d, pid):
     t = traces(profile(d, pid))
     hit, held = under(t, "coro_hot", "coro_body", "lua_coro_loop", "main chunk")
-    print("lua_coro: coro_hot in %d samples, %d under coro_body < lua_coro_loop < main chunk" %
-          (held, hit))
+    print("lua_coro (pid %d): coro_hot in %d samples, %d under coro_body < lua_coro_loop < main chunk" %
+          (pid, held, hit))
     if held < 50 or hit < 0.8 * held:
         raise AssertionError("coro_hot: %d of %d samples under the coroutine and its resumer" %
                              (hit, held))
@@ -456,6 +458,8 @@ def main():
             procs["naps-" + label] = start(argv + [NAPS, "600"])
         if os.path.exists("/usr/bin/lua5.4"):
             procs["coro"] = start(["/usr/bin/lua5.4", CORO, seconds])
+        if os.path.exists(LUAJIT):
+            procs["coro-jit"] = start([LUAJIT, CORO, seconds])
         procs["embed"] = start([EMBED, EMBED_SCRIPT, str(WARM + 2 * WINDOW + 8)])
         if os.path.exists(LUAJIT):
             procs["jit"] = start([LUAJIT, SCRIPT, seconds])
@@ -491,6 +495,10 @@ def main():
             check("lua_coroutines", check_coroutines, d, procs["coro"].pid)
         else:
             check("lua_coroutines", not_installed, "/usr/bin/lua5.4")
+        if "coro-jit" in procs:
+            check("lua_jit_coroutines", check_coroutines, d, procs["coro-jit"].pid)
+        else:
+            check("lua_jit_coroutines", not_installed, LUAJIT)
         check("lua_embedded_coroutines", check_embed, d, procs["embed"].pid)
         for label, argv in RELEASES:
             if label in procs:

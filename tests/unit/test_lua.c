@@ -214,6 +214,74 @@ static void check_jit(void *L, const struct lua_proc *lp, const struct frame_wan
 	CHILD_CHECK(nf == nw, "the walk found %u Lua frames, lua_getinfo %u", nf, nw);
 }
 
+/*
+ * Called from a coroutine that coroutine.resume or a wrap runs (LuaJIT): its resumer found as
+ * bpf/lua.bpf.h's lj__resumer finds it, through the C frame of lj_vm_resume that the
+ * coroutine's cframe points at, and its walk from the resumer's base reaches the chunk's frame
+ * that resumed it (want: its line).
+ */
+static void *main_state;
+static int coro_calls;
+
+static int check_coro(void *L)
+{
+	struct lua_proc lp;
+	uint64_t cf, raw, R, base, fn, link;
+	uint8_t *cl;
+
+	int coro_line = ++coro_calls == 1 ? 2 : 4; /* coro_chunk's resume, then its wrap */
+
+	CHILD_CHECK(lua__offsets(api.version, &lp), "no offsets");
+	cf = word_at((uintptr_t)L, lp.l_cframe);
+	raw = cf & ~3ULL;
+	CHILD_CHECK(L != main_state && (cf & 1), "cframe %#lx of a coroutine without CFRAME_RESUME",
+		    (unsigned long)cf);
+	CHILD_CHECK(raw > (uintptr_t)&cf && raw - (uintptr_t)&cf < (1u << 20),
+		    "cframe %#lx not on this C stack (%p)", (unsigned long)raw, (void *)&cf);
+	R = word_at(raw + LJ_CFRAME_SIZE, LJ_CFRAME_OFS_L);
+	CHILD_CHECK(R == (uintptr_t)main_state, "the resumer's SAVE_L %#lx, not the main state %p",
+		    (unsigned long)R, main_state);
+	if (R != (uintptr_t)main_state)
+		return 0;
+	CHILD_CHECK((word_at(R, lp.l_cframe) & ~3ULL) == raw + LJ_CFRAME_SIZE,
+		    "the resumer's cframe %#lx, not %#lx", (unsigned long)word_at(R, lp.l_cframe),
+		    (unsigned long)(raw + LJ_CFRAME_SIZE));
+	/* Its frame: coroutine.resume's or the wrap's (a fast function), a slot under its base
+	 * when coroutine.resume moved it up; the chunk's frame under that, at the call's line. */
+	base = word_at(R, lp.l_ci);
+	if ((word_at(base - 16, 0) >> 47) != LJ_TAG_FUNC)
+		base -= 8;
+	CHILD_CHECK((word_at(base - 16, 0) >> 47) == LJ_TAG_FUNC, "no function under the base");
+	fn = word_at(base - 16, 0) & ((1ULL << 47) - 1);
+	cl = (uint8_t *)(uintptr_t)fn;
+	CHILD_CHECK(cl[9] == 8 && cl[lp.cl_isc] > 1, "the resumer's leaf: not a fast function");
+	link = word_at(base - 8, 0);
+	CHILD_CHECK((link & 3) == 0, "coroutine.resume's link %#lx: not a Lua caller's pc",
+		    (unsigned long)link);
+	if (!(link & 3)) {
+		uint32_t ins;
+		struct lua_func f = {};
+
+		memcpy(&ins, (void *)(uintptr_t)(link - 4), sizeof(ins));
+		base -= 8 * (2 + ((ins >> 8) & 0xff));
+		fn = word_at(base - 16, 0) & ((1ULL << 47) - 1);
+		CHILD_CHECK(!lua_func__read(lp.version, self_read, NULL,
+					    word_at(fn, lp.cl_proto) - lp.proto_size, &f),
+			    "the resumer's caller: no prototype");
+		CHILD_CHECK(lua_func__line(&f, link) == (uint32_t)coro_line,
+			    "the resumer's caller at line %u, not %d", lua_func__line(&f, link),
+			    coro_line);
+		lua_func__clear(&f);
+	}
+	return 0;
+}
+
+static const char coro_chunk[] =
+    "local co = coroutine.create(function() check_coro() end)\n" /* 1 */
+    "coroutine.resume(co)\n"					 /* 2 */
+    "local w = coroutine.wrap(function() check_coro() end)\n"	 /* 3 */
+    "w()\n";							 /* 4 */
+
 static void *sym(void *h, const char *name)
 {
 	return dlsym(h, name);
@@ -256,6 +324,15 @@ static int run_release(void)
 		return 102;
 	err = api.pcallk ? api.pcallk(L, 0, 1, 0, 0, NULL) : api.pcall(L, 0, 1, 0);
 	CHILD_CHECK(!err, "the chunk failed");
+	if (api.version == LUA_VERSION_LUAJIT) {
+		main_state = L;
+		api.pushcclosure(L, check_coro, 0);
+		api.setfield(L, -10002, "check_coro");
+		err = api.loadbuffer(L, coro_chunk, sizeof(coro_chunk) - 1, "@coro.lua") ||
+		      api.pcall(L, 0, 0, 0);
+		CHILD_CHECK(!err && coro_calls == 2, "the coroutines' chunk: %d, %d calls", err,
+			    coro_calls);
+	}
 	return child_failures > 99 ? 99 : child_failures;
 }
 
