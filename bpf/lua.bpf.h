@@ -15,6 +15,7 @@
  * the functions and places them among the native frames (src/runtime/lua.c).
  */
 #include "lua_procs.bpf.h"
+#include "unwind_jit.bpf.h"
 
 /*
  * The registers tried for the running lua_State, in this order: r15, r14, r13, r12, rbx, rbp,
@@ -254,8 +255,10 @@ static __always_inline void lua__start(struct lua__walk *w, const __u8 *state)
  * the CALL's A operand and two slots); else its low 3 bits say how it was entered (C: by
  * lua_call; CP: by lua_pcall, lua_cpcall or a coroutine's resume; PCALL, VARG, CONT) and the
  * rest is the distance down to the caller's base. A frame entered from C ends a run of Lua
- * calls: a (LUA_FRAME_C, 0) pair follows it, as a C function's does in PUC's walk, so user
- * space gives the run to that entry (src/runtime/lua.c).
+ * calls: a (LUA_FRAME_C, return address) pair follows it, as a C function's does in PUC's
+ * walk, the address where that VM entry returns to its C caller (from the chain of C frames
+ * that L->cframe starts), so user space places the run right above that native frame
+ * (src/runtime/lua.c).
  */
 #define LJ_GCMASK      ((1ULL << 47) - 1)
 #define LJ_FRAME_TYPE  3
@@ -344,8 +347,20 @@ static long lj__step(__u64 i, void *arg)
 		out->words[n++] = b;
 	}
 	if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_CP || (link & LJ_FRAME_TYPE) == LJ_FRAME_C) {
-		out->words[n++] = LUA_FRAME_C;
-		out->words[n++] = 0;
+		__u64 raw = w->cframe & LJ_CFRAME_RAWMASK;
+
+		/* The C frame of the VM entry that ran this frame, innermost first: where it
+		 * returns (its C caller, which user space finds among the native frames), then
+		 * the entry before it. A resume's is kept for its resumer (lj__resumer). */
+		out->words[n] = LUA_FRAME_C;
+		out->words[n + 1] = 0;
+		if (raw) {
+			lua__read(&out->words[n + 1], sizeof(__u64), raw + LJ_CFRAME_SIZE - 8);
+			if (!(w->cframe & LJ_CFRAME_RESUME) &&
+			    lua__read(&w->cframe, sizeof(w->cframe), raw + LJ_CFRAME_OFS_PREV))
+				w->cframe = 0;
+		}
+		n += 2;
 	}
 	out->n = n;
 	if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA) {
@@ -365,6 +380,26 @@ static long lj__step(__u64 i, void *arg)
 		return 1;
 	w->ci = prev;
 	return 0;
+}
+
+/*
+ * The C frame the running state's VM entered Lua from (its cframe: lj_vm_pcall's, _call's,
+ * _cpcall's or _resume's, one layout) is where the native walk is to start when the sample
+ * struck trace code, which has no unwind info and keeps no frame pointer (any_leaf 0: the
+ * unwinder checks the leaf is in no file), or a helper of the interpreter (any_leaf 1): that
+ * frame's caller (pc, stack pointer past the return address, saved rbp).
+ */
+static __always_inline void lj__exit(__u64 cframe, __u64 any_leaf)
+{
+	struct unwind_jit_exit *x = unwind__jit_slot();
+	__u64 raw = cframe & LJ_CFRAME_RAWMASK;
+
+	/* Read straight into the slot: the BPF stack has no room to spare here. */
+	if (!x || !raw || lua__read(&x->bp, sizeof(x->bp), raw + LJ_CFRAME_SIZE - 16) ||
+	    lua__read(&x->pc, sizeof(x->pc), raw + LJ_CFRAME_SIZE - 8))
+		return;
+	x->any_leaf = any_leaf;
+	x->sp = raw + LJ_CFRAME_SIZE;
 }
 
 /*
@@ -388,7 +423,12 @@ static __always_inline void lj__start(struct lua__walk *w, struct python__out *o
 	w->skip = 0;
 	if (lua__read(&vmstate, sizeof(vmstate), g + w->lp.g_vmstate))
 		return;
+	/* The interpreter runs with its stack pointer at its C frame: 8 below, it has called a
+	 * helper of its own that pushes nothing, which its unwind rows take for itself. */
+	if (vmstate == LJ_VMST_INTERP && w->sp + 8 == (w->cframe & LJ_CFRAME_RAWMASK))
+		lj__exit(w->cframe, 1);
 	if (vmstate >= 0) {
+		lj__exit(w->cframe, 0);
 		if (!lua__read(&jit_base, sizeof(jit_base), g + w->lp.g_jit_base) && jit_base)
 			w->ci = jit_base;
 		return;
@@ -409,6 +449,14 @@ static __always_inline void lj__start(struct lua__walk *w, struct python__out *o
 	if (!lua__read(&sizebc, sizeof(sizebc), bc - w->lp.proto_size + 12) && rbx > bc &&
 	    rbx <= bc + 4 * (__u64)sizebc)
 		w->leaf_pc = rbx;
+}
+
+/* Whether pid runs LuaJIT (its walk goes before the native one: bpf/unwind_jit.bpf.h). */
+static __always_inline bool lua__jit_proc(__u32 pid)
+{
+	struct lua_proc *lp = bpf_map_lookup_elem(&lua_procs, &pid);
+
+	return lp && (lp->flags & LUA_PROC_LUAJIT);
 }
 
 /*

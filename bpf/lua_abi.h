@@ -41,12 +41,13 @@
  * has no such frame there, and its coroutine's calls end at the C marker. Nested coroutines
  * are followed up to LJ_MAX_RESUMERS.
  */
-#define LJ_TAG_FUNC	  0x1fff7 /* a function's TValue >> 47 (~LJ_TFUNC's low 17 bits) */
-#define LJ_CFRAME_RESUME  1ULL
-#define LJ_CFRAME_RAWMASK (~3ULL)
-#define LJ_CFRAME_SIZE	  80
-#define LJ_CFRAME_OFS_L	  16
-#define LJ_MAX_RESUMERS	  4
+#define LJ_TAG_FUNC	   0x1fff7 /* a function's TValue >> 47 (~LJ_TFUNC's low 17 bits) */
+#define LJ_CFRAME_RESUME   1ULL
+#define LJ_CFRAME_RAWMASK  (~3ULL)
+#define LJ_CFRAME_SIZE	   80
+#define LJ_CFRAME_OFS_L	   16
+#define LJ_CFRAME_OFS_PREV 32 /* SAVE_CFRAME: the C frame entered before (0: a resume's) */
+#define LJ_MAX_RESUMERS	   4
 
 enum lua_proc_flags {
 	LUA_PROC_CI_ARRAY = 1 << 0, /* 5.1: CallInfo records are an array from base_ci to ci */

@@ -178,7 +178,7 @@ static __always_inline long offcpu__user_stack(struct task_struct *task, struct 
 	*walked = false;
 	if (unwind_tables && regs) {
 		n = unwind__user_stack(u->pid, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
-				       BPF_CORE_READ(regs, bp), u->ustack, &out);
+				       BPF_CORE_READ(regs, bp), false, u->ustack, &out);
 		if (n >= 0) {
 			*walked = true;
 			*proc_flags = out.proc_flags;

@@ -135,7 +135,7 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 
 	if (!unwind_tables || !user_regs(ctx, task, &ip, &sp, &bp))
 		return -1;
-	n = unwind__user_stack(e->pid, ip, sp, bp, stack, &out);
+	n = unwind__user_stack(e->pid, ip, sp, bp, true, stack, &out);
 	if (out.gone) {
 		e->flags |= ONCPU_F_USER_EXEC;
 		*proc_flags = UNWIND_PROC_NO_TRACECTX;
@@ -198,6 +198,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	__u64 size, flags, *sent;
 	__u32 proc_flags = 0;
 	bool walked, mapped;
+	struct unwind_jit_exit *jx;
 
 	if ((__u32)id == 0) {
 		count(ONCPU_CNT_IDLE);
@@ -237,11 +238,23 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	if (kn && !(e->flags & ONCPU_F_KTHREAD) && !entered_by_syscall(task))
 		e->flags |= ONCPU_F_USER_PC_EXACT;
 
+	/*
+	 * LuaJIT's frames first: its walk says where the native one is to start past trace code
+	 * (bpf/unwind_jit.bpf.h), which is cleared by the end of the sample. Its count waits in
+	 * the event: one verifier state after this, whichever way it went.
+	 */
+	jx = unwind__jit_slot();
+	if (jx)
+		jx->sp = 0;
+	if (!(e->flags & (ONCPU_F_KTHREAD | ONCPU_F_USER_EXITED)) && lua__jit_proc(e->pid))
+		e->nr_python = interp__walk(e->pid, lua_regs(ctx, task));
 	un = 0;
 	if (!(e->flags & (ONCPU_F_KTHREAD | ONCPU_F_USER_EXITED)))
 		un = table_user_stack(ctx, task, e, &e->stack[kn], &proc_flags);
 	else
 		proc_flags = UNWIND_PROC_NO_TRACECTX; /* (nothing in user memory to read) */
+	if (jx)
+		jx->sp = 0;
 	walked = un >= 0 && !(e->flags & ONCPU_F_KTHREAD);
 	/* A process with a mapping table may say it publishes no trace context: most don't, and
 	 * skip that (cold) hash lookup. */
@@ -273,8 +286,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 
 	/* Interpreted frames for a process known to be CPython or Lua (or one not yet learned:
 	 * the lookups then say). */
-	pn = 0;
-	if (!(e->flags & ONCPU_F_KTHREAD) && (!walked || (proc_flags & UNWIND_PROC_INTERP))) {
+	pn = *(volatile __u16 *)&e->nr_python;
+	e->nr_python = 0;
+	if (!pn && !(e->flags & ONCPU_F_KTHREAD) &&
+	    (!walked || (proc_flags & UNWIND_PROC_INTERP))) {
 		pn = interp__walk(e->pid, lua_regs(ctx, task));
 	}
 	/* The mask (not a comparison the compiler may apply to a copy) bounds it for the verifier:

@@ -20,6 +20,7 @@
 #include "helpers.bpf.h"
 #include "unwind_abi.h"
 #include "unwind_vma.bpf.h"
+#include "unwind_jit.bpf.h"
 
 #define UNWIND_ENOENT 2 /* bpf_find_vma(): no mapping holds the address */
 
@@ -308,6 +309,37 @@ static __always_inline bool unwind__after_syscall(__u64 pc)
 
 #include "unwind_step.h"
 
+/*
+ * A leaf in JIT code (mapped by no file: LuaJIT's traces), whose runtime said which frame
+ * entered it (bpf/unwind_jit.bpf.h): the walk starts at that frame's caller. Trace code has no
+ * unwind info and keeps no frame pointer; nothing lies between the two but the trace itself,
+ * whose Lua frames the runtime's walk gives. A leaf in a helper the trace called (its file's
+ * table leads into the trace) is walked as before, and ends there, truncated. Or a leaf
+ * anywhere, when the runtime said (x->any_leaf: its own helper, which its rows misdescribe).
+ * The leaf itself is not kept: the runtime's frames give way to its own anyway. The pc stays
+ * taken as interrupted: a return address past a call inside its function has the call's row.
+ * Here, before the walk, not in its step: a branch there cost the verifier 400k more
+ * instructions of the on-CPU program.
+ */
+static __always_inline void unwind__jit_exit(struct unwind_walk *w)
+{
+	struct unwind_jit_exit *x = unwind__jit_slot();
+	int idx;
+
+	if (!x || x->sp <= w->sp)
+		return;
+	if (!x->any_leaf) {
+		idx = unwind__find_mapping(w->proc, w->pc);
+		if (idx >= 0 &&
+		    w->proc->maps[(__u32)idx & (UNWIND_MAX_MAPPINGS - 1)].file != UNWIND_NO_FILE)
+			return;
+	}
+	w->pc = x->pc;
+	w->sp = x->sp;
+	w->bp = x->bp;
+	unwind__count(UNWIND_CNT_FRAMES_JIT_EXIT, 1);
+}
+
 /* Whether the current task is inside execve (from its start, before the point of no return). */
 static __always_inline bool unwind__in_execve(void)
 {
@@ -380,10 +412,12 @@ struct unwind_outcome {
  * UNWIND_MAX_FRAMES), which must have that many slots. Returns the number of frames written
  * (and fills *out), or -1 when nothing could be walked for a process with no table yet
  * (out->no_proc, the leaf in stack[0]: the caller keeps it alone, truncated, or falls back to
- * frame pointers).
+ * frame pointers). jit_exit: the caller's runtime walk may have said where JIT code was
+ * entered from (the on-CPU sampler's; a constant, so that other walkers carry none of it).
  */
 static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __u64 bp,
-					       __u64 *stack, struct unwind_outcome *out)
+					       bool jit_exit, __u64 *stack,
+					       struct unwind_outcome *out)
 {
 	struct unwind_walk w = {
 		.pc = pc,
@@ -425,6 +459,8 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	if (cw)
 		*cw = (struct unwind_cache_walk){};
 	unwind__uretprobes(&w.env);
+	if (jit_exit)
+		unwind__jit_exit(&w);
 	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, &w, 0);
 	/* In execve, a leaf no table or mapping knows: the old image's registers with its mapping
 	 * gone, or out of the kernel's reach while the exec holds the mapping lock. */

@@ -235,6 +235,7 @@ enum unwind_counter {
 	UNWIND_CNT_TRUNC_PENDING, /* a frame whose table or mapping is not known yet */
 	UNWIND_CNT_TRUNC_NOROOM,  /* a frame whose table did not fit unwind.memory-limit */
 	UNWIND_CNT_IMAGE_GONE,	  /* no user stack: the registers were an image's an exec replaced */
+	UNWIND_CNT_FRAMES_JIT_EXIT, /* walks started at a JIT's entry frame (bpf/unwind.bpf.h) */
 	UNWIND_CNT__MAX,
 };
 

@@ -32,7 +32,7 @@ static __always_inline __u32 ustack__walk(struct pt_regs *ctx, __u32 pid,
 	long n = -1;
 
 	if (unwind_tables)
-		n = unwind__user_stack(pid, at->pc, at->sp, at->bp, stack, &out);
+		n = unwind__user_stack(pid, at->pc, at->sp, at->bp, false, stack, &out);
 	o->truncated = out.truncated;
 	o->python = n < 0 || (out.proc_flags & UNWIND_PROC_INTERP);
 	o->fp = n < 0;

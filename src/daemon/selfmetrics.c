@@ -443,10 +443,13 @@ static const struct metrics_row unwind_rows[] = {
 		       "go, then marked truncated"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_NO_PROC]),
 	METRICS_FAMILY("autoprof_unwind_frames", METRIC_COUNTER,
-		       "User frames unwound, by method: table (an .eh_frame row) or fp (frame "
-		       "pointer: JIT code, Go, files without unwind info)"),
+		       "User frames unwound, by method: table (an .eh_frame row), fp (frame "
+		       "pointer: JIT code, Go, files without unwind info) or jit_exit (out of "
+		       "JIT code to the frame its runtime entered it from: LuaJIT's traces)"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_FRAMES_TABLE], "method", "table"),
 	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_FRAMES_FP], "method", "fp"),
+	METRICS_SAMPLE(struct unwinder_stats, bpf[UNWIND_CNT_FRAMES_JIT_EXIT], "method",
+		       "jit_exit"),
 	METRICS_FAMILY("autoprof_unwind_frames_cached", METRIC_COUNTER,
 		       "User frames of autoprof_unwind_frames whose rule came from the walk cache "
 		       "(a stack seen recently, checked frame by frame) instead of the tables"),

@@ -576,9 +576,26 @@ static bool called_from_outside(const struct luaproc *lp, const struct frame *us
 	return in_runtime(lp, &user[i]) && i + 1 < n && !in_runtime(lp, &user[i + 1]);
 }
 
-/* A run of Lua functions between two C functions, leaf first: pairs [first, first + n). */
+/* A run of Lua functions between two C functions, leaf first: pairs [first, first + n), and
+ * the second word of the C marker that ends it (LuaJIT: where its VM entry returns; 0: none). */
 struct segment {
 	uint32_t first, n;
+	uint64_t ret;
+};
+
+/* Whether native frame i is where a LuaJIT VM entry returns to ret (stepped back a byte into
+ * the call, or the walk's first frame as it is). */
+static bool returns_to(const uint64_t *addrs, uint32_t i, uint64_t ret)
+{
+	return ret && (addrs[i] == ret || addrs[i] + 1 == ret);
+}
+
+/* How native frames are matched with runs of Lua calls, best first. */
+enum entry_match {
+	MATCH_RETURN,  /* LuaJIT: each run's VM entry returns to a known native frame */
+	MATCH_API,     /* the runtime's C-to-Lua API functions (lua_pcall, ...) */
+	MATCH_OUTSIDE, /* the interpreter's frames called from outside the runtime */
+	MATCH__END,
 };
 
 static uint32_t emit_segment(struct lua *lua, struct luaproc *lp, const uint64_t *pairs,
@@ -594,13 +611,14 @@ static uint32_t emit_segment(struct lua *lua, struct luaproc *lp, const uint64_t
 	return o;
 }
 
-uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, uint32_t n,
-		     bool *truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
-		     uint32_t cap)
+uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, const uint64_t *addrs,
+		     uint32_t n, bool *truncated, const uint64_t *pairs, uint32_t np,
+		     struct frame *out, uint32_t cap)
 {
 	struct luaproc *lp = lua ? *luaproc__slot(lua, pid) : NULL;
 	struct segment segs[LUA_MAX_ENTRIES + 2];
 	uint32_t nseg = 0, o = 0, j = 0, run = 0, named = 0;
+	enum entry_match mode = MATCH_RETURN;
 
 	bool cut = false;
 
@@ -617,27 +635,47 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 	 * two. A sample in a C function has no leaf segment: the first entry ran its callers.
 	 */
 	if (np > 1)
-		segs[nseg++] = (struct segment){1, 0};
+		segs[nseg++] = (struct segment){1, 0, 0};
 	for (uint32_t k = 1; k < np; k++) {
-		if (pairs[2 * k] != LUA_FRAME_C)
+		if (pairs[2 * k] != LUA_FRAME_C) {
 			segs[nseg - 1].n++;
-		else if (nseg < LUA_MAX_ENTRIES + 2)
-			segs[nseg++] = (struct segment){k + 1, 0};
+		} else if (nseg < LUA_MAX_ENTRIES + 2) {
+			segs[nseg - 1].ret = pairs[2 * k + 1];
+			segs[nseg++] = (struct segment){k + 1, 0, 0};
+		}
 	}
 	if (nseg && !segs[0].n) {
 		memmove(segs, segs + 1, (nseg - 1) * sizeof(*segs));
 		nseg--;
 	}
 	/*
-	 * The entries are the runtime's C-to-Lua API functions. Where none is among the native
-	 * frames (LuaJIT's lua_resume jumps into the interpreter, leaving no frame of its own),
-	 * the interpreter's frames called from outside the runtime (nginx's) stand for them.
+	 * LuaJIT says where each run's VM entry returns to C: the run goes right above that
+	 * native frame, when every run can be placed so. (Its lua_call and lua_resume jump into
+	 * the VM and leave no frame of their own: table.sort's comparator, nginx's handlers.)
+	 * A last run that nothing entered (the bottom's) needs no place.
 	 */
-	for (int implicit = 0; implicit < 2; implicit++) {
+	if (lp && lp->version == LUA_VERSION_LUAJIT && addrs) {
+		while (nseg && !segs[nseg - 1].n && !segs[nseg - 1].ret)
+			nseg--;
+		for (uint32_t k = 0; k < nseg && mode == MATCH_RETURN; k++)
+			if (!segs[k].ret)
+				mode = MATCH_API;
+	} else {
+		mode = MATCH_API;
+	}
+	/*
+	 * Else the entries are the runtime's C-to-Lua API functions, and where none is among
+	 * the native frames, the interpreter's frames called from outside the runtime (nginx's)
+	 * stand for them.
+	 */
+	for (; mode < MATCH__END; mode++) {
 		o = j = run = named = 0;
 		for (uint32_t i = 0; i < n && o < cap; i++) {
-			if (j >= nseg || !(implicit ? called_from_outside(lp, user, n, i)
-						    : is_entry(lp, &user[i])))
+			if (j >= nseg)
+				continue;
+			if (mode == MATCH_RETURN ? !returns_to(addrs, i, segs[j].ret)
+			    : mode == MATCH_API	 ? !is_entry(lp, &user[i])
+						 : !called_from_outside(lp, user, n, i))
 				continue;
 			/* user[run, i): what ran between the last entry and this one. */
 			if (segs[j].n) {
@@ -668,7 +706,7 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, ui
 			run = i + 1;
 			j++;
 		}
-		if (j || !nseg)
+		if (mode == MATCH_RETURN ? j == nseg : j || !nseg)
 			break;
 	}
 	for (uint32_t k = run; k < n && o < cap; k++)

@@ -46,11 +46,13 @@ bool lua__pairs(const uint64_t *pairs, uint32_t np);
  * functions they ran, from the sample's pairs[0, 2 * np), into out (room for cap). Frames that
  * cannot be named leave the native ones in place. *truncated: the native walk stopped short,
  * and Lua frames of entries it did not reach follow the native ones; set when the native
- * frames hold no C-to-Lua entry at all (they must be short). Returns the frames written.
+ * frames hold no C-to-Lua entry at all (they must be short). addrs[0, n): the native frames'
+ * addresses as walked (NULL: not known), where LuaJIT's VM entries return. Returns the frames
+ * written.
  */
-uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, uint32_t n,
-		     bool *truncated, const uint64_t *pairs, uint32_t np, struct frame *out,
-		     uint32_t cap);
+uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, const uint64_t *addrs,
+		     uint32_t n, bool *truncated, const uint64_t *pairs, uint32_t np,
+		     struct frame *out, uint32_t cap);
 
 struct lua_stats {
 	uint64_t supported;	  /* processes walked: a release with offsets */

@@ -90,7 +90,7 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 		file_frames(ing, ing->native, nu);
 		short_walk = cut || raw->utruncated;
 		if (lua__pairs((const uint64_t *)raw->python, raw->nr_python))
-			nu = lua__splice(ctx->lua, raw->pid, ing->native, nu, &short_walk,
+			nu = lua__splice(ctx->lua, raw->pid, ing->native, ing->uaddrs, nu, &short_walk,
 					 (const uint64_t *)raw->python, raw->nr_python, out,
 					 INGEST_MAX_USTACK + INGEST_MAX_PYTHON);
 		else

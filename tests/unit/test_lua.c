@@ -186,6 +186,20 @@ static void check_jit(void *L, const struct lua_proc *lp, const struct frame_wan
 	CHILD_CHECK(vmstate == -2, "vmstate %d, not ~LJ_VMST_C", vmstate);
 	CHILD_CHECK(word_at(g, lp->g_cur_l) == (uintptr_t)L, "cur_L not at %u", lp->g_cur_l);
 	CHILD_CHECK(word_at(g, lp->g_jit_base) == 0, "jit_base set outside a trace");
+	/* The C frame the VM runs in: it returns into lua_pcall (the one run_release made), and
+	 * no VM entry came before it. */
+	{
+		uint64_t cf = word_at((uintptr_t)L, lp->l_cframe) & LJ_CFRAME_RAWMASK;
+		uint64_t ret = cf ? word_at(cf + LJ_CFRAME_SIZE - 8, 0) : 0;
+		Dl_info di;
+
+		CHILD_CHECK(cf && dladdr((void *)(uintptr_t)ret, &di) && di.dli_sname &&
+				!strcmp(di.dli_sname, "lua_pcall"),
+			    "the VM's C frame %#lx returns to %#lx, not into lua_pcall",
+			    (unsigned long)cf, (unsigned long)ret);
+		CHILD_CHECK(cf && !word_at(cf + LJ_CFRAME_OFS_PREV, 0),
+			    "a C frame entered before lua_pcall's");
+	}
 	for (int i = 0; base > stack + 16 && i < 16; i++) {
 		uint64_t fn = word_at(base - 16, 0) & ((1ULL << 47) - 1),
 			 link = word_at(base - 8, 0);
