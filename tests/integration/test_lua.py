@@ -58,13 +58,14 @@ NGX_MODULE = "/usr/lib/nginx/modules/ngx_http_lua_module.so"
 NCPU = os.cpu_count() or 1
 LOAD = os.getloadavg()[0]
 # Seven busy processes at once (three releases, the coroutines under two runtimes, the
-# embedding, LuaJIT), with others' work on the machine: ~1,500 samples of each, bounded near a
-# minute. At ~330 (99 Hz,
-# before) the ratios' ±20 % was 1.6 standard deviations of the binomial count of lua_cold: one
-# release of five failed in about half the runs. Profiles are of the last N seconds: each is
-# taken once all have run that long.
-HZ = 299
-WINDOW = max(10, min(40, math.ceil(1500.0 * (7 + LOAD) / (HZ * NCPU))))
+# embedding, LuaJIT), with others' work on the machine: ~2,500 samples of each (~2,000 in
+# lua_work), bounded near a minute. The ratio's standard deviation is 3 * sqrt(1/hot + 1/cold):
+# at ~330 samples (99 Hz) the ±20 % was 1.6 of it, and one release of five failed in about half
+# the runs; at ~1,000 (299 Hz), 2.5 of it, and one run in ten failed (lua_hot:lua_cold 3.65 and
+# 3.8 of 3.05 on average, in 2 of 20 runs); at ~2,000, 3.9. Profiles are of the last N
+# seconds: each is taken once all have run that long.
+HZ = 499
+WINDOW = max(10, min(40, math.ceil(2500.0 * (7 + LOAD) / (HZ * NCPU))))
 WARM = 2.0
 
 
