@@ -433,6 +433,16 @@ static __always_inline void lj__start(struct lua__walk *w, struct python__out *o
 			w->ci = jit_base;
 		return;
 	}
+	/*
+	 * Code outside the interpreter's loop (a helper it called: its concatenation, the
+	 * allocator under it; vmstate may still say interpreter): L->base is where the VM left
+	 * it, and the pc it saved in its C frame before the call (SAVE_PC, as lj_debug reads it)
+	 * is the line of the frame there, unless that frame's link gives it (a C function's).
+	 * A pc outside the function's code is named by its first line in user space.
+	 */
+	if (w->cframe & LJ_CFRAME_RAWMASK)
+		lua__read(&w->leaf_pc, sizeof(w->leaf_pc),
+			  (w->cframe & LJ_CFRAME_RAWMASK) + LJ_CFRAME_OFS_PC);
 	if (vmstate != LJ_VMST_INTERP || rdx <= w->base_ci + 16 || (rdx & 7) ||
 	    rdx > lua__word(out->frame, w->lp.l_stack_last) + 64 * 8)
 		return;
@@ -441,8 +451,10 @@ static __always_inline void lj__start(struct lua__walk *w, struct python__out *o
 	fn = *(__u64 *)scratch & LJ_GCMASK;
 	if (lua__read(scratch, 48, fn) || scratch[9] != LJ_GCT_FUNC)
 		return;
-	/* rdx is the VM's base: L->base may be stale by every Lua call since C last ran. */
+	/* rdx is the VM's base: L->base may be stale by every Lua call since C last ran, and
+	 * its saved pc with it. */
 	w->ci = rdx;
+	w->leaf_pc = 0;
 	if (scratch[w->lp.cl_isc & 47])
 		return; /* a fast function in the VM's own code: its callers follow */
 	bc = *(__u64 *)&scratch[w->lp.cl_proto & 40];

@@ -46,6 +46,7 @@
 #define LJ_CFRAME_RAWMASK  (~3ULL)
 #define LJ_CFRAME_SIZE	   80
 #define LJ_CFRAME_OFS_L	   16
+#define LJ_CFRAME_OFS_PC   24 /* SAVE_PC: the pc the VM saved before calling out */
 #define LJ_CFRAME_OFS_PREV 32 /* SAVE_CFRAME: the C frame entered before (0: a resume's) */
 #define LJ_MAX_RESUMERS	   4
 

@@ -15,8 +15,9 @@ lua_embed, a C program linked to the shared liblua5.4, resumes two coroutines wi
 lua_resume: their frames sit under lua_resume under its C frames. nginx with Debian's Lua
 module (interpreted) under a request loop: the handler's Lua frames under nginx's C frames.
 Off-CPU (lua_naps.lua under each release): a thread waiting for a child in lua_nap has most of
-its off-CPU time under lua_nap < lua_nap_loop < main chunk. Memory (attach mode, 5.1
-and 5.4): allocations under the Lua functions that made them."""
+its off-CPU time under lua_nap < lua_nap_loop < main chunk. Memory (attach mode, 5.1, 5.4
+and LuaJIT, whose strings its allocator takes from libc's): allocations under the Lua
+functions that made them."""
 
 import json
 import math
@@ -487,7 +488,7 @@ def main():
         if os.path.exists(NGX_MODULE):
             ngx = Nginx()
             procs["nginx"] = ngx.proc
-        mem = [(label, argv) for label, argv in found if label in ("lua51", "lua54")]
+        mem = [(label, argv) for label, argv in found if label in ("lua51", "lua54", "luajit")]
         for label, argv in mem:
             procs["mem-" + label] = subprocess.Popen(argv + [MEM, str(MEM_SECONDS)],
                                                      stdin=subprocess.PIPE,
