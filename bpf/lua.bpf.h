@@ -392,13 +392,17 @@ static long lj__step(__u64 i, void *arg)
 static __always_inline void lj__exit(__u64 cframe, __u64 any_leaf)
 {
 	struct unwind_jit_exit *x = unwind__jit_slot();
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct lua_proc_entry *lp = bpf_map_lookup_elem(&lua_procs, &pid);
 	__u64 raw = cframe & LJ_CFRAME_RAWMASK;
 
 	/* Read straight into the slot: the BPF stack has no room to spare here. */
-	if (!x || !raw || lua__read(&x->bp, sizeof(x->bp), raw + LJ_CFRAME_SIZE - 16) ||
+	if (!x || !lp || !raw || lua__read(&x->bp, sizeof(x->bp), raw + LJ_CFRAME_SIZE - 16) ||
 	    lua__read(&x->pc, sizeof(x->pc), raw + LJ_CFRAME_SIZE - 8))
 		return;
 	x->any_leaf = any_leaf;
+	x->lo = lp->text_lo;
+	x->hi = lp->text_hi;
 	x->sp = raw + LJ_CFRAME_SIZE;
 }
 
@@ -466,9 +470,9 @@ static __always_inline void lj__start(struct lua__walk *w, struct python__out *o
 /* Whether pid runs LuaJIT (its walk goes before the native one: bpf/unwind_jit.bpf.h). */
 static __always_inline bool lua__jit_proc(__u32 pid)
 {
-	struct lua_proc *lp = bpf_map_lookup_elem(&lua_procs, &pid);
+	struct lua_proc_entry *lp = bpf_map_lookup_elem(&lua_procs, &pid);
 
-	return lp && (lp->flags & LUA_PROC_LUAJIT);
+	return lp && (lp->lp.flags & LUA_PROC_LUAJIT);
 }
 
 /*
@@ -480,7 +484,7 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 {
 	struct lua__walk w = {};
 	struct python__out *out;
-	struct lua_proc *lp;
+	struct lua_proc_entry *lp;
 	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 L, g, main = 0, *cached, n;
 
@@ -490,7 +494,7 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 	out = bpf_map_lookup_elem(&python_frames, &zero);
 	if (!out)
 		return 0;
-	__builtin_memcpy(&w.lp, lp, sizeof(w.lp));
+	__builtin_memcpy(&w.lp, &lp->lp, sizeof(w.lp));
 	w.sp = sp;
 	/* Kept past the stack words a search may read (the BPF stack has no room for them). */
 	out->words[LUA_WORD_RBX] = out->words[4];

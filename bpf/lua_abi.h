@@ -93,4 +93,14 @@ struct lua_proc {
 	    l_cframe; /* LuaJIT: void *cframe, the C frame the state runs in (flags in bits 0-1) */
 };
 
+/*
+ * lua_procs' value: the release's offsets, and where the runtime's code is mapped in the
+ * process (LuaJIT: a sample there while a trace runs is in a helper the trace called, whose
+ * walk would lead into the trace: bpf/unwind_jit.bpf.h). Only lp is copied for the walk.
+ */
+struct lua_proc_entry {
+	struct lua_proc lp;
+	__u64 text_lo, text_hi;
+};
+
 #endif

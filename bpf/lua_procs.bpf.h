@@ -14,7 +14,7 @@ struct {
 	__uint(max_entries, 16384);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
-	__type(value, struct lua_proc);
+	__type(value, struct lua_proc_entry);
 } lua_procs SEC(".maps");
 
 /*

@@ -313,10 +313,11 @@ static __always_inline bool unwind__after_syscall(__u64 pc)
  * A leaf in JIT code (mapped by no file: LuaJIT's traces), whose runtime said which frame
  * entered it (bpf/unwind_jit.bpf.h): the walk starts at that frame's caller. Trace code has no
  * unwind info and keeps no frame pointer; nothing lies between the two but the trace itself,
- * whose Lua frames the runtime's walk gives. A leaf in a helper the trace called (its file's
- * table leads into the trace) is walked as before, and ends there, truncated. Or a leaf
- * anywhere, when the runtime said (x->any_leaf: its own helper, which its rows misdescribe).
- * The leaf itself is not kept: the runtime's frames give way to its own anyway. The pc stays
+ * whose Lua frames the runtime's walk gives. So does a leaf in the runtime's own code ([x->lo,
+ * x->hi)): a helper the trace called, whose table walk would lead into the trace; one beyond
+ * (libc's, under a helper) is walked as before, into the trace, and ends there, truncated. Or
+ * a leaf anywhere, when the runtime said (x->any_leaf: its own helper, which its rows
+ * misdescribe). The leaf itself is not kept: the runtime's frames give way to its own anyway. The pc stays
  * taken as interrupted: a return address past a call inside its function has the call's row.
  * Here, before the walk, not in its step: a branch there cost the verifier 400k more
  * instructions of the on-CPU program.
@@ -328,7 +329,7 @@ static __always_inline void unwind__jit_exit(struct unwind_walk *w)
 
 	if (!x || x->sp <= w->sp)
 		return;
-	if (!x->any_leaf) {
+	if (!x->any_leaf && (w->pc < x->lo || w->pc >= x->hi)) {
 		idx = unwind__find_mapping(w->proc, w->pc);
 		if (idx >= 0 &&
 		    w->proc->maps[(__u32)idx & (UNWIND_MAX_MAPPINGS - 1)].file != UNWIND_NO_FILE)

@@ -13,8 +13,10 @@ struct unwind_jit_exit {
 	__u64 pc, sp, bp; /* the frame's caller: where it returns, its stack pointer and rbp */
 	/* Taken whatever the leaf: the runtime knows it is in its own code whose rows are wrong
 	 * there (LuaJIT's interpreter calls helpers, its modulo, from inside its frame). Else
-	 * only for a leaf in code mapped by no file. */
+	 * only for a leaf in code mapped by no file (a trace's), or in [lo, hi): the runtime's
+	 * own code, a helper the trace called (whose walk would lead into the trace). */
 	__u64 any_leaf;
+	__u64 lo, hi;
 };
 
 struct {

@@ -315,7 +315,7 @@ static void lua__locate(struct lua *lua, struct proc *p, uint32_t pid)
 	struct luaproc **slot, *lp;
 	uint32_t gen = proc__maps_generation(p), n;
 	const struct proc_map *maps = proc__maps(p, &n);
-	struct lua_proc bp;
+	struct lua_proc_entry bp = {0};
 
 	if (lua->ctx->lua_fd < 0)
 		return;
@@ -347,7 +347,16 @@ static void lua__locate(struct lua *lua, struct proc *p, uint32_t pid)
 			break;
 		lp->path = strdup(dso__path(maps[i].dso));
 		lp->file = f;
-		if (!lp->path || !lua__offsets(f->version, &bp) ||
+		/* Where its code is: the span of the file's mappings (code only are kept). */
+		bp.text_lo = maps[i].start;
+		bp.text_hi = maps[i].end;
+		for (uint32_t k = 0; k < n; k++) {
+			if (maps[k].ino != maps[i].ino || maps[k].dev != maps[i].dev)
+				continue;
+			bp.text_lo = maps[k].start < bp.text_lo ? maps[k].start : bp.text_lo;
+			bp.text_hi = maps[k].end > bp.text_hi ? maps[k].end : bp.text_hi;
+		}
+		if (!lp->path || !lua__offsets(f->version, &bp.lp) ||
 		    bpf_map_update_elem(lua->ctx->lua_fd, &pid, &bp, BPF_ANY)) {
 			pr_debug("pid %u: cannot record its Lua release: %s\n", pid,
 				 strerror(errno));

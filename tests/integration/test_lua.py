@@ -362,12 +362,13 @@ def check_jit(d, pid):
     if named < 0.8 * total:
         raise AssertionError("luajit: lua_dispatch < main chunk in %d of %d samples: %s" %
                              (named, total, sorted(t, key=lambda x: -x[0])[:3]))
-    # Trace code has no unwind info: the native walk goes on from the C frame the VM ran the
-    # trace in. Samples in a helper that a trace called still stop in the trace (~5 %).
+    # Trace code has no unwind info: the native walk starts at the C frame the VM ran the
+    # trace in, for samples in the trace or in a helper of the runtime it called (~10 % of
+    # them, which stopped in the trace before).
     whole = sum(c for c, _, frames in t if frames[-1] != "[truncated]" and
                 "__libc_start_call_main" in frames)
     print("luajit (compiler on): native stack whole in %d of %d samples" % (whole, total))
-    if whole < 0.8 * total:
+    if whole < 0.95 * total:
         raise AssertionError("luajit: native stack whole in %d of %d samples: %s" %
                              (whole, total, sorted(t, key=lambda x: -x[0])[:3]))
 
