@@ -16,8 +16,8 @@ lua_resume: their frames sit under lua_resume under its C frames. nginx with Deb
 module (interpreted) under a request loop: the handler's Lua frames under nginx's C frames.
 Off-CPU (lua_naps.lua under each release): a thread waiting for a child in lua_nap has most of
 its off-CPU time under lua_nap < lua_nap_loop < main chunk. Memory (attach mode, 5.1, 5.4
-and LuaJIT, whose strings its allocator takes from libc's): allocations under the Lua
-functions that made them."""
+and LuaJIT, whose own allocator maps memory in chunks, probed as mmap): allocations under the
+Lua functions that made them (LuaJIT: that grew its heap)."""
 
 import json
 import math
@@ -311,7 +311,8 @@ def check_offcpu(d, pid, label):
 
 def check_memory(d, p, label):
     """Its sampled allocations carry Lua frames: nearly all bytes under lua_leak or lua_churn
-    < lua_mem_loop < main chunk, lua_churn's about 3x lua_leak's, at the lines of the calls."""
+    < lua_mem_loop < main chunk, lua_churn's about 3x lua_leak's (PUC's; LuaJIT's both), at the
+    lines of the calls."""
     if not getattr(p, "started", False):
         raise AssertionError("%s: never started (see lua_memory_target_*)" % label)
     if not select.select([p.stdout], [], [], 30)[0]:
@@ -330,7 +331,14 @@ def check_memory(d, p, label):
     if not total or made["lua_leak"] + made["lua_churn"] < 0.9 * total:
         raise AssertionError("%s: %d of %d bytes under the Lua chains: %s" %
                              (label, made["lua_leak"] + made["lua_churn"], total, allocs[:5]))
-    if not 2 * made["lua_leak"] <= made["lua_churn"] <= 5 * made["lua_leak"]:
+    # LuaJIT's allocator maps memory from the system in chunks (mmap, which attach mode probes)
+    # and reuses what its collector freed: the profile says which code grew the heap (the kept
+    # strings more than their share: churn:leak 1.4-2.1 by run), not each string made.
+    if label == "luajit":
+        if not made["lua_leak"] or not made["lua_churn"]:
+            raise AssertionError("%s: lua_churn %d, lua_leak %d bytes: both grow the heap" %
+                                 (label, made["lua_churn"], made["lua_leak"]))
+    elif not 2 * made["lua_leak"] <= made["lua_churn"] <= 5 * made["lua_leak"]:
         raise AssertionError("%s: lua_churn %d, lua_leak %d bytes: churn makes ~3x more" %
                              (label, made["lua_churn"], made["lua_leak"]))
     _, _, body = d.get("/debug/pprof/allocs?seconds=240&pid=%d" % p.pid)
