@@ -278,6 +278,8 @@ static __always_inline int lj__resumer(struct lua__walk *w, struct python__out *
 
 	if (!(w->cframe & LJ_CFRAME_RESUME) || w->hops >= LJ_MAX_RESUMERS)
 		return -1;
+	/* lua__is_state's first checks: the whole of it does not fit the off-CPU program's
+	 * stack here (combined 528 of 512 bytes); the cframe's match is the stronger test. */
 	if (lua__read(&L, sizeof(L), raw + LJ_CFRAME_SIZE + LJ_CFRAME_OFS_L) || L < 4096 ||
 	    (L & 7) || L >= (1ULL << 47) || lua__read(st, 96, L))
 		return -1;
@@ -389,15 +391,13 @@ static long lj__step(__u64 i, void *arg)
  * unwinder checks the leaf is in no file), or a helper of the interpreter (any_leaf 1): that
  * frame's caller (pc, stack pointer past the return address, saved rbp).
  */
-static __always_inline void lj__exit(__u64 cframe, __u64 any_leaf)
+static __always_inline void lj__exit(const struct lua_proc_entry *lp, __u64 cframe, __u64 any_leaf)
 {
 	struct unwind_jit_exit *x = unwind__jit_slot();
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct lua_proc_entry *lp = bpf_map_lookup_elem(&lua_procs, &pid);
 	__u64 raw = cframe & LJ_CFRAME_RAWMASK;
 
 	/* Read straight into the slot: the BPF stack has no room to spare here. */
-	if (!x || !lp || !raw || lua__read(&x->bp, sizeof(x->bp), raw + LJ_CFRAME_SIZE - 16) ||
+	if (!x || !raw || lua__read(&x->bp, sizeof(x->bp), raw + LJ_CFRAME_SIZE - 16) ||
 	    lua__read(&x->pc, sizeof(x->pc), raw + LJ_CFRAME_SIZE - 8))
 		return;
 	x->any_leaf = any_leaf;
@@ -410,9 +410,11 @@ static __always_inline void lj__exit(__u64 cframe, __u64 any_leaf)
  * Where the running code's frames start: the base the interpreter holds in rdx if the sample
  * is in it (a function's frame is under it; the leaf's line from rbx, the next instruction,
  * if in its bytecode), the base of the frame a trace runs in, or L->base (up to date whenever
- * C code runs). out->frame holds L's first bytes; out->frame[128...] is scratch.
+ * C code runs). out->frame holds L's first bytes; out->frame[128...] is scratch; lp is the
+ * process's lua_procs entry (where its runtime's code is, for lj__exit).
  */
-static __always_inline void lj__start(struct lua__walk *w, struct python__out *out)
+static __always_inline void lj__start(struct lua__walk *w, const struct lua_proc_entry *lp,
+				      struct python__out *out)
 {
 	__u64 g = lua__word(out->frame, w->lp.l_g), jit_base = 0, fn, bc;
 	__u64 rbx = out->words[LUA_WORD_RBX], rdx = out->words[LUA_WORD_RDX];
@@ -430,9 +432,9 @@ static __always_inline void lj__start(struct lua__walk *w, struct python__out *o
 	/* The interpreter runs with its stack pointer at its C frame: 8 below, it has called a
 	 * helper of its own that pushes nothing, which its unwind rows take for itself. */
 	if (vmstate == LJ_VMST_INTERP && w->sp + 8 == (w->cframe & LJ_CFRAME_RAWMASK))
-		lj__exit(w->cframe, 1);
+		lj__exit(lp, w->cframe, 1);
 	if (vmstate >= 0) {
-		lj__exit(w->cframe, 0);
+		lj__exit(lp, w->cframe, 0);
 		if (!lua__read(&jit_base, sizeof(jit_base), g + w->lp.g_jit_base) && jit_base)
 			w->ci = jit_base;
 		return;
@@ -530,7 +532,7 @@ static __always_inline __u32 lua__walk(__u32 pid, __u64 sp)
 				return 0;
 		}
 		w.L = L;
-		lj__start(&w, out);
+		lj__start(&w, lp, out);
 		out->words[0] = LUA_FRAMES_MAGIC;
 		out->words[1] = w.lp.version;
 		out->n = 2;

@@ -317,8 +317,9 @@ static __always_inline bool unwind__after_syscall(__u64 pc)
  * x->hi)): a helper the trace called, whose table walk would lead into the trace; one beyond
  * (libc's, under a helper) is walked as before, into the trace, and ends there, truncated. Or
  * a leaf anywhere, when the runtime said (x->any_leaf: its own helper, which its rows
- * misdescribe). The leaf itself is not kept: the runtime's frames give way to its own anyway. The pc stays
- * taken as interrupted: a return address past a call inside its function has the call's row.
+ * misdescribe). The leaf itself is not kept: the runtime's frames give way to its own anyway.
+ * The pc stays taken as interrupted: a return address past a call inside its function has
+ * the call's row.
  * Here, before the walk, not in its step: a branch there cost the verifier 400k more
  * instructions of the on-CPU program.
  */

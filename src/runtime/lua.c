@@ -628,7 +628,6 @@ uint32_t lua__splice(struct lua *lua, uint32_t pid, const struct frame *user, co
 	struct segment segs[LUA_MAX_ENTRIES + 2];
 	uint32_t nseg = 0, o = 0, j = 0, run = 0, named = 0;
 	enum entry_match mode = MATCH_RETURN;
-
 	bool cut = false;
 
 	if (!lp || lp->result != LUA_SUPPORTED || !lp->file || !lua__pairs(pairs, np))
