@@ -2,8 +2,10 @@
 /* Resolving a probe in its binary: a function's entry, or a source line's addresses (DWARF). */
 #define pr_fmt(fmt) "probes: " fmt
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,13 +64,30 @@ static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p,
 	return 0;
 }
 
-static bool file_matches(const char *path, const char *file)
+static bool suffix_matches(const char *path, const char *file)
 {
 	size_t pl = strlen(path), fl = strlen(file);
 
 	if (!strcmp(path, file))
 		return true;
 	return pl > fl && path[pl - fl - 1] == '/' && !strcmp(path + pl - fl, file);
+}
+
+/*
+ * Whether a line table's source path names file: the same path, or one ending in it. A relative
+ * path is the compilation directory's, as the symbolizer names it (what the web view's source
+ * view asks for).
+ */
+static bool file_matches(const char *path, const char *comp_dir, const char *file)
+{
+	char joined[PATH_MAX];
+
+	if (suffix_matches(path, file))
+		return true;
+	if (path[0] == '/' || !comp_dir || file[0] != '/' ||
+	    (size_t)snprintf(joined, sizeof(joined), "%s/%s", comp_dir, path) >= sizeof(joined))
+		return false;
+	return !strcmp(joined, file);
 }
 
 /* The addresses where `file:line` begins: the first row of each run of its rows. */
@@ -93,7 +112,9 @@ static int resolve_location(Elf *elf, const char *loc, struct probe *p, char *wh
 	p->nr_sites = 0;
 	while (!dwarf_nextcu(dw, cu, &next, &hsize, NULL, NULL, NULL)) {
 		Dwarf_Die die;
+		Dwarf_Attribute attr;
 		Dwarf_Lines *lines;
+		const char *comp_dir;
 		size_t n;
 		int prev_line = -1;
 		const char *prev_src = NULL;
@@ -103,6 +124,7 @@ static int resolve_location(Elf *elf, const char *loc, struct probe *p, char *wh
 			continue;
 		}
 		cu = next;
+		comp_dir = dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr));
 		for (size_t i = 0; i < n; i++) {
 			Dwarf_Line *l = dwarf_onesrcline(lines, i);
 			const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
@@ -115,7 +137,7 @@ static int resolve_location(Elf *elf, const char *loc, struct probe *p, char *wh
 				continue;
 			dwarf_linebeginstatement(l, &stmt);
 			dwarf_lineendsequence(l, &end);
-			if (file_matches(src, file)) {
+			if (file_matches(src, comp_dir, file)) {
 				any_file = true;
 				if ((unsigned int)ln == line && stmt && !end &&
 				    !(prev_line == ln && prev_src == src) &&
