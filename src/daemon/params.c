@@ -101,3 +101,36 @@ int params__range(struct daemon *d, const struct http_request *req, long long se
 	return 0;
 }
 
+
+int params__window(struct daemon *d, const struct http_request *req, struct query_window *w,
+		   struct http_response *resp)
+{
+	uint64_t mem_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
+	uint64_t retention_s = d->history ? history__retention_ns(d->history) / NSEC_PER_SEC : mem_s;
+	const char *seconds = http__query(req, "seconds");
+	long long n = PARAMS_DEFAULT_SECONDS;
+
+	memset(w, 0, sizeof(*w));
+	if (seconds) {
+		n = params__uint(seconds);
+		if (n <= 0) {
+			http__error(resp, 400, "seconds: \"%s\" is not a positive whole number",
+				    seconds);
+			return -EINVAL;
+		}
+		if ((uint64_t)n > retention_s) {
+			http__error(resp, 400,
+				    "seconds: %lld is beyond the retention of %" PRIu64 " s (%s)",
+				    n, retention_s,
+				    d->history ? "storage.retention" : "profile.retention");
+			return -EINVAL;
+		}
+	} else if ((uint64_t)n > mem_s) {
+		n = (long long)mem_s;
+	}
+	if (params__range(d, req, n, seconds != NULL, w, resp) < 0)
+		return -EINVAL;
+	if (!w->end_ns)
+		w->window_ns = (uint64_t)n * NSEC_PER_SEC;
+	return 0;
+}

@@ -11,6 +11,8 @@
 #include "query/query.h"
 
 #define MAX_PIDS 256
+/* The window of a profile when the request names none. */
+#define PARAMS_DEFAULT_SECONDS 30
 
 struct daemon;
 
@@ -26,5 +28,11 @@ int params__pids(const char *s, uint32_t *pids, size_t *nr, struct http_response
  */
 int params__range(struct daemon *d, const struct http_request *req, long long seconds,
 		  bool seconds_given, struct query_window *w, struct http_response *resp);
+/*
+ * A profile's window: seconds= (default 30 s, or memory's retention when shorter; at most the
+ * retention on disk) or start= and end= (params__range). 0, or -EINVAL answered.
+ */
+int params__window(struct daemon *d, const struct http_request *req, struct query_window *w,
+		   struct http_response *resp);
 
 #endif

@@ -27,8 +27,6 @@
 #include "http/http.h"
 #include "daemon/webui.h"
 
-#define DEFAULT_SECONDS 30
-
 static void handle_index(const struct http_request *req, struct http_response *resp, void *ctx);
 static void handle_route_index(const struct http_request *req, struct http_response *resp,
 			       void *ctx);
@@ -71,6 +69,12 @@ static const struct http_route routes[] = {
 	  "timeline: ?type=cpu&start=&end= (RFC 3339 or Unix seconds; default the last hour)"
 	  "&step=SECONDS&pid=1,2",
 	  .fn = webui__timeline },
+	{ "GET", "/api/v1/source", "source",
+	  "One function's samples by source line (JSON): ?function=NAME (as the folded format "
+	  "names it)&type=cpu&seconds=N or start=&end=&pid=1,2: per binary and file its symbol, "
+	  "lines with self and total, and the source text around them (admin API on, files "
+	  "named like source code)",
+	  .fn = webui__source },
 	{ "GET", "/api/v1/status", "status",
 	  "Server state (JSON): admin_api (whether the routes that change state are on), ready",
 	  .fn = handle_status },
@@ -214,9 +218,6 @@ static void handle_profile(const struct http_request *req, struct http_response 
 {
 	struct daemon *d = ctx;
 	const struct profile_desc *desc = profile__by_path(http__path(req));
-	uint64_t mem_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
-	uint64_t retention_s = d->history ? history__retention_ns(d->history) / NSEC_PER_SEC : mem_s;
-	const char *seconds = http__query(req, "seconds");
 	const char *pid = http__query(req, "pid");
 	const char *comm = http__query(req, "comm");
 	const char *format = http__query(req, "format");
@@ -234,7 +235,6 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	struct query_window w = { 0 };
 	struct query_result *qr;
 	uint32_t pids[MAX_PIDS];
-	long long n = DEFAULT_SECONDS;
 	bool folded = false, diff = false;
 	int err;
 
@@ -246,27 +246,8 @@ static void handle_profile(const struct http_request *req, struct http_response 
 		http__error(resp, 503, "GPU memory profiling is not running (gpu.enabled)");
 		return;
 	}
-	if (seconds) {
-		n = params__uint(seconds);
-		if (n <= 0) {
-			http__error(resp, 400, "seconds: \"%s\" is not a positive whole number",
-				    seconds);
-			return;
-		}
-		if ((uint64_t)n > retention_s) {
-			http__error(resp, 400,
-				    "seconds: %lld is beyond the retention of %" PRIu64 " s (%s)",
-				    n, retention_s,
-				    d->history ? "storage.retention" : "profile.retention");
-			return;
-		}
-	} else if ((uint64_t)n > mem_s) {
-		n = (long long)mem_s;
-	}
-	if (params__range(d, req, n, seconds != NULL, &w, resp) < 0)
+	if (params__window(d, req, &w, resp))
 		return;
-	if (!w.end_ns)
-		w.window_ns = (uint64_t)n * NSEC_PER_SEC;
 	if (pid) {
 		if (params__pids(pid, pids, &filter.nr_pids, resp))
 			return;

@@ -18,6 +18,7 @@
 #include "runtime/python.h"
 #include "runtime/tracectx.h"
 #include "daemon/daemon.h"
+#include "daemon/webui.h"
 #include "lib/metrics.h"
 #include "lib/timeconst.h"
 #include "lib/ufile.h"
@@ -384,6 +385,7 @@ static void symbolizer_metrics(struct metrics_writer *w, void *ctx)
 
 struct file_view {
 	uint64_t n[UFILE_NR_REASONS];
+	uint64_t source[WEBUI_SOURCE_NR];
 };
 
 /* Every reason is written, zeros too: a rate() over a reason that appears late misses its start. */
@@ -401,7 +403,18 @@ static const struct metrics_row file_rows[] = {
 	METRICS_SAMPLE(struct file_view, n[UFILE_TRUNCATED], "reason", "truncated"),
 	METRICS_SAMPLE(struct file_view, n[UFILE_OVERLONG_LINE], "reason", "overlong_line"),
 	METRICS_SAMPLE(struct file_view, n[UFILE_READ_ERROR], "reason", "read_error"),
+	METRICS_FAMILY("autoprof_source_reads", METRIC_COUNTER,
+		       "Source text the web view's source view asked for, by result: ok, "
+		       "admin_api_off (shown with --web.enable-admin-api only), not_source (the "
+		       "file a binary's DWARF names is not named like source code), unreadable "
+		       "(missing, refused as autoprof_file_errors_total counts, or failed)"),
+	METRICS_SAMPLE(struct file_view, source[WEBUI_SOURCE_OK], "result", "ok"),
+	METRICS_SAMPLE(struct file_view, source[WEBUI_SOURCE_OFF], "result", "admin_api_off"),
+	METRICS_SAMPLE(struct file_view, source[WEBUI_SOURCE_NOT_SOURCE], "result", "not_source"),
+	METRICS_SAMPLE(struct file_view, source[WEBUI_SOURCE_UNREADABLE], "result", "unreadable"),
 };
+
+_Static_assert(WEBUI_SOURCE_NR == 4, "a row per result in file_rows");
 
 _Static_assert(UFILE_NR_REASONS == 7, "a row per reason in file_rows");
 
@@ -411,6 +424,7 @@ static void file_metrics(struct metrics_writer *w, void *ctx)
 
 	(void)ctx;
 	ufile__stats(v.n);
+	webui__source_stats(v.source);
 	METRICS_TABLE(w, file_rows, &v);
 }
 

@@ -3,6 +3,7 @@
 #define AUTOPROF_DAEMON_WEBUI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "http/http.h"
 
@@ -34,5 +35,22 @@ void webui__processes(const struct http_request *req, struct http_response *resp
  * processes; disk where the history wrote, memory after.
  */
 void webui__timeline(const struct http_request *req, struct http_response *resp, void *ctx);
+/*
+ * GET /api/v1/source?function=NAME&type=NAME&seconds=N|start=&end=&pid=1,2 (sourceview.c): the
+ * function's samples by source line in each binary and file it was seen in, its symbol and
+ * binary (what a probe on it names), and the source text around those lines where it may be
+ * read. 404 when the window has no sample of it.
+ */
+void webui__source(const struct http_request *req, struct http_response *resp, void *ctx);
+
+/* What the source view answered about source text, for autoprof_source_reads_total. */
+enum webui_source_result {
+	WEBUI_SOURCE_OK,
+	WEBUI_SOURCE_OFF,	 /* the admin API is off */
+	WEBUI_SOURCE_NOT_SOURCE, /* the file is not named like source code */
+	WEBUI_SOURCE_UNREADABLE, /* missing, refused (lib/ufile.h) or failed while read */
+	WEBUI_SOURCE_NR,
+};
+void webui__source_stats(uint64_t out[WEBUI_SOURCE_NR]);
 
 #endif

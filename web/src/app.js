@@ -6,6 +6,7 @@
 // fragment, so a view can be linked to.
 import flamegraph, { colorMapper, tooltip } from 'd3-flame-graph';
 import { select } from 'd3-selection';
+import { Drill } from './drill.js';
 import { FunctionTable, parseStacks, sandwich, stackTree } from './functions.js';
 import { Timeline } from './timeline.js';
 import './style.css';
@@ -16,9 +17,10 @@ const $ = (id) => document.getElementById(id);
 
 // A fragment names only what differs from these.
 // start and end (Unix seconds) pick a range instead of the last `seconds`; cmp compares it with
-// an earlier one; fn is the function of the sandwich view; span is the timeline's reach.
+// an earlier one; fn is the function of the sandwich view; src the function of the source
+// view; span is the timeline's reach.
 const DEFAULTS = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: true, topdown: true,
-	start: 0, end: 0, cmp: '', fn: '', span: 3600 };
+	start: 0, end: 0, cmp: '', fn: '', src: '', span: 3600 };
 const CMP_SHIFT = { before: (s, e) => e - s, hour: () => 3600 };
 const state = { ...DEFAULTS };
 let profiles = [];
@@ -45,7 +47,7 @@ const getText = async (url) => (await fetchOk(url)).text();
 function readHash() {
 	const p = new URLSearchParams(location.hash.slice(1));
 	Object.assign(state, DEFAULTS);
-	for (const k of ['type', 'pid', 'q', 'probe', 'fn'])
+	for (const k of ['type', 'pid', 'q', 'probe', 'fn', 'src'])
 		if (p.has(k))
 			state[k] = p.get(k);
 	if (p.has('seconds'))
@@ -81,6 +83,8 @@ function writeHash() {
 		p.set('cmp', state.cmp);
 	if (state.fn)
 		p.set('fn', state.fn);
+	if (state.src)
+		p.set('src', state.src);
 	if (state.span !== DEFAULTS.span)
 		p.set('span', state.span);
 	if (!state.live)
@@ -142,8 +146,9 @@ function diffTrees(slow, fast) {
 // Flame graphs ----------------------------------------------------------------------------------
 
 class Flame {
-	constructor(el, details, { diff = false, base = 'fast calls' } = {}) {
+	constructor(el, details, { diff = false, base = 'fast calls', onSelect = null } = {}) {
 		this.el = el;
+		this.onSelect = onSelect;
 		this.details = details;
 		this.diff = diff;
 		this.base = base;
@@ -194,6 +199,8 @@ class Flame {
 			})
 			.onClick((d) => {
 				this.zoomed = d.depth > 0;
+				if (this.onSelect)
+					this.onSelect(d.depth > 0 ? d.data.name : '');
 			});
 		if (this.diff)
 			chart.computeDelta(true).setColorMapper(colorMapper.differentialColorMapper);
@@ -229,7 +236,7 @@ class Flame {
 	}
 }
 
-const flame = new Flame($('flame'), $('details'));
+const flame = new Flame($('flame'), $('details'), { onSelect: (name) => drill.select(name) });
 const diff = new Flame($('diff'), $('diff-details'), { diff: true });
 const cmp = new Flame($('cmp'), $('cmp-details'), { diff: true, base: 'base range' });
 const callers = new Flame($('callers'), $('callers-details'));
@@ -246,6 +253,9 @@ const timeline = new Timeline($('timeline'), $('timeline-legend'), (start, end) 
 	refresh({ force: true });
 });
 let stacks = [];
+const drill = new Drill({ $, state, getJSON, fetchOk, writeHash, viewQuery, fmtValue, pct,
+	profile: () => profile(),
+	loadProbes: () => loadProbes() });
 
 // Profile panel ---------------------------------------------------------------------------------
 
@@ -343,6 +353,7 @@ async function loadFlame() {
 	setStatus(`${p.name}: ${fmtValue(root.value, p.unit)} in ${what}, ${when} · updated ` +
 		new Date().toLocaleTimeString());
 	showSandwich();
+	await drill.showSource();
 	await loadCompare(text);
 }
 
@@ -399,6 +410,7 @@ async function loadProbes() {
 	if (!r.ok)
 		throw new HttpError(r.status, await r.text());
 	const { probes } = await r.json();
+	drill.renderProbeList(probes);
 	const sel = $('probe');
 	sel.replaceChildren(...probes.map((p) => {
 		const where = p.function || p.location || '';
@@ -667,6 +679,7 @@ async function loadStatus() {
 	}
 	$('probe-add').hidden = !admin;
 	$('admin-off').hidden = admin;
+	drill.setAdmin(admin);
 }
 
 async function main() {
