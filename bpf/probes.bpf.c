@@ -3,8 +3,10 @@
  * Function latency probes: a uprobe at a function's entry (on its first cheap instruction, placed
  * by user space) pushes the call onto the thread's stack of calls in flight, the uretprobe of the
  * same call pops it and sends its start and end. A line probe sends a hit. The attach cookie is
- * the probe's id. Each hit costs a uprobe (~0.6 us emulated) and a few map operations: nothing
- * here walks a stack.
+ * the probe's id, and in its high half which of the probe's addresses it is. Each hit costs a
+ * uprobe (~0.6 us emulated) and a few map operations: nothing here walks a stack. A probe that
+ * captures values reads them at its address, as user space translated their DWARF locations
+ * for that address (probe_captures): a register and at most a few reads of user memory each.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,6 +29,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct probes_conf);
 } probe_conf SEC(".maps");
+
+/* Held only for probes that capture: no room is taken before. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, struct probes_site_key);
+	__type(value, struct probes_captures);
+} probe_captures SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -83,10 +94,94 @@ static __always_inline void drop_stale(struct probes_thread *t, __u64 sp, __u32 
 	}
 }
 
+/*
+ * The registers by DWARF number (struct probes_capture's reg). Each read at its own constant
+ * offset: the verifier refuses a load from the context at a computed one.
+ */
+static __always_inline void load_regs(struct pt_regs *r, __u64 *regs)
+{
+	regs[0] = r->ax;
+	regs[1] = r->dx;
+	regs[2] = r->cx;
+	regs[3] = r->bx;
+	regs[4] = r->si;
+	regs[5] = r->di;
+	regs[6] = r->bp;
+	regs[7] = r->sp;
+	regs[8] = r->r8;
+	regs[9] = r->r9;
+	regs[10] = r->r10;
+	regs[11] = r->r11;
+	regs[12] = r->r12;
+	regs[13] = r->r13;
+	regs[14] = r->r14;
+	regs[15] = r->r15;
+	regs[16] = r->ip;
+}
+
+/* The values the probe's address (cookie) captures into values; their PROBES_VALUE_* bits. */
+static __always_inline __u32 capture(struct pt_regs *ctx, __u64 cookie, __u64 *values)
+{
+	struct probes_site_key k = { .probe = (__u32)cookie, .site = (__u32)(cookie >> 32) };
+	struct probes_captures *cs = bpf_map_lookup_elem(&probe_captures, &k);
+	__u64 regs[PROBES_NR_REGS];
+	__u32 state = 0;
+
+	if (!cs)
+		return 0;
+	load_regs(ctx, regs);
+	for (int i = 0; i < PROBES_MAX_CAPTURES; i++) {
+		struct probes_capture *c = &cs->c[i];
+		bool fault = false;
+		__u64 v;
+
+		if ((__u32)i >= cs->nr)
+			break;
+		if (c->kind == PROBES_CAP_CONST) {
+			values[i] = (__u64)c->add;
+			state |= PROBES_VALUE_OK(i);
+			continue;
+		}
+		if (c->kind != PROBES_CAP_READ) {
+			state |= PROBES_VALUE_GONE(i);
+			continue;
+		}
+		if (c->reg >= PROBES_NR_REGS) {
+			state |= PROBES_VALUE_FAULT(i);
+			continue;
+		}
+		v = regs[c->reg] + (__u64)c->add;
+		for (int j = 0; j < PROBES_MAX_READS; j++) {
+			__u32 size = 8;
+			__u64 x = 0;
+
+			if (j >= c->nr_reads)
+				break;
+			if (j == c->nr_reads - 1)
+				size = c->size;
+			if (size > 8 || !size)
+				size = 8;
+			if (bpf_probe_read_user(&x, size, (void *)(v + (__s64)c->off[j]))) {
+				fault = true;
+				break;
+			}
+			v = x;
+		}
+		if (fault) {
+			state |= PROBES_VALUE_FAULT(i);
+			continue;
+		}
+		values[i] = v;
+		state |= PROBES_VALUE_OK(i);
+	}
+	return state;
+}
+
 SEC("uprobe.multi")
 int probe_entry(struct pt_regs *ctx)
 {
-	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 id = (__u32)cookie;
 	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx), outer = 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct probes_thread *t;
@@ -119,6 +214,8 @@ int probe_entry(struct pt_regs *ctx)
 		    .probe = id,
 		};
 
+		if (conf->captures)
+			ev.captured = capture(ctx, cookie, ev.values);
 		count(PROBES_CNT_HITS);
 		send(&ev);
 		return 0;
@@ -135,6 +232,7 @@ int probe_entry(struct pt_regs *ctx)
 	c->sp = sp;
 	c->probe = id;
 	c->flags = 0;
+	c->captured = conf->captures ? capture(ctx, cookie, c->values) : 0;
 	t->depth = depth + 1;
 	return 0;
 }
@@ -180,6 +278,9 @@ int probe_return(struct pt_regs *ctx)
 	ev.start_ns = t->calls[found & NEST_MASK].start_ns;
 	ev.end_ns = bpf_ktime_get_ns();
 	ev.flags = t->calls[found & NEST_MASK].flags;
+	ev.captured = t->calls[found & NEST_MASK].captured;
+	for (int i = 0; i < PROBES_MAX_CAPTURES; i++)
+		ev.values[i] = t->calls[found & NEST_MASK].values[i];
 	ev.pid = pid_tgid >> 32;
 	ev.tid = (__u32)pid_tgid;
 	ev.probe = id;

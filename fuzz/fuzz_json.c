@@ -29,6 +29,12 @@ static void check_probe(int err, const struct probe_spec *p, const char *why, si
 	if (!err && (!TERMINATED(p->binary) || !TERMINATED(p->function) ||
 		     !TERMINATED(p->location) || !TERMINATED(p->name)))
 		abort();
+	/* Every capture kept is one the DWARF resolver's grammar accepts. */
+	if (!err && p->nr_captures > PROBE_CAPTURES_MAX)
+		abort();
+	for (uint32_t i = 0; !err && i < p->nr_captures; i++)
+		if (!TERMINATED(p->capture[i]) || probespec__capture(p->capture[i]))
+			abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -128,12 +128,13 @@ static const struct http_route routes[] = {
 	{ "GET", "/api/v1/probes", "probes",
 	  "Latency probes (JSON); POST {\"binary\": PATH, \"function\": SYM} or {\"binary\": "
 	  "PATH, \"location\": \"file.c:LINE\"} (optional pid, name, threshold, inside: "
-	  "{probe, latency}) adds one, DELETE /api/v1/probes/ID removes it",
+	  "{probe, latency}, capture: [\"len\", \"req->id\"]) adds one, DELETE /api/v1/probes/ID removes it",
 	  .fn = handle_probes_list },
 	{ "POST", "/api/v1/probes", "probes", NULL, .fn = handle_probes_add, .mutates = true },
 	{ "DELETE", "/api/v1/probes/*", "probes", NULL, .fn = handle_probes_delete, .mutates = true },
 	{ "GET", "/api/v1/probes/*/latency", "probe_latency",
-	  "A probe's call durations (JSON): ?seconds=N (default 60): count, p50/p90/p95/p99, "
+	  "A probe's call durations (JSON): ?seconds=N (default 60), group_by=CAPTURE (the "
+	  "quantiles per captured value, or power-of-two range): count, p50/p90/p95/p99, "
 	  "their moving average over all time, threshold, histogram buckets",
 	  .fn = handle_probes_latency },
 	{ "GET", "/metrics", "metrics",
@@ -634,6 +635,9 @@ static void handle_probes_latency(const struct http_request *req, struct http_re
 	struct daemon *d = ctx;
 	long long id = probe_id_of(http__path(req)), n = 60;
 	const char *seconds = http__query(req, "seconds");
+	const char *group_by = http__query(req, "group_by");
+	char why[256];
+	int err;
 
 	if (!d->probes) {
 		json_error(resp, 503, "latency probes are not running");
@@ -652,8 +656,10 @@ static void handle_probes_latency(const struct http_request *req, struct http_re
 		}
 	}
 	resp->content_type = "application/json";
-	if (probes__latency(d->probes, (uint32_t)id, (unsigned int)n, &resp->body))
-		json_error(resp, 404, "no probe %lld", id);
+	err = probes__latency(d->probes, (uint32_t)id, (unsigned int)n, group_by, &resp->body, why,
+			      sizeof(why));
+	if (err)
+		json_error(resp, err == -EINVAL ? 400 : 404, "%s", why);
 }
 
 /* Prometheus' wording, so probes written for it read ours. */

@@ -71,6 +71,8 @@ struct item {
 	uint64_t added_ns;
 	/* record */
 	uint64_t dur_ns, end_ns;
+	uint64_t captures[PROBE_CAPTURES_MAX];
+	uint32_t captured;
 	/* sample */
 	uint32_t pid, tid;
 	uint64_t time_ns;
@@ -185,7 +187,7 @@ static void finish(struct probes *pr, struct probe *p, struct item *it)
 		else
 			pr->samples_dropped++;
 	} else {
-		probe__observe(p, it->dur_ns, it->end_ns);
+		probe__observe(p, it->dur_ns, it->end_ns, it->captures, it->captured);
 	}
 	item_free(pr, it);
 }
@@ -301,7 +303,7 @@ static int handle_event(void *arg, void *data, size_t size)
 		goto out;
 	/* Observed first: the first call of a probe then has a p95 to be compared with. */
 	if (!p->spec.inside)
-		probe__observe(p, dur, e->end_ns);
+		probe__observe(p, dur, e->end_ns, (const uint64_t *)e->values, e->captured);
 	if (p->kind == PROBES_KIND_CALL)
 		latency = probe__classify(p, dur, e->end_ns);
 	if (p->spec.inside) {
@@ -315,6 +317,8 @@ static int handle_event(void *arg, void *data, size_t size)
 			it->dur_ns = dur;
 			it->end_ns = e->end_ns;
 			it->tid = e->tid;
+			memcpy(it->captures, e->values, sizeof(it->captures));
+			it->captured = e->captured;
 			deliver(pr, it, &k);
 		}
 	}
@@ -469,12 +473,40 @@ static struct bpf_link *attach(struct probes *pr, struct probe *p, bool ret)
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = p->offsets, .cookies = cookies,
 		    .cnt = p->nr_sites, .retprobe = ret);
 
+	/* Which address fired, for the values it captures (probe_captures). */
 	for (size_t i = 0; i < p->nr_sites; i++)
-		cookies[i] = p->id;
+		cookies[i] = p->id | (__u64)i << 32;
 	attach_path(p->fd, path, sizeof(path));
 	return bpf_program__attach_uprobe_multi(
 	    ret ? pr->skel->progs.probe_return : pr->skel->progs.probe_entry,
 	    p->spec.pid ? (pid_t)p->spec.pid : -1, path, NULL, &opts);
+}
+
+/* Writes (or deletes) what each of p's addresses captures. 0 or a negative errno. */
+static int set_captures(struct probes *pr, struct probe *p, bool set)
+{
+	int fd = bpf_map__fd(pr->skel->maps.probe_captures);
+
+	if (!p->spec.nr_captures)
+		return 0;
+	for (size_t i = 0; i < p->nr_sites; i++) {
+		struct probes_site_key k = {.probe = p->id, .site = (__u32)i};
+
+		if (!set) {
+			bpf_map_delete_elem(fd, &k);
+			continue;
+		}
+		if (bpf_map_update_elem(fd, &k, &p->caps[i], BPF_ANY)) {
+			int err = -errno;
+
+			while (i--) {
+				k.site = (__u32)i;
+				bpf_map_delete_elem(fd, &k);
+			}
+			return err;
+		}
+	}
+	return 0;
 }
 
 static void probe_free(struct probe *p)
@@ -541,6 +573,12 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 	p->id = ++pr->next_id;
 	conf.kind = p->kind;
 	conf.inside = spec->inside;
+	conf.captures = spec->nr_captures;
+	err = set_captures(pr, p, true);
+	if (err) {
+		snprintf(why, why_len, "cannot configure the probe's captures: %s", strerror(-err));
+		goto out_unlock;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(pr->skel->maps.probe_conf), &p->id, &conf, BPF_ANY)) {
 		err = -errno;
 		snprintf(why, why_len, "cannot configure the probe: %s", strerror(-err));
@@ -575,6 +613,7 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 out_attach:
 	snprintf(why, why_len, "cannot attach to %s: %s", spec->binary, strerror(-err));
 	bpf_map_delete_elem(bpf_map__fd(pr->skel->maps.probe_conf), &p->id);
+	set_captures(pr, p, false);
 	/* A pid that exited, or a binary not executable: the request's fault either way. */
 	if (err == -ESRCH || err == -ENOENT || err == -EINVAL)
 		err = -EINVAL;
@@ -596,6 +635,7 @@ int probes__remove(struct probes *pr, uint32_t id)
 			continue;
 		/* Detaching is the only change to the target: its breakpoints go. */
 		bpf_map_delete_elem(bpf_map__fd(pr->skel->maps.probe_conf), &id);
+		set_captures(pr, p, false);
 		pr->probes[i] = pr->probes[--pr->nr_probes];
 		probe_free(p);
 		pr_info("probe %u removed\n", id);
@@ -638,6 +678,23 @@ static json_t *probe_json(struct probe *p, uint64_t now)
 			      p->emulated		   ? "emulated" :
 							     "entry");
 
+	if (o && p->spec.nr_captures) {
+		json_t *caps = json_array();
+
+		for (uint32_t i = 0; caps && i < p->spec.nr_captures; i++)
+			if (json_array_append_new(
+				caps, json_pack("{s:s,s:s,s:I,s:b}", "name", p->spec.capture[i],
+						"where", p->cap_info[i].where, "size",
+						(json_int_t)p->cap_info[i].size, "signed",
+						p->cap_info[i].is_signed))) {
+				json_decref(caps);
+				caps = NULL;
+			}
+		if (!caps || json_object_set_new(o, "capture", caps)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
 	if (o && p->spec.inside &&
 	    json_object_set_new(o, "inside",
 				json_pack("{s:I,s:s}", "probe", (json_int_t)p->spec.inside,
@@ -668,66 +725,31 @@ int probes__list(struct probes *pr, struct buf *out)
 	return json__writeln(out, json_pack("{s:o}", "probes", list), 0);
 }
 
-int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct buf *out)
+int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, const char *group_by,
+		    struct buf *out, char *why, size_t why_len)
 {
-	static const double qs[4] = {0.5, 0.9, 0.95, 0.99};
-	double counts[LATENCY_BUCKETS];
-	uint64_t sum, q[4], eq[4], now, end_sec, *vals;
-	unsigned long long n;
-	json_t *buckets, *doc;
 	struct probe *p;
-	size_t nr_vals;
-	bool exact;
-	int err = 0;
+	json_t *doc;
+	int by = -1;
 
 	pthread_mutex_lock(&pr->lock);
 	p = find(pr, id);
 	if (!p) {
 		pthread_mutex_unlock(&pr->lock);
+		snprintf(why, why_len, "no probe %u", id);
 		return -ENOENT;
 	}
-	probe__ewma_update(p, (int64_t)(now_ns() / NSEC_PER_SEC));
-	/* The decayed completed seconds and the current one so far: all time, recent first. */
-	probe__window(p, 1, counts, &sum);
-	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
-		counts[b] += p->ewma[b] * exp(-1.0 / EWMA_TAU);
-	for (int i = 0; i < 4; i++)
-		eq[i] = latency__quantile(counts, qs[i]);
-	n = probe__window(p, seconds, counts, &sum);
-	/*
-	 * Exact when the kept calls are every call of the window (the window as probe__window() has it:
-	 * from the start of its first second), else from the histogram's buckets.
-	 */
-	now = now_ns();
-	end_sec = now / NSEC_PER_SEC + 1;
-	vals = probe__recent(p, (end_sec > seconds ? end_sec - seconds : 0) * NSEC_PER_SEC,
-				&nr_vals, &exact);
-	exact = exact && nr_vals == n;
-	for (int i = 0; i < 4; i++)
-		q[i] = exact ? latency__rank(vals, nr_vals, qs[i]) : latency__quantile(counts, qs[i]);
-	free(vals);
-	buckets = json_array();
-	for (size_t b = 0; !err && b < LATENCY_BUCKETS; b++) {
-		if (!counts[b])
-			continue;
-		/* nearbyint rounds as printf's %.0f did: half to even. */
-		err = json_array_append_new(buckets,
-					    json_pack("{s:o,s:I}", "le_ns", json__u64(latency__le(b)),
-						      "count", (json_int_t)nearbyint(counts[b])));
+	for (uint32_t i = 0; group_by && i < p->spec.nr_captures; i++)
+		if (!strcmp(p->spec.capture[i], group_by))
+			by = (int)i;
+	if (group_by && by < 0) {
+		pthread_mutex_unlock(&pr->lock);
+		snprintf(why, why_len,
+			 "group_by: \"%s\" is not a capture of probe %u (its \"capture\" list)",
+			 group_by, id);
+		return -EINVAL;
 	}
-	if (err) {
-		json_decref(buckets);
-		buckets = NULL;
-	}
-	doc = json_pack("{s:I,s:o,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o},s:b,s:o,s:o}",
-			"id", (json_int_t)p->id, "name", json__str(p->spec.name), "seconds",
-			(json_int_t)seconds, "count", json__u64(n), "sum_ns", json__u64(sum),
-			"p50_ns", json__u64(q[0]), "p90_ns", json__u64(q[1]), "p95_ns",
-			json__u64(q[2]), "p99_ns", json__u64(q[3]), "ewma", "p50_ns",
-			json__u64(eq[0]), "p90_ns", json__u64(eq[1]), "p95_ns", json__u64(eq[2]),
-			"p99_ns", json__u64(eq[3]), "exact", exact, "threshold_ns",
-			json__u64(p->kind == PROBES_KIND_CALL ? probe__threshold(p, now) : 0), "buckets",
-			buckets);
+	doc = probe__latency_json(p, seconds, by);
 	pthread_mutex_unlock(&pr->lock);
 	return json__writeln(out, doc, 0);
 }

@@ -47,8 +47,13 @@ int probes__remove(struct probes *pr, uint32_t id);
 bool probes__exists(struct probes *pr, uint32_t id);
 /* API: {"probes": [...]} appended to out. */
 int probes__list(struct probes *pr, struct buf *out);
-/* API: the latency of probe id over the last `seconds` (JSON) appended to out. 0 or -ENOENT. */
-int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, struct buf *out);
+/*
+ * API: the latency of probe id over the last `seconds` (JSON) appended to out; with group_by
+ * (one of its captures, or NULL) also per value of it. 0, -ENOENT (no such probe) or -EINVAL
+ * (group_by is not a capture), why saying which.
+ */
+int probes__latency(struct probes *pr, uint32_t id, unsigned int seconds, const char *group_by,
+		    struct buf *out, char *why, size_t why_len);
 /* The longest window probes__latency covers. */
 #define PROBES_MAX_SECONDS 300
 

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+#include <libelf.h>
 #include <linux/types.h>
 
 #include "bpf/probes_abi.h"
@@ -27,6 +29,15 @@ struct probe {
 	enum probes_kind kind;
 	size_t nr_sites;
 	unsigned long offsets[MAX_SITES];
+	uint64_t vaddrs[MAX_SITES]; /* the same addresses as the ELF file's virtual addresses */
+	/* What each address captures (bpf/probes_abi.h), and how each value reads. */
+	struct probes_captures caps[MAX_SITES];
+	struct capture_info {
+		uint8_t size;	  /* bytes */
+		bool is_signed;	  /* else unsigned */
+		bool is_pointer;  /* shown in hex */
+		char where[96];	  /* how the first address reads it, for the probe's listing */
+	} cap_info[PROBE_CAPTURES_MAX];
 	bool emulated; /* the entry probe sits on an emulated instruction */
 	struct bpf_link *entry, *ret;
 	/* The binary as checked and read, until attached: the uprobe goes on this very file
@@ -44,6 +55,8 @@ struct probe {
 	/* The last RECENT_CALLS calls, call n at n % RECENT_CALLS (n counts from 0 to calls). */
 	struct recent_call {
 		uint64_t end_ns, dur_ns;
+		uint64_t values[PROBE_CAPTURES_MAX];
+		uint32_t captured; /* PROBES_VALUE_* bits */
 	} *recent;
 	uint64_t threshold_ns, threshold_at;
 	unsigned long long threshold_calls; /* calls when it was computed */
@@ -56,17 +69,41 @@ struct probe {
  */
 int probe__locate(struct probe *p, char *why, size_t why_len);
 
+/*
+ * capture.c: translates p->spec's captures into reads at each of p's addresses (p->caps,
+ * p->cap_info) from elf's DWARF. 0, or -EINVAL with *why naming the capture and what is wrong.
+ */
+int probe__captures(struct probe *p, Elf *elf, char *why, size_t why_len);
+
 /* calls.c: a probe's calls (under the probes' lock). observe: one call of dur ending at
  * end_ns; recent: the exact durations of the kept calls ending from from_ns on (malloc'd, the
  * caller frees; *all: they are every call since); window: the histogram of the last seconds;
  * threshold: the latency above which a call is slow (the spec's, or the p95 of the last
  * THRESHOLD_WINDOW seconds); classify: dur against it. */
-void probe__observe(struct probe *p, uint64_t dur, uint64_t end_ns);
+void probe__observe(struct probe *p, uint64_t dur, uint64_t end_ns, const uint64_t *values,
+		    uint32_t captured);
 uint64_t *probe__recent(const struct probe *p, uint64_t from_ns, size_t *n, bool *all);
 unsigned long long probe__window(const struct probe *p, unsigned int seconds, double *counts,
 				 uint64_t *sum);
 void probe__ewma_update(struct probe *p, int64_t now_sec);
 uint64_t probe__threshold(struct probe *p, uint64_t now);
 enum store_latency probe__classify(struct probe *p, uint64_t dur, uint64_t now);
+/*
+ * The kept calls that ended from from_ns on, grouped by the value of capture k: each value's
+ * count and quantiles, or power-of-two ranges of values when there are more than
+ * GROUPS_EXACT_MAX of them; the calls where it was optimized out or unreadable apart. A new
+ * JSON array, or NULL when out of memory.
+ */
+#define GROUPS_EXACT_MAX 32
+json_t *probe__groups(const struct probe *p, uint64_t from_ns, unsigned int k);
+/*
+ * The latency answer of the last `seconds` (GET /api/v1/probes/ID/latency): count, quantiles
+ * (exact from the kept calls when they are all of the window's), the moving average, the
+ * threshold, the histogram's buckets; grouped by capture `by` too unless it is negative. A
+ * new JSON object, or NULL when out of memory.
+ */
+json_t *probe__latency_json(struct probe *p, unsigned int seconds, int by);
+/* Capture k's value as the API writes it (sign, hex for pointers). */
+void probe__format_value(const struct probe *p, unsigned int k, uint64_t v, char *out, size_t n);
 
 #endif

@@ -106,6 +106,66 @@ static int get_uint(struct reason *r, const json_t *v, uint32_t *out, uint32_t m
 	return 0;
 }
 
+static bool ident_start(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static const char *ident_end(const char *s)
+{
+	if (!ident_start(*s))
+		return NULL;
+	while (ident_start(*s) || (*s >= '0' && *s <= '9'))
+		s++;
+	return s;
+}
+
+int probespec__capture(const char *expr)
+{
+	const char *s = ident_end(expr);
+	int members = 0;
+
+	while (s && *s) {
+		if (s[0] == '-' && s[1] == '>')
+			s += 2;
+		else if (s[0] == '.')
+			s++;
+		else
+			return -EINVAL;
+		if (++members > PROBE_MEMBERS_MAX)
+			return -EINVAL;
+		s = ident_end(s);
+	}
+	return s ? 0 : -EINVAL;
+}
+
+static int get_captures(struct reason *r, const json_t *v, struct probe_spec *p)
+{
+	size_t i;
+	json_t *e;
+	int err;
+
+	if (!json_is_array(v))
+		return fail(r, "capture: want a list of names, e.g. [\"len\", \"req->id\"]");
+	if (json_array_size(v) > PROBE_CAPTURES_MAX)
+		return fail(r, "capture: at most %d values", PROBE_CAPTURES_MAX);
+	json_array_foreach(v, i, e) {
+		err = get_string(r, e, p->capture[i], sizeof(p->capture[i]), "capture");
+		if (err)
+			return err;
+		if (probespec__capture(p->capture[i]))
+			return fail(r,
+				    "capture: \"%s\" is not NAME, NAME->MEMBER or NAME.MEMBER "
+				    "(at most %d members)",
+				    p->capture[i], PROBE_MEMBERS_MAX);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(p->capture[j], p->capture[i]))
+				return fail(r, "capture: \"%s\" twice", p->capture[i]);
+	}
+	p->nr_captures = (uint32_t)json_array_size(v);
+	return 0;
+}
+
 static int get_inside(struct reason *r, json_t *obj, struct probe_spec *p)
 {
 	const char *key;
@@ -164,9 +224,11 @@ static int spec_member(struct reason *r, const char *key, json_t *v, struct prob
 	}
 	if (!strcmp(key, "inside"))
 		return get_inside(r, v, p);
+	if (!strcmp(key, "capture"))
+		return get_captures(r, v, p);
 	return fail(r,
 		    "unknown key \"%s\" (binary, function, location, pid, name, threshold, "
-		    "inside)",
+		    "inside, capture)",
 		    key);
 }
 

@@ -15,6 +15,8 @@
 #define PROBE_PATH_MAX	   4096
 #define PROBE_FUNCTION_MAX 256
 #define PROBE_LOCATION_MAX 512
+#define PROBE_CAPTURE_MAX  128
+#define PROBE_CAPTURES_MAX 4 /* bpf/probes_abi.h: PROBES_MAX_CAPTURES */
 
 /* A probe as asked for. */
 struct probe_spec {
@@ -26,13 +28,17 @@ struct probe_spec {
 	uint64_t threshold_ns;		   /* 0: the probe's current p95 */
 	uint32_t inside;		   /* narrowed to calls of this probe, 0: none */
 	enum store_latency inside_latency; /* with inside: which of its calls */
+	/* Variables read at the probe: NAME, NAME->MEMBER, NAME.MEMBER, chained */
+	char capture[PROBE_CAPTURES_MAX][PROBE_CAPTURE_MAX];
+	uint32_t nr_captures;
 };
 
 /*
  * Parses a request body: {"binary": PATH, "function": SYM} or {"binary": PATH, "location":
  * "file.c:LINE"}, optional "pid": N, "name": STR, "threshold": "5ms" (a duration: ns, us, ms,
- * s, m), "inside": {"probe": ID, "latency": "slow"|"fast"|"any"}. Returns 0, or -EINVAL with a
- * reason in why.
+ * s, m), "inside": {"probe": ID, "latency": "slow"|"fast"|"any"}, "capture": ["len", "r->id"]
+ * (at most PROBE_CAPTURES_MAX; a name, then members through pointers "->" or of structs ".").
+ * Returns 0, or -EINVAL with a reason in why.
  */
 int probespec__parse(const char *body, struct probe_spec *out, char *why, size_t why_len);
 /*
@@ -45,5 +51,11 @@ int probespec__parse_short(const char *s, size_t len, struct probe_spec *out, ch
 int probespec__location(const char *loc, char *file, size_t file_len, unsigned int *line);
 /* "5ms", "250us", "1.5s", "100ns": nanoseconds (> 0). -EINVAL when it is not a duration. */
 int probespec__duration(const char *s, uint64_t *ns);
+/*
+ * Whether expr is a capture: an identifier then "->" or "." and an identifier, at most
+ * PROBE_MEMBERS_MAX times. 0 or -EINVAL.
+ */
+#define PROBE_MEMBERS_MAX 3
+int probespec__capture(const char *expr);
 
 #endif

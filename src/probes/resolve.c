@@ -43,7 +43,7 @@ static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p,
 	struct func_query q = {.name = name};
 	uint8_t code[CODE_BYTES];
 	enum x86insn_probe kind;
-	uint64_t off;
+	uint64_t off, moved;
 	ssize_t len;
 
 	/* The first definition in section order: .dynsym comes before .symtab. */
@@ -57,9 +57,10 @@ static int resolve_function(Elf *elf, int fd, const char *name, struct probe *p,
 		return -EINVAL;
 	}
 	len = pread(fd, code, q.size && q.size < sizeof(code) ? q.size : sizeof(code), (off_t)off);
-	off += x86insn__probe_offset(code, len > 0 ? (size_t)len : 0, &kind);
+	moved = x86insn__probe_offset(code, len > 0 ? (size_t)len : 0, &kind);
 	p->emulated = kind == X86INSN_EMULATED;
-	p->offsets[0] = off;
+	p->offsets[0] = off + moved;
+	p->vaddrs[0] = q.vaddr + moved;
 	p->nr_sites = 1;
 	return 0;
 }
@@ -146,8 +147,10 @@ static int resolve_location(Elf *elf, const char *loc, struct probe *p, char *wh
 
 					for (size_t k = 0; k < p->nr_sites; k++)
 						dup |= p->offsets[k] == off;
-					if (!dup && p->nr_sites < MAX_SITES)
+					if (!dup && p->nr_sites < MAX_SITES) {
+						p->vaddrs[p->nr_sites] = addr;
 						p->offsets[p->nr_sites++] = off;
+					}
 				}
 			}
 			prev_line = end ? -1 : ln;
@@ -212,6 +215,8 @@ int probe__locate(struct probe *p, char *why, size_t why_len)
 		err = resolve_function(elf, fd, p->spec.function, p, why, why_len);
 	else
 		err = resolve_location(elf, p->spec.location, p, why, why_len);
+	if (!err && p->spec.nr_captures)
+		err = probe__captures(p, elf, why, why_len);
 out:
 	elf_end(elf);
 	if (err)

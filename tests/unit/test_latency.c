@@ -147,6 +147,42 @@ TEST(requests)
 		 -EINVAL);
 }
 
+TEST(captures)
+{
+	struct probe_spec s;
+	char why[256];
+
+	CHECK_EQ(probespec__capture("len"), 0);
+	CHECK_EQ(probespec__capture("req->hdr.len"), 0);
+	CHECK_EQ(probespec__capture("_a1->b->c->d"), 0);
+	CHECK_EQ(probespec__capture("a->b->c->d->e"), -EINVAL); /* four members */
+	CHECK_EQ(probespec__capture("*p"), -EINVAL);
+	CHECK_EQ(probespec__capture("a->"), -EINVAL);
+	CHECK_EQ(probespec__capture("1x"), -EINVAL);
+	CHECK_EQ(probespec__capture("a-b"), -EINVAL);
+	CHECK_EQ(probespec__capture(""), -EINVAL);
+	CHECK_EQ(probespec__parse("{\"binary\": \"/a\", \"function\": \"f\", \"capture\": "
+				  "[\"len\", \"r->id\"]}",
+				  &s, why, sizeof(why)),
+		 0);
+	CHECK_EQ(s.nr_captures, 2);
+	CHECK_STR(s.capture[1], "r->id");
+	CHECK_EQ(probespec__parse("{\"binary\": \"/a\", \"function\": \"f\", \"capture\": "
+				  "[\"len\", \"x.\"]}",
+				  &s, why, sizeof(why)),
+		 -EINVAL);
+	CHECK(strstr(why, "\"x.\""));
+	CHECK_EQ(probespec__parse("{\"binary\": \"/a\", \"function\": \"f\", \"capture\": "
+				  "\"len\"}",
+				  &s, why, sizeof(why)),
+		 -EINVAL);
+	CHECK_EQ(probespec__parse("{\"binary\": \"/a\", \"function\": \"f\", \"capture\": "
+				  "[\"a\", \"b\", \"c\", \"d\", \"e\"]}",
+				  &s, why, sizeof(why)),
+		 -EINVAL);
+	CHECK(strstr(why, "at most 4"));
+}
+
 TEST(short_form)
 {
 	struct probe_spec s;
@@ -170,6 +206,7 @@ int main(void)
 	RUN(exact_quantile_of_a_tight_cluster);
 	RUN(durations);
 	RUN(requests);
+	RUN(captures);
 	RUN(short_form);
 	return test_summary();
 }

@@ -13,3 +13,12 @@ TEST_TARGETS += $(PT_DIR)/probe_target
 $(PT_DIR)/probe_target: $(PT_SRC)/probe_target.c
 	@mkdir -p $(@D)
 	gcc $(PT_CFLAGS) $< -o $@
+
+# Captured variables (tests/integration/test_capture.py): one source at -O0 and at -O2 -g.
+TEST_TARGETS += $(PT_DIR)/capture_O0 $(PT_DIR)/capture_O2
+$(PT_DIR)/capture_O0: $(PT_SRC)/capture_target.c
+	@mkdir -p $(@D)
+	gcc -O0 -g -Wall -Wextra -Werror $< -o $@
+$(PT_DIR)/capture_O2: $(PT_SRC)/capture_target.c
+	@mkdir -p $(@D)
+	gcc -O2 -g -Wall -Wextra -Werror $< -o $@
