@@ -102,6 +102,50 @@ int params__range(struct daemon *d, const struct http_request *req, long long se
 }
 
 
+int params__where(const char *s, struct store_where *w, char *name, size_t name_len,
+		  struct http_response *resp)
+{
+	static const struct {
+		const char *op;
+		enum store_where_op v;
+	} ops[] = {
+		/* Two-character operators first: "<=" is not "<" then "=4". */
+		{"==", STORE_WHERE_EQ}, {"!=", STORE_WHERE_NE}, {"<=", STORE_WHERE_LE},
+		{">=", STORE_WHERE_GE}, {"=", STORE_WHERE_EQ},	{"<", STORE_WHERE_LT},
+		{">", STORE_WHERE_GT},
+	};
+	size_t n = strcspn(s, "=!<>");
+	const char *rest = s + n;
+	char *end;
+
+	if (!n || n >= name_len || !*rest)
+		goto bad;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		size_t len = strlen(ops[i].op);
+
+		if (strncmp(rest, ops[i].op, len))
+			continue;
+		rest += len;
+		errno = 0;
+		if (rest[0] == '-')
+			w->value = strtoll(rest, &end, 10);
+		else if (rest[0] >= '0' && rest[0] <= '9')
+			w->value = (int64_t)strtoull(rest, &end, 0);
+		else
+			goto bad;
+		if (errno || *end)
+			goto bad;
+		w->op = ops[i].v;
+		w->name = name;
+		return 0;
+	}
+bad:
+	http__error(resp, 400, "where: \"%s\" is not NAME OP NUMBER (OP: = != < <= > >=)", s);
+	return -EINVAL;
+}
+
 int params__window(struct daemon *d, const struct http_request *req, struct query_window *w,
 		   struct http_response *resp)
 {

@@ -29,6 +29,12 @@ int params__pids(const char *s, uint32_t *pids, size_t *nr, struct http_response
 int params__range(struct daemon *d, const struct http_request *req, long long seconds,
 		  bool seconds_given, struct query_window *w, struct http_response *resp);
 /*
+ * where=NAME OP VALUE (OP one of = == != < <= > >=, VALUE a whole number, negative or 0x hex)
+ * into w, whose name is copied into name. 0, or -EINVAL answered.
+ */
+int params__where(const char *s, struct store_where *w, char *name, size_t name_len,
+		  struct http_response *resp);
+/*
  * A profile's window: seconds= (default 30 s, or memory's retention when shorter; at most the
  * retention on disk) or start= and end= (params__range). 0, or -EINVAL answered.
  */

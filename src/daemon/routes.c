@@ -85,8 +85,9 @@ static const struct http_route routes[] = {
 	{ "GET", "/debug/pprof/profile", "profile",
 	  "On-CPU profile of the last N seconds, answered at once: ?seconds=N (default 30), "
 	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "
-	  "format=folded; probe=ID: only samples inside that probe's calls, latency=slow|fast "
-	  "(above or at most its threshold), format=diff: both as sample types slow_samples/count, "
+	  "format=folded; probe=ID: only samples inside that probe's calls (labelled arg.NAME "
+	  "with the values it captures), latency=slow|fast (above or at most its threshold), "
+	  "where=NAME>N (=, !=, <, <=, >, >=: a captured value), format=diff: both as sample types slow_samples/count, "
 	  "slow_cpu/nanoseconds, fast_samples/count, fast_cpu/nanoseconds",
 	  .fn = handle_profile, .heavy = true },
 	{ "GET", "/debug/pprof/offcpu", "offcpu",
@@ -226,6 +227,9 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	const char *span_id = http__query(req, "span_id");
 	const char *probe = http__query(req, "probe");
 	const char *latency = http__query(req, "latency");
+	const char *where = http__query(req, "where");
+	char where_name[PROBE_CAPTURE_MAX];
+	struct store_where wh;
 	uint8_t trace_bytes[16], span_bytes[8];
 	const struct query_sources src = { .store = d->ctx.store,
 					   .memory = d->memory,
@@ -288,6 +292,21 @@ static void handle_profile(const struct http_request *req, struct http_response 
 	}
 	if (parse_probe_filter(d, desc, probe, latency, diff, &filter, resp))
 		return;
+	if (where) {
+		if (!filter.probe) {
+			http__error(resp, 400, "where: needs probe=ID (it tests a value the probe "
+					       "captures)");
+			return;
+		}
+		if (params__where(where, &wh, where_name, sizeof(where_name), resp))
+			return;
+		if (!probes__captures(d->probes, filter.probe, where_name)) {
+			http__error(resp, 400, "where: probe %u captures no \"%s\" (its \"capture\" "
+					       "list)", filter.probe, where_name);
+			return;
+		}
+		filter.where = &wh;
+	}
 
 	/* format=diff is the probe's slow and fast calls side by side (query.h). */
 	err = query__profile(&src, diff ? PROFILE_LATENCY : desc->type, &w, &filter, &qr);

@@ -92,6 +92,11 @@ int64_t enc__intern(struct enc *e, const char *s)
 	return strtab__intern(e->st, s);
 }
 
+int64_t enc__intern_n(struct enc *e, const char *s, size_t n)
+{
+	return strtab__intern_n(e->st, s, n);
+}
+
 static bool enc_map__eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct enc *e = ctx;

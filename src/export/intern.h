@@ -98,6 +98,8 @@ int enc__init(struct enc *e, struct symbolizer *sym);
 void enc__exit(struct enc *e);
 /* Returns the string's index in e->st, or -ENOMEM. */
 int64_t enc__intern(struct enc *e, const char *s);
+/* The same of the n bytes at s. */
+int64_t enc__intern_n(struct enc *e, const char *s, size_t n);
 /*
  * Returns the index into e->locs of the location of f, symbolizing it (and adding its functions
  * and mapping) the first time f is seen, or a negative errno.

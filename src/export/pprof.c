@@ -83,6 +83,38 @@ static const char *const label_names[NR_LABELS] = {
 };
 
 
+/* A probe's captured values (store_row.args), each labelled arg.NAME. */
+#define MAX_ARG_LABELS 4
+#define LABELS_PER_ROW (NR_LABELS + MAX_ARG_LABELS)
+
+/* The "name=value" lines of args as labels arg.NAME=value after s's others, in labels. */
+static int arg_labels(struct enc *e, const char *args, Perftools__Profiles__Sample *s,
+		      Perftools__Profiles__Label *labels)
+{
+	char key[160];
+
+	for (const char *l = args; *l && s->n_label < LABELS_PER_ROW;) {
+		const char *nl = strchr(l, '\n'), *end = nl ? nl : l + strlen(l);
+		const char *eq = memchr(l, '=', (size_t)(end - l));
+		Perftools__Profiles__Label *lab = &labels[s->n_label];
+		int64_t k, v;
+
+		if (eq && (size_t)(eq - l) < sizeof(key) - 5) {
+			snprintf(key, sizeof(key), "arg.%.*s", (int)(eq - l), l);
+			k = enc__intern(e, key);
+			v = enc__intern_n(e, eq + 1, (size_t)(end - eq - 1));
+			if (k < 0 || v < 0)
+				return -ENOMEM;
+			perftools__profiles__label__init(lab);
+			lab->key = k;
+			lab->str = v;
+			s->label[s->n_label++] = lab;
+		}
+		l = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
 /* Fills the samples, symbolizing and deduplicating their frames into e on the way. */
 static int pprof__samples(const struct store_result *res, unsigned int nr_values, struct enc *e,
 			  struct pb *pb)
@@ -103,8 +135,8 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 	pb->samples_p = array__alloc(res->nr_rows, sizeof(*pb->samples_p));
 	pb->loc_ids = array__alloc(total, sizeof(*pb->loc_ids));
 	pb->values = array__alloc(res->nr_rows * nr_values, sizeof(*pb->values));
-	pb->labels = array__alloc(res->nr_rows * NR_LABELS, sizeof(*pb->labels));
-	pb->labels_p = array__alloc(res->nr_rows * NR_LABELS, sizeof(*pb->labels_p));
+	pb->labels = array__alloc(res->nr_rows * LABELS_PER_ROW, sizeof(*pb->labels));
+	pb->labels_p = array__alloc(res->nr_rows * LABELS_PER_ROW, sizeof(*pb->labels_p));
 	if (!pb->samples || !pb->samples_p || !pb->loc_ids || !pb->values || !pb->labels ||
 	    !pb->labels_p)
 		return -ENOMEM;
@@ -154,9 +186,9 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 			strs[LABEL_GPU] = gpu;
 		}
 		strs[LABEL_API] = profile__gpu_api_name(row->gpu_api);
-		s->label = &pb->labels_p[r * NR_LABELS];
+		s->label = &pb->labels_p[r * LABELS_PER_ROW];
 		for (i = 0; i < NR_LABELS; i++) {
-			Perftools__Profiles__Label *l = &pb->labels[r * NR_LABELS + s->n_label];
+			Perftools__Profiles__Label *l = &pb->labels[r * LABELS_PER_ROW + s->n_label];
 			int64_t str;
 
 			if (!strs[i] || !strs[i][0])
@@ -169,6 +201,8 @@ static int pprof__samples(const struct store_result *res, unsigned int nr_values
 			l->str = str;
 			s->label[s->n_label++] = l;
 		}
+		if (row->args && row->args[0] && arg_labels(e, row->args, s, &pb->labels[r * LABELS_PER_ROW]))
+			return -ENOMEM;
 	}
 	pb->prof.sample = pb->samples_p;
 	pb->prof.n_sample = res->nr_rows;

@@ -79,6 +79,7 @@ struct item {
 	uint64_t values[PROFILE_MAX_VALUES];
 	char comm[16];
 	char *strs; /* exe, exe_path, container_id, service, each NUL-terminated */
+	char *args; /* its call's captured values, once it ended (struct sample's args) */
 	struct frame *frames;
 	uint32_t nr_frames;
 };
@@ -87,6 +88,7 @@ struct wait {
 	struct wait *next;
 	struct wait_key key;
 	int latency; /* enum store_latency once the call ended, -1 before */
+	char *args;  /* then the values it captured ("name=value" lines), or NULL */
 	uint64_t touched_ns;
 	struct item *items;
 };
@@ -148,8 +150,15 @@ static struct wait *wait_get(struct probes *pr, const struct wait_key *k)
 	return w;
 }
 
+static void wait_free(struct wait *w)
+{
+	free(w->args);
+	free(w);
+}
+
 static void item_free(struct probes *pr, struct item *it)
 {
+	free(it->args);
 	if (it->is_sample) {
 		for (uint32_t i = 0; i < it->nr_frames; i++)
 			dso__put(it->frames[i].dso);
@@ -177,6 +186,7 @@ static void finish(struct probes *pr, struct probe *p, struct item *it)
 		    .service = svc,
 		    .probe = p->id,
 		    .latency = it->latency,
+		    .args = it->args,
 		    .frames = it->frames,
 		    .nr_frames = it->nr_frames,
 		};
@@ -194,8 +204,9 @@ static void finish(struct probes *pr, struct probe *p, struct item *it)
 
 static void deliver(struct probes *pr, struct item *it, const struct wait_key *k);
 
-/* The call it waited for ended with `latency`. */
-static void advance(struct probes *pr, struct item *it, enum store_latency latency)
+/* The call it waited for ended with `latency`, having captured args (NULL: nothing). */
+static void advance(struct probes *pr, struct item *it, enum store_latency latency,
+		    const char *args)
 {
 	struct probe *p = find(pr, it->probe);
 
@@ -205,6 +216,9 @@ static void advance(struct probes *pr, struct item *it, enum store_latency laten
 	}
 	if (it->stage == 0) {
 		it->latency = latency;
+		/* Its own call's values label it (not the enclosing call's). */
+		if (args && it->is_sample && !it->args)
+			it->args = strdup(args);
 		if (p->spec.inside) {
 			struct wait_key k = {it->tid, p->spec.inside, it->outer_start};
 
@@ -234,7 +248,7 @@ static void deliver(struct probes *pr, struct item *it, const struct wait_key *k
 		return;
 	}
 	if (w->latency >= 0) {
-		advance(pr, it, w->latency);
+		advance(pr, it, w->latency, w->args);
 		return;
 	}
 	it->next = w->items;
@@ -243,10 +257,11 @@ static void deliver(struct probes *pr, struct item *it, const struct wait_key *k
 
 /* Call k ended as `latency`: what waited for it moves on; kept a while when it was sampled. */
 static void resolve(struct probes *pr, const struct wait_key *k, enum store_latency latency,
-		    bool keep)
+		    bool keep, const char *args)
 {
 	struct wait **pp = wait_find(pr, k), *w = *pp;
 	struct item *it;
+	char *wargs;
 
 	if (!w) {
 		if (!keep)
@@ -258,8 +273,12 @@ static void resolve(struct probes *pr, const struct wait_key *k, enum store_late
 	}
 	w->latency = latency;
 	w->touched_ns = now_ns();
+	if (args && !w->args)
+		w->args = strdup(args);
 	it = w->items;
 	w->items = NULL;
+	/* Unlinked before the items move on: advancing one may add waits. */
+	wargs = w->args;
 	if (!keep) {
 		*pp = w->next;
 		free(w);
@@ -267,9 +286,11 @@ static void resolve(struct probes *pr, const struct wait_key *k, enum store_late
 	while (it) {
 		struct item *next = it->next;
 
-		advance(pr, it, latency);
+		advance(pr, it, latency, wargs);
 		it = next;
 	}
+	if (!keep)
+		free(wargs);
 }
 
 static struct item *item_new(struct probes *pr)
@@ -284,6 +305,32 @@ static struct item *item_new(struct probes *pr)
 	pr->nr_waiting++;
 	it->added_ns = now_ns();
 	return it;
+}
+
+/* The values e captured as "name=value" lines (struct sample's args), or NULL for none. */
+static const char *format_args(const struct probe *p, const struct probes_event *e, char *out,
+			       size_t size)
+{
+	size_t len = 0;
+
+	if (!p->spec.nr_captures)
+		return NULL;
+	out[0] = '\0';
+	for (uint32_t i = 0; i < p->spec.nr_captures && len < size; i++) {
+		char v[32];
+		int n;
+
+		if (e->captured & PROBES_VALUE_OK(i))
+			probe__format_value(p, i, e->values[i], v, sizeof(v));
+		else
+			snprintf(v, sizeof(v), "%s",
+				 e->captured & PROBES_VALUE_FAULT(i) ? "unreadable" : "optimized out");
+		n = snprintf(out + len, size - len, "%s%s=%s", i ? "\n" : "", p->spec.capture[i], v);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	return out;
 }
 
 static int handle_event(void *arg, void *data, size_t size)
@@ -324,8 +371,10 @@ static int handle_event(void *arg, void *data, size_t size)
 	}
 	if (e->flags & (PROBES_CALL_SAMPLED | PROBES_CALL_INNER)) {
 		struct wait_key k = {e->tid, e->probe, e->start_ns};
+		char args[PROBE_CAPTURES_MAX * (PROBE_CAPTURE_MAX + 24)];
 
-		resolve(pr, &k, latency, e->flags & PROBES_CALL_SAMPLED);
+		resolve(pr, &k, latency, e->flags & PROBES_CALL_SAMPLED,
+			format_args(p, e, args, sizeof(args)));
 	}
 out:
 	pthread_mutex_unlock(&pr->lock);
@@ -435,7 +484,7 @@ static void expire(struct probes *pr, uint64_t now)
 			if (!w->items && (w->latency >= 0 ? now - w->touched_ns > ENDED_KEEP_NS
 							  : now - w->touched_ns > WAIT_MAX_NS)) {
 				*pp = w->next;
-				free(w);
+				wait_free(w);
 				continue;
 			}
 			pp = &w->next;
@@ -708,6 +757,19 @@ static json_t *probe_json(struct probe *p, uint64_t now)
 	return o;
 }
 
+bool probes__captures(struct probes *pr, uint32_t id, const char *name)
+{
+	struct probe *p;
+	bool found = false;
+
+	pthread_mutex_lock(&pr->lock);
+	p = find(pr, id);
+	for (uint32_t i = 0; p && i < p->spec.nr_captures; i++)
+		found |= !strcmp(p->spec.capture[i], name);
+	pthread_mutex_unlock(&pr->lock);
+	return found;
+}
+
 int probes__list(struct probes *pr, struct buf *out)
 {
 	json_t *list = json_array();
@@ -889,7 +951,7 @@ void probes__free(struct probes *pr)
 				item_free(pr, it);
 			}
 			pr->waits[b] = w->next;
-			free(w);
+			wait_free(w);
 		}
 	}
 	probes_bpf__destroy(pr->skel);

@@ -45,6 +45,8 @@ int probes__add(struct probes *pr, const struct probe_spec *spec, uint32_t *id, 
 /* API: detaches and forgets probe id. 0 or -ENOENT. */
 int probes__remove(struct probes *pr, uint32_t id);
 bool probes__exists(struct probes *pr, uint32_t id);
+/* Whether probe id captures a value called name ("capture" of its request). */
+bool probes__captures(struct probes *pr, uint32_t id, const char *name);
 /* API: {"probes": [...]} appended to out. */
 int probes__list(struct probes *pr, struct buf *out);
 /*

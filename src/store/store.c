@@ -39,10 +39,12 @@ struct labels {
 	uint8_t gpu_api;
 	uint16_t gpu;
 	uint32_t probe;
-	/* Process strings, one allocation: exe, exe_path, container_id, service. */
+	/* Process strings, one allocation: exe, exe_path, container_id, service, and a probe's
+	 * captured values (probes.c). */
 	const char *exe_path;
 	const char *container_id;
 	const char *service;
+	const char *args;
 	size_t strs_len;
 	char exe[];
 };
@@ -269,9 +271,10 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	const char *path = smp->exe_path ? smp->exe_path : "";
 	const char *cid = smp->container_id ? smp->container_id : "";
 	const char *svc = smp->service ? smp->service : "";
+	const char *args = smp->probe && smp->args ? smp->args : "";
 	size_t exe_len = strlen(exe), path_len = strlen(path), cid_len = strlen(cid);
-	size_t svc_len = strlen(svc);
-	size_t strs_len = exe_len + path_len + cid_len + svc_len + 4;
+	size_t svc_len = strlen(svc), args_len = strlen(args);
+	size_t strs_len = exe_len + path_len + cid_len + svc_len + args_len + 5;
 	struct labels *l;
 	uint64_t h;
 
@@ -282,7 +285,7 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	}
 	h = hash__bytes(&key, sizeof(key), 0) ^ hash__bytes(exe, exe_len, 1) ^
 	    hash__bytes(path, path_len, 2) ^ hash__bytes(cid, cid_len, 3) ^
-	    hash__bytes(svc, svc_len, 4);
+	    hash__bytes(svc, svc_len, 4) ^ hash__bytes(args, args_len, 5);
 	if (itab__grow(st, &st->labels))
 		return NULL;
 	for (l = st->labels.buckets[h & (st->labels.nr_buckets - 1)]; l; l = l->next) {
@@ -292,7 +295,7 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 		    l->probe == key.probe && l->latency == key.latency &&
 		    l->gpu_api == smp->gpu_api && l->gpu == smp->gpu && !strcmp(l->exe, exe) &&
 		    !strcmp(l->exe_path, path) && !strcmp(l->container_id, cid) &&
-		    !strcmp(l->service, svc)) {
+		    !strcmp(l->service, svc) && !strcmp(l->args, args)) {
 			l->refcnt++;
 			return l;
 		}
@@ -318,6 +321,8 @@ static struct labels *labels__intern(struct store *st, const struct sample *smp)
 	l->exe_path = l->exe + exe_len + 1;
 	l->container_id = l->exe + exe_len + path_len + 2;
 	l->service = l->exe + exe_len + path_len + cid_len + 3;
+	memcpy(l->exe + exe_len + path_len + cid_len + svc_len + 4, args, args_len + 1);
+	l->args = l->exe + exe_len + path_len + cid_len + svc_len + 4;
 	l->strs_len = strs_len;
 	l->next = st->labels.buckets[h & (st->labels.nr_buckets - 1)];
 	st->labels.buckets[h & (st->labels.nr_buckets - 1)] = l;
@@ -478,6 +483,69 @@ bool store_filter__wants_pid(const struct store_filter *f, uint32_t pid)
 	return false;
 }
 
+/* text (a captured value as probes.c writes it) against v: <0, 0, >0, or 2 if not a number. */
+static int compare_value(const char *text, size_t len, int64_t v)
+{
+	char buf[32], *end;
+
+	if (!len || len >= sizeof(buf))
+		return 2;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	errno = 0;
+	if (buf[0] == '-') {
+		long long a = strtoll(buf, &end, 10);
+
+		if (errno || *end)
+			return 2;
+		return (a > v) - (a < v);
+	}
+	if (buf[0] < '0' || buf[0] > '9') {
+		return 2;
+	} else {
+		unsigned long long u = strtoull(buf, &end, 0);
+
+		if (errno || *end)
+			return 2;
+		if (v < 0)
+			return 1;
+		return (u > (uint64_t)v) - (u < (uint64_t)v);
+	}
+}
+
+bool store_where__matches(const struct store_where *w, const char *args)
+{
+	size_t n = strlen(w->name);
+
+	for (const char *l = args; l && *l;) {
+		const char *nl = strchr(l, '\n'), *end = nl ? nl : l + strlen(l);
+		int c;
+
+		if ((size_t)(end - l) > n && !strncmp(l, w->name, n) && l[n] == '=') {
+			c = compare_value(l + n + 1, (size_t)(end - l - n - 1), w->value);
+			if (c == 2)
+				return false;
+			switch (w->op) {
+			case STORE_WHERE_EQ:
+				return !c;
+			case STORE_WHERE_NE:
+				return c;
+			case STORE_WHERE_LT:
+				return c < 0;
+			case STORE_WHERE_LE:
+				return c <= 0;
+			case STORE_WHERE_GT:
+				return c > 0;
+			case STORE_WHERE_GE:
+				return c >= 0;
+			}
+			return false;
+		}
+		l = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
 static bool row_matches(const struct row *r, uint32_t type, const struct store_filter *f)
 {
 	if (r->type != type)
@@ -486,6 +554,8 @@ static bool row_matches(const struct row *r, uint32_t type, const struct store_f
 	if (r->labels->probe != (f ? f->probe : 0))
 		return false;
 	if (f && f->probe && f->latency && r->labels->latency != f->latency)
+		return false;
+	if (f && f->probe && f->where && !store_where__matches(f->where, r->labels->args))
 		return false;
 	if (!store_filter__wants_pid(f, r->labels->pid))
 		return false;
@@ -574,6 +644,7 @@ static int query_locked(struct store *st, enum profile_type type, int64_t first,
 					.latency = r->labels->latency,
 					.gpu_api = r->labels->gpu_api,
 					.gpu = r->labels->gpu,
+					.args = r->labels->args,
 				};
 				index[j] = ++nr;
 				res->pub.nr_rows = nr;

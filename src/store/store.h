@@ -37,6 +37,7 @@ struct sample {
 	uint8_t latency;	  /* with probe: enum store_latency of that call */
 	uint8_t gpu_api;	  /* GPU memory: enum gpu_api of the call, 0 for other samples */
 	uint16_t gpu;		  /* GPU memory: the device's ordinal + 1, 0 when not known */
+	const char *args;	  /* with probe: the call's captured values, "name=value" lines */
 	const struct frame *frames;
 	uint32_t nr_frames;
 	uint64_t values[PROFILE_MAX_VALUES];
@@ -54,6 +55,22 @@ enum store_latency {
  * shows) and, once the call ended, labelled with the probe and the call's latency class. A filter
  * selects one or the other, never both, so no query counts a sample twice.
  */
+/* A comparison of one value a probe captured ("len>4096"): its calls' samples that pass it. */
+enum store_where_op { STORE_WHERE_EQ, STORE_WHERE_NE, STORE_WHERE_LT, STORE_WHERE_LE,
+		      STORE_WHERE_GT, STORE_WHERE_GE };
+
+struct store_where {
+	const char *name; /* a capture of the filter's probe */
+	enum store_where_op op;
+	int64_t value;
+};
+
+/*
+ * Whether args ("name=value" lines, as struct sample's) has a value of w->name that compares
+ * as w says. A value that is not a number ("optimized out") passes no comparison.
+ */
+bool store_where__matches(const struct store_where *w, const char *args);
+
 struct store_filter {
 	const uint32_t *pids;	/* NULL/0: any */
 	size_t nr_pids;
@@ -62,6 +79,7 @@ struct store_filter {
 	const uint8_t *span_id;	 /* NULL: any; else 8 bytes */
 	uint32_t probe;		 /* 0: samples as taken; else the copies labelled with this probe */
 	enum store_latency latency; /* with probe: the class of call */
+	const struct store_where *where; /* with probe: NULL, or the captured value's test */
 };
 
 /* Whether filter (NULL: none) keeps the samples of process pid. */
@@ -84,6 +102,7 @@ struct store_row {
 	uint8_t latency;	  /* enum store_latency, with probe */
 	uint8_t gpu_api;	  /* as struct sample's */
 	uint16_t gpu;
+	const char *args;	  /* with probe: "name=value" lines of the call's captures, or "" */
 };
 
 struct store_result {

@@ -8,13 +8,14 @@ is reported optimized out, never invented; names, members and types that cannot 
 refused with 400 naming them."""
 
 import json
+import re
 import os
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, ROOT, Daemon, check, exit_status  # noqa: E402
+from aplib import BUILD, ROOT, Daemon, check, exit_status, pprof_tool  # noqa: E402
 
 SOURCE = os.path.join(ROOT, "tests", "targets", "probes", "capture_target.c")
 with open(SOURCE) as f:
@@ -124,6 +125,50 @@ def test_O2():
     check_build("O2")
 
 
+def tags(query):
+    """`go tool pprof -tags` of a CPU profile: {value: samples} of label arg.len."""
+    code, _, body = d.get("/debug/pprof/profile?seconds=60&" + query)
+    assert code == 200, (code, body)
+    out, key = {}, None
+    for line in pprof_tool(body, "-tags", "-sample_index=samples").splitlines():
+        m = re.match(r"^\s*([\w.>-]+): Total", line)
+        if m:
+            key = m.group(1)
+            continue
+        m = re.match(r"^\s*([\d.]+) \(\s*[\d.]+%\): (.*)$", line)
+        if m and key == "arg.len":
+            out[m.group(2).strip()] = int(float(m.group(1)))
+    return out
+
+
+def test_labels_where():
+    """Samples inside the calls carry arg.len; where=len>1000 keeps the 1600 us calls only."""
+    t = Target("O2")
+    try:
+        code, fn = add(t.exe, ["len", "r->id"], function="handle", pid=t.pid)
+        assert code == 201, fn
+        t.run(3000)
+        time.sleep(1)
+        by_len = tags("probe=%d" % fn["id"])
+        total = sum(by_len.values())
+        assert set(by_len) == {"100", "400", "1600"} and total >= 60, by_len
+        # Samples by the CPU time of each kind of call: 1600 of every 2100 us.
+        assert 0.6 < by_len["1600"] / total < 0.9, by_len
+        slow = tags("probe=%d&where=len%%3E1000" % fn["id"])
+        assert list(slow) == ["1600"] and slow["1600"] == by_len["1600"], (slow, by_len)
+        rest = tags("probe=%d&where=len%%3C%%3D400" % fn["id"])
+        assert set(rest) == {"100", "400"} and sum(rest.values()) == total - by_len["1600"], rest
+        for query, want in (("where=len%3E1", "needs probe=ID"),
+                            ("probe=%d&where=nosuch%%3E1" % fn["id"], 'captures no "nosuch"'),
+                            ("probe=%d&where=len~1" % fn["id"], "is not NAME OP NUMBER"),
+                            ("probe=%d&where=len%%3Eabc" % fn["id"], "is not NAME OP NUMBER")):
+            code, _, body = d.get("/debug/pprof/profile?seconds=60&" + query)
+            assert code == 400 and want.encode() in body, (query, code, body)
+    finally:
+        remove_all()
+        t.stop()
+
+
 def test_refused():
     """Each capture that cannot be read gets 400 naming it and why."""
     exe = os.path.join(BUILD, "probetargets", "capture_O0")
@@ -154,6 +199,7 @@ try:
     check("capture_O0", test_O0)
     check("capture_O2", test_O2)
     check("capture_refused", test_refused)
+    check("capture_labels_where", test_labels_where)
 finally:
     d.stop()
 sys.exit(exit_status())

@@ -68,13 +68,13 @@ static int fixture__init(struct fixture *fx)
 	fx->f3[1] = fx->f1[1];
 
 	fx->rows[0] = (struct store_row){ fx->f0, 5, 100, 101, "worker", "app", { 3, 30000000 },
-					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0 };
+					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0, "" };
 	fx->rows[1] = (struct store_row){ fx->f1, 2, 100, 102, "worker 2", "app", { 2, 20000000 },
-					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0 };
+					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0, "" };
 	fx->rows[2] = (struct store_row){ fx->f2, 2, 200, 200, "other", "", { 1, 10000000 }, "",
-					  "", NULL, NULL, "", 0, 0, 0, 0 };
+					  "", NULL, NULL, "", 0, 0, 0, 0, "" };
 	fx->rows[3] = (struct store_row){ fx->f3, 2, 100, 103, "worker 3", "app", { 4, 40000000 },
-					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0 };
+					  "/usr/bin/app", "", NULL, NULL, "", 0, 0, 0, 0, "" };
 
 	fx->res.type = PROFILE_CPU;
 	fx->res.start_ns = 1700000000000000000ULL;
@@ -273,9 +273,9 @@ TEST(pprof_gpu_labels)
 	struct frame f[1] = { { dso, 3 } };
 	struct store_row rows[2] = {
 		{ f, 1, 7, 7, "c", "x", { 1, 4096, 1, 4096 }, "", "", NULL, NULL, "", 0, 0,
-		  GPU_API_HOST_PINNED, 1 },
+		  GPU_API_HOST_PINNED, 1, "" },
 		{ f, 1, 7, 8, "c", "x", { 2, 8192, 0, 0 }, "", "", NULL, NULL, "", 0, 0,
-		  GPU_API_RUNTIME, 0 },
+		  GPU_API_RUNTIME, 0, "" },
 	};
 	struct store_result res = { .type = PROFILE_GPUHEAP, .nr_rows = 2, .rows = rows,
 				    .period = 1 };
@@ -555,7 +555,7 @@ TEST(pprof_many_rows)
 					dso, 0x10 * ((r * 7 + d * 131) % NR_ADDRS) };
 			rows[r] = (struct store_row){ &frames[r * DEPTH], DEPTH, (uint32_t)r,
 						      (uint32_t)r, "t", "big", { 1, 1 }, "", "", NULL,
-						      NULL, "", 0, 0, 0, 0 };
+						      NULL, "", 0, 0, 0, 0, "" };
 		}
 		res.rows = rows;
 		res.nr_rows = NR_ROWS;
@@ -625,7 +625,7 @@ TEST(folded_escapes_separators)
 {
 	struct dso *dso = fake_dso__new(DSO_ELF, "/bin/x", "");
 	struct frame f[3] = { { dso, 3 }, { dso, 2 }, { dso, 1 } };
-	struct store_row row = { f, 3, 1, 1, "c", "my;exe", { 5, 0 }, "", "", NULL, NULL, "", 0, 0, 0, 0 };
+	struct store_row row = { f, 3, 1, 1, "c", "my;exe", { 5, 0 }, "", "", NULL, NULL, "", 0, 0, 0, 0, "" };
 	struct store_result res = { .type = PROFILE_CPU, .nr_rows = 1, .rows = &row };
 	struct buf out = { 0 };
 	int rc = -ENOMEM;

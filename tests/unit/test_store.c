@@ -736,6 +736,33 @@ TEST(period_is_reported)
 	store__free(st);
 }
 
+TEST(where_compares_captured_values)
+{
+	const char *args = "len=4096\nr->id=-3\nptr=0x10\nbuf=optimized out";
+	struct store_where w = {.name = "len", .op = STORE_WHERE_GT, .value = 4095};
+
+	CHECK(store_where__matches(&w, args));
+	w.value = 4096;
+	CHECK(!store_where__matches(&w, args));
+	w.op = STORE_WHERE_GE;
+	CHECK(store_where__matches(&w, args));
+	w = (struct store_where){.name = "r->id", .op = STORE_WHERE_LT, .value = 0};
+	CHECK(store_where__matches(&w, args));
+	w.op = STORE_WHERE_EQ;
+	w.value = -3;
+	CHECK(store_where__matches(&w, args));
+	w = (struct store_where){.name = "ptr", .op = STORE_WHERE_EQ, .value = 16};
+	CHECK(store_where__matches(&w, args));
+	/* Not a number, a prefix of a name, no such name: nothing passes. */
+	w = (struct store_where){.name = "buf", .op = STORE_WHERE_NE, .value = 0};
+	CHECK(!store_where__matches(&w, args));
+	w = (struct store_where){.name = "le", .op = STORE_WHERE_NE, .value = 0};
+	CHECK(!store_where__matches(&w, args));
+	w.name = "nosuch";
+	CHECK(!store_where__matches(&w, args));
+	CHECK(!store_where__matches(&w, ""));
+}
+
 int main(void)
 {
 	RUN(identical_samples_sum_into_one_row);
@@ -749,5 +776,6 @@ int main(void)
 	RUN(memory_limit_evicts_oldest_slots);
 	RUN(samples_dropped_when_current_slot_alone_is_over);
 	RUN(period_is_reported);
+	RUN(where_compares_captured_values);
 	return test_summary();
 }
