@@ -20,7 +20,7 @@ enum probes_call_flags {
 #define PROBES_MAX_READS    4
 
 /* x86-64's DWARF register numbers, as struct probes_capture's reg names them. */
-#define PROBES_NR_REGS 17 /* rax rdx rcx rbx rsi rdi rbp rsp r8-r15 and the return address */
+#define PROBES_NR_REGS 17 /* rax rdx rcx rbx rsi rdi rbp rsp r8-r15, rip (the probed address) */
 
 enum probes_capture_kind {
 	PROBES_CAP_GONE = 0, /* optimized out at this address: no value */

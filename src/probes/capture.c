@@ -37,6 +37,7 @@ struct ctx {
 	Dwarf_CFI *cfi;
 	uint64_t pc;
 	bool at_entry; /* the function's entry: nothing of its body has run */
+	bool local;    /* the variable is a local of a function or block */
 	const char *expr;
 	char *why;
 	size_t why_len;
@@ -212,11 +213,18 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 	r = dwarf_getlocation_addr(&a, c->pc, &ops, &nops, 1);
 	if (r < 0)
 		return fail(c, "its location cannot be read: %s", dwarf_errmsg(-1));
+	if (c->at_entry && c->local && (r == 0 || !nops))
+		return fail(c, "a local variable, not set yet at the function's entry: capture it "
+			       "with a line probe (\"location\")");
 	if (r == 0 || !nops) {
 		l->kind = PROBES_CAP_GONE;
 		snprintf(l->where, sizeof(l->where), "optimized out at this address");
 		return 0;
 	}
+	/* Static storage is there all along; a local is set by the body, which has not run. */
+	if (c->at_entry && c->local && ops[0].atom != DW_OP_addr)
+		return fail(c, "a local variable, not set yet at the function's entry: capture it "
+			       "with a line probe (\"location\")");
 	l->kind = PROBES_CAP_READ;
 	for (size_t i = 0; i < nops; i++) {
 		const Dwarf_Op *op = &ops[i];
@@ -268,7 +276,16 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 					 "optimized out (entry value only)");
 				return 0;
 			} else if (atom == DW_OP_addr) {
-				return fail(c, "a variable of static storage: not supported yet");
+				/*
+				 * Static storage, at its link-time address: the process maps the
+				 * file wherever, but at the probe the instruction pointer is the
+				 * probed address, whose link-time one is c->pc.
+				 */
+				l->reg = 16;
+				l->add = (int64_t)(op->number - c->pc);
+				l->mem = true;
+				snprintf(l->where, sizeof(l->where), "static at 0x%llx",
+					 (unsigned long long)op->number);
 			} else {
 				return fail(c, "a location BPF cannot compute (DW_OP 0x%x)", atom);
 			}
@@ -311,6 +328,8 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 	if (pending)
 		return fail(c, "a computed address BPF cannot follow");
 	(void)value;
+	if (l->where[0])
+		return 0;
 	snprintf(l->where, sizeof(l->where), l->mem ? "memory at %s%+lld" : "%s%+lld",
 		 reg_names[l->reg], (long long)l->add);
 	if (!l->mem && !l->add)
@@ -423,11 +442,8 @@ static int resolve_one(struct ctx *c, struct probes_capture *out, struct capture
 		free(scopes);
 		return fail(c, "the variable has no type");
 	}
-	if (c->at_entry && dwarf_tag(&var) == DW_TAG_variable) {
-		free(scopes);
-		return fail(c, "a local variable, not set yet at the function's entry: capture it "
-			       "with a line probe (\"location\")");
-	}
+	/* A variable of a scope inside the CU: a local (or a function's static) */
+	c->local = idx < n - 1 && dwarf_tag(&var) == DW_TAG_variable;
 	err = locate(c, scopes, n, &var, dwarf_bytesize(&type), &l);
 	free(scopes);
 	if (err)

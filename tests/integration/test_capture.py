@@ -81,7 +81,8 @@ def check_build(opt):
     try:
         code, fn = add(t.exe, ["len", "r->id", "r->kind"], function="handle")
         assert code == 201, fn
-        code, line = add(t.exe, ["total", "twice"], location="capture_target.c:%d" % LINE)
+        code, line = add(t.exe, ["total", "twice", "handled"],
+                         location="capture_target.c:%d" % LINE)
         assert code == 201, line
         totals = t.run(24)
         # The function probe: one group per len, each slower than the last, about len us.
@@ -99,6 +100,9 @@ def check_build(opt):
         by_total = groups(line["id"], "total")
         assert {int(v): g["count"] for v, g in by_total.items()} == {t: 1 for t in totals}, \
             (by_total, totals)
+        # A variable of static storage: the calls so far, one each.
+        by_handled = groups(line["id"], "handled")
+        assert sorted(int(v) for v in by_handled) == list(range(1, 25)), by_handled
         by_twice = groups(line["id"], "twice")
         if opt == "O0":
             assert {v: g["count"] for v, g in by_twice.items()} == \
@@ -182,6 +186,7 @@ def test_refused():
         (["a", "b", "c", "d", "e"], dict(function="handle"), "at most 4"),
         (["len", "len"], dict(function="handle"), "twice"),
         (["len"], dict(function="main"), '"len": no variable'),
+        (["handled.x"], dict(function="handle"), "not a member of a struct"),
     ]
     for capture, where, want in cases:
         code, body = add(exe, capture, **where)
