@@ -6,9 +6,10 @@
  *   work_push  begins with push %rbx: the kernel emulates a uprobe there (cheap)
  *   work_test  begins with test %edi,%edi; jle: a uprobe on the test is single-stepped, one on
  *              the jle (which every call passes) is emulated
+ * and work_args, in C with DWARF, for the cost of capturing its arguments (x, it->size).
  * Prints its pid, waits for a line on stdin (so probes can be attached first), makes N calls,
  * prints "ns_per_call X".
- *   call_loop work_push|work_test N
+ *   call_loop work_push|work_test|work_args N
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,16 @@ asm(".text\n"
 
 volatile long sink;
 
+struct item {
+	long id;
+	int size;
+};
+
+__attribute__((noinline)) int work_args(const struct item *it, int x)
+{
+	return x + it->size;
+}
+
 int main(int argc, char **argv)
 {
 	int (*fn)(int) = argc > 1 && !strcmp(argv[1], "work_test") ? work_test : work_push;
@@ -56,8 +67,15 @@ int main(int argc, char **argv)
 	if (!loop_ready())
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < n; i++)
-		sink += fn((int)i + 1);
+	if (argc > 1 && !strcmp(argv[1], "work_args")) {
+		struct item it = {.id = 1, .size = 3};
+
+		for (long i = 0; i < n; i++)
+			sink += work_args(&it, (int)i + 1);
+	} else {
+		for (long i = 0; i < n; i++)
+			sink += fn((int)i + 1);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	loop_report("ns_per_call", &a, &b, n);
 	return 0;

@@ -70,12 +70,12 @@ counting=$(with_bpftrace "uprobe:$LIBC:malloc,uprobe:$LIBC:free { @c = count(); 
 stacks=$(with_bpftrace "uprobe:$LIBC:malloc { @[ustack] = sum(arg0); }")
 
 port=$(free_port)
-taskset -c "$AP_CPUS" "$AP" --web.listen-address=127.0.0.1:$port >"$tmp/ap.log" 2>&1 &
+taskset -c "$AP_CPUS" "$AP" --web.listen-address=127.0.0.1:$port --web.enable-admin-api >"$tmp/ap.log" 2>&1 &
 ap_pid=$!
 pids+=($ap_pid)
 until curl -sf "localhost:$port/metrics" | grep -q autoprof_cpus_sampled; do sleep 0.1; done
 start_loop "$PAIRS"
-curl -sf -d "{\"pid\": $loop_pid}" "localhost:$port/api/v1/targets/memory" >/dev/null
+curl -sf -H 'Content-Type: application/json' -d "{\"pid\": $loop_pid}" "localhost:$port/api/v1/targets/memory" >/dev/null
 until curl -sf "localhost:$port/api/v1/targets/memory" | grep -q '"attached":true'; do
 	sleep 0.05
 done
@@ -87,7 +87,7 @@ sampled=$(curl -sf "localhost:$port/metrics" |
 # preload_run [VAR=VALUE...]: with LOOP_BIN=$LINKED, the loop that links the shim.
 preload_run() {
 	start_loop $LONG "$@"
-	curl -sf -d "{\"pid\": $loop_pid}" "localhost:$port/api/v1/targets/memory" >/dev/null
+	curl -sf -H 'Content-Type: application/json' -d "{\"pid\": $loop_pid}" "localhost:$port/api/v1/targets/memory" >/dev/null
 	until curl -sf "localhost:$port/api/v1/targets/memory" |
 		grep -q "\"pid\":$loop_pid,\"attached\":true,\"mode\":\"preload\""; do
 		sleep 0.05

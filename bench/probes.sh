@@ -7,7 +7,9 @@
 # functions: work_push begins with an instruction the kernel emulates (push), work_test with
 # one it single-steps (test; autoprof moves its probe to the jle after it, funclatency stays at
 # the entry). Probes are on the loop's process only (-p, "pid"). Prints ns per call, the cost
-# per probed call (minus bare) and autoprof's cost over funclatency's.
+# per probed call (minus bare) and autoprof's cost over funclatency's. Then work_args (C, with
+# DWARF) under an autoprof probe without and with "capture": ["x", "it->size"]: what reading
+# two values (a register; a register and one read of memory) adds to a probed call.
 #   bench/probes.sh [CALLS]     (CALLS under probes, default 200000; bare runs 100x more)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,22 +47,23 @@ with_funclatency() {
 }
 
 port=$(free_port)
-"$AP" --web.listen-address=127.0.0.1:$port >"$tmp/ap.log" 2>&1 &
+"$AP" --web.listen-address=127.0.0.1:$port --web.enable-admin-api >"$tmp/ap.log" 2>&1 &
 pids+=($!)
 until curl -sf "localhost:$port/metrics" | grep -q autoprof_cpus_sampled; do sleep 0.1; done
-# with_autoprof FN: the loop under an autoprof probe on FN; its placement and call count go to
-# $tmp/placement.FN.
+# with_autoprof FN [EXTRA]: the loop under an autoprof probe on FN (EXTRA: more JSON members of
+# the request); its placement and call count go to $tmp/placement.FN.
 with_autoprof() {
 	local id
 	start_loop "$1" "$CALLS"
-	id=$(curl -sf -d "{\"binary\": \"$LOOP_ABS\", \"function\": \"$1\", \"pid\": $loop_pid}" \
+	id=$(curl -sf -H 'Content-Type: application/json' \
+		-d "{\"binary\": \"$LOOP_ABS\", \"function\": \"$1\", \"pid\": $loop_pid${2:-}}" \
 		"localhost:$port/api/v1/probes" | sed 's/[^0-9]//g')
 	finish_loop
 	sleep 1
 	curl -sf "localhost:$port/api/v1/probes" | python3 -c "import json, sys
 p = [p for p in json.load(sys.stdin)['probes'] if p['id'] == $id][0]
 print(p['placement'], p['calls'])" >"$tmp/placement.$1"
-	curl -sf -X DELETE "localhost:$port/api/v1/probes/$id"
+	curl -sf -X DELETE -H 'Content-Type: application/json' "localhost:$port/api/v1/probes/$id"
 }
 
 bare_push=$(start_loop work_push $((CALLS * 100)); finish_loop)
@@ -69,6 +72,9 @@ fl_push=$(with_funclatency work_push)
 ap_push=$(with_autoprof work_push)
 fl_test=$(with_funclatency work_test)
 ap_test=$(with_autoprof work_test)
+bare_args=$(start_loop work_args $((CALLS * 100)); finish_loop)
+ap_args=$(with_autoprof work_args)
+ap_cap=$(with_autoprof work_args ', "capture": ["x", "it->size"]')
 
 echo "calls to a 5-instruction function, $CALLS calls under probes, $(nproc) CPUs, $(uname -r)"
 printf '%-44s %10s %14s\n' "run" "ns/call" "probe ns/call"
@@ -79,6 +85,11 @@ row "work_push autoprof ($(cut -d' ' -f1 "$tmp/placement.work_push"))" "$ap_push
 row "work_test bare" "$bare_test" "$bare_test"
 row "work_test funclatency (entry: test)" "$fl_test" "$bare_test"
 row "work_test autoprof ($(cut -d' ' -f1 "$tmp/placement.work_test"))" "$ap_test" "$bare_test"
+row "work_args bare" "$bare_args" "$bare_args"
+row "work_args autoprof" "$ap_args" "$bare_args"
+row "work_args autoprof, capture x, it->size" "$ap_cap" "$bare_args"
+printf 'capturing two values adds %.1f ns per probed call (%.0f %%)\n' \
+	"$(echo "$ap_cap - $ap_args" | bc -l)" "$(echo "100 * ($ap_cap - $ap_args) / ($ap_args - $bare_args)" | bc -l)"
 printf 'autoprof / funclatency per probed call: work_push %.2f, work_test %.2f (goal <= 1); calls counted: %s, %s of %s\n' \
 	"$(echo "($ap_push - $bare_push) / ($fl_push - $bare_push)" | bc -l)" \
 	"$(echo "($ap_test - $bare_test) / ($fl_test - $bare_test)" | bc -l)" \

@@ -110,14 +110,19 @@ wait_ready() {
 }
 
 # Waits until the autoprof on PORT is past start-up: its builder thread makes the unwind tables
-# of every file the running processes map (seconds of CPU on a busy host), work a benchmark
-# should not time. Returns once no table was built for 2 s (30 s at most).
+# of every file the running processes map (seconds of CPU on a busy host), and with the history
+# on its first flush (storage.flush-interval, 10 s) loads the symbol tables the names on disk
+# need (kallsyms, DWARF: 0.4 s of CPU here), work a benchmark should not time. Returns once no
+# table was built for 2 s and the history wrote once, if it is on (30 s at most).
 wait_settled() {
-	local _ builds last=-1 still=0
+	local _ m builds flushed last=-1 still=0
 	for _ in $(seq 60); do
-		builds=$(curl -sf "http://127.0.0.1:$1/metrics" |
-			awk '/^autoprof_unwind_table_builds_total/ {s += $2} END {print s + 0}')
-		if [ "$builds" = "$last" ]; then
+		m=$(curl -sf "http://127.0.0.1:$1/metrics")
+		builds=$(awk '/^autoprof_unwind_table_builds_total/ {s += $2} END {print s + 0}' <<<"$m")
+		flushed=$(awk '/^autoprof_history_enabled / {on = $2}
+			/^autoprof_history_records_written_total / {n = $2}
+			END {print (on + 0 == 0 || n + 0 > 0) ? 1 : 0}' <<<"$m")
+		if [ "$builds" = "$last" ] && [ "$flushed" = 1 ]; then
 			still=$((still + 1))
 			[ $still -ge 4 ] && return 0
 		else

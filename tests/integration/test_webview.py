@@ -298,13 +298,20 @@ STUB = {
     "/api/v1/processes": {"type": "cpu", "seconds": 30, "unit": "count", "processes": []},
     "/api/v1/probes": {"probes": [{"id": 7, "name": "handle", "binary": "/srv/app",
                                    "function": "handle", "location": None, "pid": 0,
-                                   "threshold_ns": 10000, "calls": 244}]},
+                                   "threshold_ns": 10000, "calls": 244,
+                                   "capture": [{"name": "len", "where": "rsi", "size": 8,
+                                                "signed": False}]}]},
     "/api/v1/probes/7/latency": {
         "id": 7, "name": "handle", "seconds": 30, "count": 244, "sum_ns": 1500000,
         "p50_ns": 3500, "p90_ns": 7000, "p95_ns": 9000, "p99_ns": 300000,
         "ewma": {"p50_ns": 3400, "p90_ns": 7100, "p95_ns": 9100, "p99_ns": 280000},
         "threshold_ns": 10000,
-        "buckets": [{"le_ns": le, "count": n} for le, n in STUB_BUCKETS]},
+        "buckets": [{"le_ns": le, "count": n} for le, n in STUB_BUCKETS],
+        "group_by": "len",
+        "groups": [{"value": "64", "count": 200, "mean_ns": 3000, "p50_ns": 2900, "p90_ns": 4000,
+                    "p95_ns": 5000, "p99_ns": 6000},
+                   {"value": "65536", "count": 44, "mean_ns": 250000, "p50_ns": 240000,
+                    "p90_ns": 290000, "p95_ns": 300000, "p99_ns": 310000}]},
 }
 STUB_FOLDED = {
     None: "app;main;idle 5\n",
@@ -372,6 +379,13 @@ def test_probe_panel_contract():
         assert b > r + 50, "parse (slow calls: 20%%, fast: 90%%) is not blue: %s" % fills
         w = settled("diff")
         assert abs(w["read_disk"] / w["handle"] - 0.8) < 0.02, w  # widths: the slow calls
+        # A probe that captures: its calls per value of the capture picked.
+        groups = browser.wait_for("""(() => { const t = document.getElementById('probe-groups');
+            return !t.hidden && [...t.querySelectorAll('tbody tr')].map(r =>
+                [...r.cells].map(c => c.textContent)); })()""", what="the groups table")
+        assert groups == [["64", "200", "3 µs", "2.9 µs", "5 µs", "6 µs"],
+                          ["65536", "44", "250 µs", "240 µs", "300 µs", "310 µs"]], groups
+        assert browser.evaluate("document.getElementById('probe-groupby').value") == "len"
         browser.evaluate("document.getElementById('probe-panel').scrollIntoView()")
         browser.screenshot(os.path.join(ARTIFACTS, "webview-probe-contract.png"))
     finally:

@@ -24,6 +24,7 @@ const DEFAULTS = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: tr
 const CMP_SHIFT = { before: (s, e) => e - s, hour: () => 3600 };
 const state = { ...DEFAULTS };
 let profiles = [];
+let probeList = [];
 let probesPresent = false;
 let busy = false;
 let queued = null;
@@ -253,7 +254,7 @@ const timeline = new Timeline($('timeline'), $('timeline-legend'), (start, end) 
 	refresh({ force: true });
 });
 let stacks = [];
-const drill = new Drill({ $, state, getJSON, fetchOk, writeHash, viewQuery, fmtValue, pct,
+const drill = new Drill({ $, state, getJSON, fetchOk, writeHash, viewQuery, fmtValue, fmtNs, pct,
 	profile: () => profile(),
 	loadProbes: () => loadProbes() });
 
@@ -410,6 +411,7 @@ async function loadProbes() {
 	if (!r.ok)
 		throw new HttpError(r.status, await r.text());
 	const { probes } = await r.json();
+	probeList = probes;
 	drill.renderProbeList(probes);
 	const sel = $('probe');
 	sel.replaceChildren(...probes.map((p) => {
@@ -430,7 +432,14 @@ async function loadProbes() {
 
 async function loadProbe() {
 	const id = state.probe;
-	const lat = await getJSON(`/api/v1/probes/${id}/latency?seconds=${state.seconds}`);
+	const p = probeList.find((x) => String(x.id) === id);
+	const caps = (p && p.capture) || [];
+	const by = drill.groupControls(caps);
+	const q = new URLSearchParams({ seconds: state.seconds });
+	if (by)
+		q.set('group_by', by);
+	const lat = await getJSON(`/api/v1/probes/${id}/latency?${q}`);
+	drill.renderGroups(lat.groups || null);
 	drawHistogram($('histogram'), lat);
 	$('probe-summary').textContent = `${lat.count} calls in the last ${lat.seconds} s · p50 ` +
 		`${fmtNs(lat.p50_ns)} · p95 ${fmtNs(lat.p95_ns)} · p99 ${fmtNs(lat.p99_ns)} · slow above ` +
@@ -512,6 +521,9 @@ function drawHistogram(el, lat) {
 async function addProbe(ev) {
 	ev.preventDefault();
 	const body = { binary: $('probe-binary').value, function: $('probe-function').value };
+	const capture = $('probe-capture').value.split(',').map((c) => c.trim()).filter((c) => c);
+	if (capture.length)
+		body.capture = capture;
 	try {
 		const r = await fetchOk('/api/v1/probes', {
 			method: 'POST', headers: { 'Content-Type': 'application/json' },

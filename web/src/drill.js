@@ -229,6 +229,49 @@ export class Drill {
 		await this.ctx.loadProbes();
 	}
 
+	// The group-by choice for a probe capturing caps (hidden without): the chosen capture, or ''.
+	groupControls(caps) {
+		const { $ } = this.ctx;
+		const sel = $('probe-groupby');
+		const names = caps.map((c) => c.name);
+		$('probe-groups-controls').hidden = !names.length;
+		if (!names.length) {
+			$('probe-groups').hidden = true;
+			return '';
+		}
+		const keep = names.includes(sel.value) ? sel.value : names[0];
+		if ([...sel.options].map((o) => o.value).join() !== names.join()) {
+			sel.replaceChildren(...names.map((n) => new Option(n, n)));
+			if (!this.groupBound) {
+				sel.addEventListener('change', () => this.ctx.loadProbes());
+				this.groupBound = true;
+			}
+		}
+		sel.value = keep;
+		return keep;
+	}
+
+	// The calls of the window per captured value (latency?group_by=).
+	renderGroups(groups) {
+		const { $ } = this.ctx;
+		const table = $('probe-groups');
+		table.hidden = !groups;
+		if (!groups)
+			return;
+		const ns = this.ctx.fmtNs;
+		table.tBodies[0].replaceChildren(...groups.map((g) => {
+			const tr = document.createElement('tr');
+			tr.dataset.value = g.value;
+			for (const v of [g.value, g.count, ns(g.mean_ns), ns(g.p50_ns), ns(g.p95_ns),
+				ns(g.p99_ns)]) {
+				const td = document.createElement('td');
+				td.textContent = String(v);
+				tr.append(td);
+			}
+			return tr;
+		}));
+	}
+
 	// The probe panel's list: each probe with what it counts and a remove button.
 	renderProbeList(probes) {
 		const { $ } = this.ctx;
@@ -236,8 +279,9 @@ export class Drill {
 			const tr = document.createElement('tr');
 			tr.dataset.probe = p.id;
 			const inside = p.inside ? `${p.inside.latency} calls of #${p.inside.probe}` : '';
+			const caps = (p.capture || []).map((c) => c.name).join(', ');
 			for (const v of [p.id, p.name, p.function || p.location || '', p.binary,
-				p.placement, p.calls, inside]) {
+				p.placement, p.calls, inside, caps]) {
 				const td = document.createElement('td');
 				td.textContent = String(v ?? '');
 				tr.append(td);
