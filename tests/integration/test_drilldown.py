@@ -107,6 +107,8 @@ def test_time_function():
     histogram with p95 where the program's own p95 is, and the split showing slow_path."""
     base = "http://127.0.0.1:%d" % d.port
     click_frame(base, "handle")
+    # Capturing handle's parameter i (the call's number) too.
+    browser.evaluate("document.getElementById('time-capture').value = 'i'")
     browser.evaluate("document.getElementById('time-fn').click()")
     listed = browser.wait_for("""(() => { const t = document.querySelectorAll(
         '#probe-list tbody tr'); return t.length && [...t].map(r => r.dataset.probe); })()""",
@@ -115,6 +117,7 @@ def test_time_function():
     assert len(got) == 1 and [str(got[0]["id"])] == listed, (got, listed)
     p = got[0]
     assert (p["binary"], p["function"], p["pid"]) == (TARGET, "handle", target.pid), p
+    assert [c["name"] for c in p["capture"]] == ["i"], p
     R["fn"] = p["id"]
     assert "probe=%d" % p["id"] in browser.evaluate("location.hash")
     # The live page asks again every 5 s: wait for a few hundred calls in its summary.
@@ -138,6 +141,12 @@ def test_time_function():
                             "'#diff g.frame[name=slow_path] rect')).fill")
     r, g, b = [int(x) for x in fill[fill.index("(") + 1:-1].split(",")[:3]]
     assert r > b + 40, fill
+    # The calls by the value of i: thousands of values, so power-of-two ranges, all calls in.
+    groups = browser.wait_for("""(() => { const t = document.getElementById('probe-groups');
+        return !t.hidden && [...t.querySelectorAll('tbody tr')].map(r =>
+            [r.cells[0].textContent, Number(r.cells[1].textContent)]); })()""",
+                              what="the calls grouped by i")
+    assert all(re.match(r"^\d+\.\.\d+$", v) for v, _ in groups), groups
     browser.evaluate("document.getElementById('probe-panel').scrollIntoView()")
     browser.screenshot(os.path.join(ARTIFACTS, "drill-time.png"))
 

@@ -97,6 +97,10 @@ export class Drill {
 				return;
 			}
 			const body = { binary: loc.binary, function: loc.symbol, name };
+			const capture = $('time-capture').value.split(',').map((c) => c.trim())
+				.filter((c) => c);
+			if (capture.length)
+				body.capture = capture;
 			if (state.pid)
 				body.pid = Number(state.pid);
 			const id = await this.post(body);
