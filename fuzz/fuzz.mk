@@ -8,6 +8,7 @@
 #   preload   the preload ring's parser and the user-space walk of its stack copies
 #   elf       an ELF file's build ID, symbols and everything objsym loads from it (memfd)
 #   dwarf     DWARF lines and inlined frames (src/symbolize/dwarf.c)
+#   capture   a probe's captures read from DWARF into BPF reads (src/probes/capture.c)
 #   gosym     a Go executable's .gopclntab (src/symbolize/gosym.c)
 #   perfmap   a JIT's perf map and the names in it (src/symbolize/perfmap.c)
 #   maps      /proc/PID/maps lines (src/lib/procmaps.c)
@@ -26,7 +27,7 @@
 # when there, is its input layout. `make fuzz` runs every target for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 120
 FUZZ_MAX_LEN ?= 65536
-FUZZ_NAMES := cfi preload elf dwarf gosym perfmap maps json config procctx pyframes luaproto jvm \
+FUZZ_NAMES := cfi preload elf dwarf capture gosym perfmap maps json config procctx pyframes luaproto jvm \
 	golabels webconfig histfile
 FUZZ_SRCS_cfi := src/unwind/cfi.c src/unwind/cfi_builder.c src/unwind/gocfi.c src/symbolize/gosym.c src/symbolize/elf.c \
 	src/lib/log.c
@@ -39,6 +40,8 @@ FUZZ_SRCS_elf := src/symbolize/elf.c src/symbolize/objsym.c src/symbolize/dwarf.
 FUZZ_LIBS_elf := -lelf -ldw -llzma -lz -liberty
 FUZZ_SRCS_dwarf := src/symbolize/dwarf.c src/symbolize/dwarf_cu.c src/symbolize/elf.c src/lib/log.c src/lib/array.c src/lib/strtab.c
 FUZZ_LIBS_dwarf := -lelf -ldw
+FUZZ_SRCS_capture := src/probes/capture.c src/symbolize/elf.c src/lib/log.c
+FUZZ_LIBS_capture := -lelf -ldw
 FUZZ_SRCS_gosym := src/symbolize/gosym.c src/symbolize/elf.c src/lib/log.c
 FUZZ_LIBS_gosym := -lelf
 FUZZ_SRCS_perfmap := src/symbolize/perfmap.c src/lib/ufile.c src/lib/procfs.c src/lib/log.c
