@@ -540,6 +540,9 @@ int probe__captures(struct probe *p, Elf *elf, char *why, size_t why_len)
 		if (!err && !any)
 			err = fail(&c, "no variable of that name in scope at the probe");
 	}
+	/* The CFI read from the ELF file is not the Dwarf handle's: ended on its own. */
+	if (c.cfi)
+		dwarf_cfi_end(c.cfi);
 	dwarf_end(c.dw);
 	return err;
 }
