@@ -320,8 +320,12 @@ STUB_FOLDED = {
 }
 
 
+STUB_REQUESTS = []
+
+
 class StubHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        STUB_REQUESTS.append(self.path)
         url = urllib.parse.urlparse(self.path)
         q = urllib.parse.parse_qs(url.query)
         if url.path == "/":
@@ -386,6 +390,17 @@ def test_probe_panel_contract():
         assert groups == [["64", "200", "3 µs", "2.9 µs", "5 µs", "6 µs"],
                           ["65536", "44", "250 µs", "240 µs", "300 µs", "310 µs"]], groups
         assert browser.evaluate("document.getElementById('probe-groupby').value") == "len"
+        # A value picked: the split is asked for its calls only.
+        browser.evaluate("document.querySelector('#probe-groups tr[data-value=\"64\"]').click()")
+        browser.wait_for("document.getElementById('diff-where').textContent === "
+                         "'calls with len=64 only'", what="the split narrowed to len=64")
+        assert "where=len%3D64" in browser.evaluate("location.hash")
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(
+                "latency=slow" in r and "where=len%3D64" in r for r in STUB_REQUESTS):
+            time.sleep(0.2)
+        assert any("latency=slow" in r and "where=len%3D64" in r for r in STUB_REQUESTS), \
+            STUB_REQUESTS[-5:]
         browser.evaluate("document.getElementById('probe-panel').scrollIntoView()")
         browser.screenshot(os.path.join(ARTIFACTS, "webview-probe-contract.png"))
     finally:

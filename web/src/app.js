@@ -20,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 // an earlier one; fn is the function of the sandwich view; src the function of the source
 // view; span is the timeline's reach.
 const DEFAULTS = { type: 'cpu', pid: '', seconds: 30, q: '', probe: '', live: true, topdown: true,
-	start: 0, end: 0, cmp: '', fn: '', src: '', span: 3600 };
+	start: 0, end: 0, cmp: '', fn: '', src: '', where: '', span: 3600 };
 const CMP_SHIFT = { before: (s, e) => e - s, hour: () => 3600 };
 const state = { ...DEFAULTS };
 let profiles = [];
@@ -48,7 +48,7 @@ const getText = async (url) => (await fetchOk(url)).text();
 function readHash() {
 	const p = new URLSearchParams(location.hash.slice(1));
 	Object.assign(state, DEFAULTS);
-	for (const k of ['type', 'pid', 'q', 'probe', 'fn', 'src'])
+	for (const k of ['type', 'pid', 'q', 'probe', 'fn', 'src', 'where'])
 		if (p.has(k))
 			state[k] = p.get(k);
 	if (p.has('seconds'))
@@ -86,6 +86,8 @@ function writeHash() {
 		p.set('fn', state.fn);
 	if (state.src)
 		p.set('src', state.src);
+	if (state.where)
+		p.set('where', state.where);
 	if (state.span !== DEFAULTS.span)
 		p.set('span', state.span);
 	if (!state.live)
@@ -435,17 +437,22 @@ async function loadProbe() {
 	const p = probeList.find((x) => String(x.id) === id);
 	const caps = (p && p.capture) || [];
 	const by = drill.groupControls(caps);
+	// A value picked in the groups table narrows the split to those calls.
+	if (state.where && !caps.some((c) => state.where.startsWith(`${c.name}=`)))
+		state.where = '';
 	const q = new URLSearchParams({ seconds: state.seconds });
 	if (by)
 		q.set('group_by', by);
 	const lat = await getJSON(`/api/v1/probes/${id}/latency?${q}`);
-	drill.renderGroups(lat.groups || null);
+	drill.renderGroups(lat.groups || null, by);
 	drawHistogram($('histogram'), lat);
 	$('probe-summary').textContent = `${lat.count} calls in the last ${lat.seconds} s · p50 ` +
 		`${fmtNs(lat.p50_ns)} · p95 ${fmtNs(lat.p95_ns)} · p99 ${fmtNs(lat.p99_ns)} · slow above ` +
 		fmtNs(lat.threshold_ns);
+	const where = state.where ? `&where=${encodeURIComponent(state.where)}` : '';
+	$('diff-where').textContent = state.where ? `calls with ${state.where} only` : '';
 	const folded = (kind) => getText(`/debug/pprof/profile?probe=${id}&latency=${kind}` +
-		`&seconds=${state.seconds}&format=folded`);
+		`&seconds=${state.seconds}&format=folded${where}`);
 	const [slow, fast] = await Promise.all([folded('slow'), folded('fast')]);
 	diff.render(diffTrees(parseFolded(slow), parseFolded(fast)), 'count', state.q);
 }

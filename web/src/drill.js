@@ -32,6 +32,15 @@ export class Drill {
 			if (b)
 				this.probeLine(Number(b.dataset.line));
 		});
+		$('probe-groups').addEventListener('click', (e) => {
+			const tr = e.target.closest('tr.pick');
+			if (!tr)
+				return;
+			const w = `${tr.dataset.by}=${tr.dataset.value}`;
+			ctx.state.where = ctx.state.where === w ? '' : w;
+			ctx.writeHash();
+			ctx.loadProbes();
+		});
 		$('probe-list').addEventListener('click', (e) => {
 			const b = e.target.closest('button[data-remove]');
 			if (b)
@@ -255,8 +264,9 @@ export class Drill {
 		return keep;
 	}
 
-	// The calls of the window per captured value (latency?group_by=).
-	renderGroups(groups) {
+	// The calls of the window per captured value of `by` (latency?group_by=): a row of one
+	// value (not a range) narrows the slow/fast split to its calls when clicked.
+	renderGroups(groups, by) {
 		const { $ } = this.ctx;
 		const table = $('probe-groups');
 		table.hidden = !groups;
@@ -266,6 +276,13 @@ export class Drill {
 		table.tBodies[0].replaceChildren(...groups.map((g) => {
 			const tr = document.createElement('tr');
 			tr.dataset.value = g.value;
+			tr.dataset.by = by;
+			if (/^(-?\d+|0x[0-9a-f]+)$/.test(g.value)) {
+				tr.className = 'pick';
+				tr.title = `only the calls with ${by}=${g.value} in the split below`;
+			}
+			if (this.ctx.state.where === `${by}=${g.value}`)
+				tr.className += ' picked';
 			for (const v of [g.value, g.count, ns(g.mean_ns), ns(g.p50_ns), ns(g.p95_ns),
 				ns(g.p99_ns)]) {
 				const td = document.createElement('td');
