@@ -175,12 +175,22 @@ def test_push_matches_pprof():
                 if lab.get("exe") == "cpu_shares"} == {"checkout"}
         assert total == pprof_total, "OTLP %d samples, pprof %d" % (total, pprof_total)
         # Resource and sample attributes.
-        req = next(r for r in reqs if samples_of(r, pid, "samples")[0])
+        # A sample taken between the launcher's fork and its exec is the forked python's,
+        # with the same pid: its own resource (seen in CI). The one checked is the image's.
+        def image_attrs(r):
+            strings = r["dictionary"][0]["string_table"]
+            for rp in r["resource_profiles"]:
+                a = resource_attrs(rp, strings)
+                if a.get("process.pid") == str(pid) and \
+                        a.get("process.executable.name") == "cpu_shares":
+                    return a
+            return None
+
+        req = next((r for r in reqs if samples_of(r, pid, "samples")[0] and image_attrs(r)),
+                   None)
+        assert req, "no request with a resource of pid %d naming cpu_shares" % pid
         strings = req["dictionary"][0]["string_table"]
-        rp = next(rp for rp in req["resource_profiles"]
-                  if resource_attrs(rp, strings).get("process.pid") == str(pid))
-        attrs = resource_attrs(rp, strings)
-        assert attrs.get("process.executable.name") == "cpu_shares", attrs
+        attrs = image_attrs(req)
         assert attrs.get("process.executable.path", "").endswith("/targets/cpu_shares"), attrs
         assert attrs.get("host.name") == os.uname().nodename, attrs
         assert attrs.get("service.name") == "checkout", attrs
