@@ -227,7 +227,7 @@ void webui__source(const struct http_request *req, struct http_response *resp, v
 	const char *type = http__query(req, "type"), *fn = http__query(req, "function");
 	const char *pid = http__query(req, "pid");
 	const struct query_sources src = {.store = d->ctx.store, .history = d->history};
-	const struct profile_desc *desc = NULL;
+	const struct profile_desc *desc = profile__by_name(type ? type : "cpu");
 	const struct linesum_group *groups;
 	struct store_filter filter = {0};
 	struct query_result *qr = NULL;
@@ -238,9 +238,6 @@ void webui__source(const struct http_request *req, struct http_response *resp, v
 	size_t nr = 0;
 	int err, v;
 
-	for (unsigned int i = 0; i < PROFILE__MAX; i++)
-		if (!strcmp(profile__desc(i)->name, type ? type : "cpu"))
-			desc = profile__desc(i);
 	if (!desc || !query__windowed(desc->type)) {
 		http__error(resp, 400,
 			    "type: \"%s\" is not a windowed profile type (GET /api/v1/profiles)",

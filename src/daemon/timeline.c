@@ -148,7 +148,7 @@ void webui__timeline(const struct http_request *req, struct http_response *resp,
 	struct daemon *d = ctx;
 	const char *type = http__query(req, "type"), *step = http__query(req, "step");
 	const char *pid = http__query(req, "pid");
-	const struct profile_desc *desc = NULL;
+	const struct profile_desc *desc = profile__by_name(type ? type : "cpu");
 	uint64_t now = realtime_ns(), offset = now - now_ns(), step_ns, written = 0;
 	uint64_t range_s;
 	struct query_window w = { 0 };
@@ -158,9 +158,6 @@ void webui__timeline(const struct http_request *req, struct http_response *resp,
 	unsigned int vi;
 	int err = 0;
 
-	for (unsigned int i = 0; i < PROFILE__MAX; i++)
-		if (!strcmp(profile__desc(i)->name, type ? type : "cpu"))
-			desc = profile__desc(i);
 	if (!desc || desc->type == PROFILE_LATENCY) {
 		http__error(resp, 400, "type: \"%s\" is not a profile type (GET /api/v1/profiles)",
 			    type);

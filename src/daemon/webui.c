@@ -186,7 +186,7 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	const char *type = http__query(req, "type");
 	const char *seconds = http__query(req, "seconds");
 	uint64_t retention_s = store__retention_ns(d->ctx.store) / NSEC_PER_SEC;
-	const struct profile_desc *desc = NULL;
+	const struct profile_desc *desc = profile__by_name(type ? type : "cpu");
 	const struct query_sources src = { .store = d->ctx.store, .history = d->history };
 	struct query_window w = { 0 };
 	const struct store_result *res;
@@ -197,9 +197,6 @@ void webui__processes(const struct http_request *req, struct http_response *resp
 	size_t nr = 0;
 	int err;
 
-	for (unsigned int i = 0; i < PROFILE__MAX; i++)
-		if (!strcmp(profile__desc(i)->name, type ? type : "cpu"))
-			desc = profile__desc(i);
 	if (!desc) {
 		http__error(resp, 400, "type: \"%s\" is not a profile type (GET /api/v1/profiles)",
 			    type);

@@ -105,6 +105,14 @@ const struct profile_desc *profile__desc(enum profile_type type)
 	return (unsigned int)type < PROFILE__MAX ? &profile_table[type] : NULL;
 }
 
+const struct profile_desc *profile__by_name(const char *name)
+{
+	for (unsigned int i = 0; i < PROFILE__MAX; i++)
+		if (!strcmp(profile_table[i].name, name))
+			return &profile_table[i];
+	return NULL;
+}
+
 const struct profile_desc *profile__by_path(const char *path)
 {
 	for (unsigned int i = 0; i < PROFILE__MAX; i++)

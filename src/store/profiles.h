@@ -54,6 +54,8 @@ struct profile_desc {
 };
 
 const struct profile_desc *profile__desc(enum profile_type type);
+/* The profile type called name (the API's type=), or NULL. */
+const struct profile_desc *profile__by_name(const char *name);
 /* The profile type served at path, or NULL. */
 const struct profile_desc *profile__by_path(const char *path);
 
