@@ -32,7 +32,6 @@ struct loc {
 };
 
 struct ctx {
-	Elf *elf;
 	Dwarf *dw;
 	Dwarf_CFI *cfi;
 	uint64_t pc;
@@ -194,7 +193,6 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 	Dwarf_Op *ops;
 	size_t nops;
 	int64_t pending = 0;
-	bool value = false; /* DW_OP_stack_value: the computed value is the variable's */
 	int r;
 
 	memset(l, 0, sizeof(*l));
@@ -233,10 +231,8 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 		if (i == 0) {
 			if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
 				l->reg = (int)(atom - DW_OP_reg0);
-				value = true;
 			} else if (atom == DW_OP_regx) {
 				l->reg = (int)op->number;
-				value = true;
 			} else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
 				l->reg = (int)(atom - DW_OP_breg0);
 				l->add = (int64_t)op->number;
@@ -296,7 +292,6 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 				break;
 			if (l->nr_reads)
 				return fail(c, "a computed value BPF cannot follow");
-			value = true;
 			l->mem = false;
 		} else if (atom == DW_OP_plus_uconst) {
 			if (l->nr_reads)
@@ -309,8 +304,7 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 				return r;
 			pending = 0;
 		} else if (atom == DW_OP_piece) {
-			/* One piece holding the whole value is the value; a split one is not read.
-			 */
+			/* One piece holding the whole value is it; a split one is not read. */
 			if ((int)op->number < size)
 				return fail(c, "split in pieces at this address: not supported");
 			break;
@@ -327,7 +321,6 @@ static int locate(struct ctx *c, Dwarf_Die *scopes, int n, Dwarf_Die *var, int s
 		return fail(c, "in DWARF register %d, which a probe cannot read", l->reg);
 	if (pending)
 		return fail(c, "a computed address BPF cannot follow");
-	(void)value;
 	if (l->where[0])
 		return 0;
 	snprintf(l->where, sizeof(l->where), l->mem ? "memory at %s%+lld" : "%s%+lld",
@@ -512,7 +505,7 @@ static int resolve_one(struct ctx *c, struct probes_capture *out, struct capture
 
 int probe__captures(struct probe *p, Elf *elf, char *why, size_t why_len)
 {
-	struct ctx c = {.elf = elf, .why = why, .why_len = why_len};
+	struct ctx c = {.why = why, .why_len = why_len};
 	int err = 0;
 
 	c.dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
