@@ -70,23 +70,23 @@ static bool source_like(const char *path)
 	return false;
 }
 
-/* The file's bytes into out; pid's root, or the host's when the process is gone. */
+/*
+ * The file's bytes into out, path resolved inside pid's root; inside the host's only when the
+ * process is gone (its root no longer opens), never because a container lacks the file.
+ */
 static int read_source(uint32_t pid, const char *path, struct buf *out)
 {
 	const struct ufile_how how = {.max_size = SOURCE_MAX_BYTES};
+	int root = pid ? ufile__root((int)pid) : -ESRCH, fd;
 	struct stat st;
 	ssize_t n;
-	int fd;
 
-	fd = pid ? ufile__open_proc((int)pid, path, &how, &st) : -ESRCH;
-	if (fd == -ESRCH || fd == -ENOENT) {
-		int root = ufile__root(0);
-
-		if (root < 0)
-			return root;
-		fd = ufile__openat(root, path, &how, &st);
-		close(root);
-	}
+	if (root < 0)
+		root = ufile__root(0);
+	if (root < 0)
+		return root;
+	fd = ufile__openat(root, path, &how, &st);
+	close(root);
 	if (fd < 0)
 		return fd;
 	if (buf__reserve(out, (size_t)st.st_size + 1)) {
