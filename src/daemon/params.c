@@ -101,7 +101,6 @@ int params__range(struct daemon *d, const struct http_request *req, long long se
 	return 0;
 }
 
-
 int params__where(const char *s, struct store_where *w, char *name, size_t name_len,
 		  struct http_response *resp)
 {

@@ -87,8 +87,9 @@ static const struct http_route routes[] = {
 	  "pid=1,2 (processes), comm=NAME (process or thread name), trace_id=HEX, span_id=HEX, "
 	  "format=folded; probe=ID: only samples inside that probe's calls (labelled arg.NAME "
 	  "with the values it captures), latency=slow|fast (above or at most its threshold), "
-	  "where=NAME>N (=, !=, <, <=, >, >=: a captured value), format=diff: both as sample types slow_samples/count, "
-	  "slow_cpu/nanoseconds, fast_samples/count, fast_cpu/nanoseconds",
+	  "where=NAME>N (=, !=, <, <=, >, >=: a captured value), format=diff: both as sample "
+	  "types slow_samples/count, slow_cpu/nanoseconds, fast_samples/count, "
+	  "fast_cpu/nanoseconds",
 	  .fn = handle_profile, .heavy = true },
 	{ "GET", "/debug/pprof/offcpu", "offcpu",
 	  "Off-CPU profile of the last N seconds: where threads blocked and for how long "
@@ -129,7 +130,8 @@ static const struct http_route routes[] = {
 	{ "GET", "/api/v1/probes", "probes",
 	  "Latency probes (JSON); POST {\"binary\": PATH, \"function\": SYM} or {\"binary\": "
 	  "PATH, \"location\": \"file.c:LINE\"} (optional pid, name, threshold, inside: "
-	  "{probe, latency}, capture: [\"len\", \"req->id\"]) adds one, DELETE /api/v1/probes/ID removes it",
+	  "{probe, latency}, capture: [\"len\", \"req->id\"]) adds one, DELETE "
+	  "/api/v1/probes/ID removes it",
 	  .fn = handle_probes_list },
 	{ "POST", "/api/v1/probes", "probes", NULL, .fn = handle_probes_add, .mutates = true },
 	{ "DELETE", "/api/v1/probes/*", "probes", NULL, .fn = handle_probes_delete, .mutates = true },
