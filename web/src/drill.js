@@ -32,6 +32,7 @@ export class Drill {
 			if (b)
 				this.probeLine(Number(b.dataset.line));
 		});
+		$('probe-groupby').addEventListener('change', () => ctx.loadProbes());
 		$('probe-groups').addEventListener('click', (e) => {
 			const tr = e.target.closest('tr.pick');
 			if (!tr)
@@ -253,13 +254,8 @@ export class Drill {
 			return '';
 		}
 		const keep = names.includes(sel.value) ? sel.value : names[0];
-		if ([...sel.options].map((o) => o.value).join() !== names.join()) {
+		if ([...sel.options].map((o) => o.value).join() !== names.join())
 			sel.replaceChildren(...names.map((n) => new Option(n, n)));
-			if (!this.groupBound) {
-				sel.addEventListener('change', () => this.ctx.loadProbes());
-				this.groupBound = true;
-			}
-		}
 		sel.value = keep;
 		return keep;
 	}
