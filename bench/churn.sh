@@ -8,7 +8,8 @@
 # Each profiler in PROFILERS (default: "$BUILD/autoprof perf"; an autoprof binary, or "perf" for
 # `perf record -a -g`) runs RUNS times (default 3), the profilers alternated within each round
 # so that they see the same machine; medians are printed, and the ratio of the first two.
-# autoprof runs with its default settings and is measured once its start-up tables are built.
+# autoprof runs with its default settings and is measured once its start-up tables are built;
+# each profiler sees the 100 binaries run for 2 s before it is measured (known binaries).
 #   bench/churn.sh [DURATION] [RUNS]
 #   PROFILERS="build-before/autoprof build/autoprof" bench/churn.sh 15 3
 set -euo pipefail
@@ -46,6 +47,11 @@ run_one() {
 		wait_settled "$port" # its start-up's tables are no cost of the execs
 	fi
 	pids+=($pid)
+	# Known binaries: each run before, and (autoprof) a history flush since, which loads the
+	# symbols of the frames they were sampled in: a new file's cost, not an exec's.
+	"$LOOP" 2 "${progs[@]}" >/dev/null
+	[ "$prof" = perf ] || wait_flushed "$port"
+
 	local c0 c1
 	c0=$(cpu_ns $pid)
 	"$LOOP" "$DURATION" "${progs[@]}" >"$tmp/loop.out"

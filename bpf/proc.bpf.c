@@ -32,6 +32,14 @@ struct {
 
 /* Whether the unwinder's maps are shared (not unwind.mode=fp). */
 const volatile bool unwind_tables = false;
+/* Records that wake nobody wake user space past this much waiting (a quarter of the ring):
+ * under exec churn its 100 ms drain would otherwise find it overrun. */
+const volatile __u64 wake_bytes = 64 * 1024;
+
+static __always_inline __u64 quiet_wakeup(void)
+{
+	return ringbuf__filled(&proc_events, &wake_bytes) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -79,6 +87,24 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } fork_parents SEC(".maps");
+
+/* The quiet executables (proc_abi.h), by inode and change time: set by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROC_QUIET_EXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct unwind_inode);
+	__type(value, __u8);
+} quiet_exes SEC(".maps");
+
+/* Processes that exec'd while autoprof ran, until they exit: theirs report their mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u8);
+} exec_pids SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -207,49 +233,168 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	e->exe_dev = BPF_CORE_READ(p, mm, exe_file, f_inode, i_sb, s_dev);
 	e->cgroup_moves = 0;
 	e->cgroup_key = 0;
+	e->exe_ctime_ns = 0;
+	e->flags = 0;
+	e->pad = 0;
 	if (type == PROC_EV_EXEC) {
+		struct inode *inode = BPF_CORE_READ(p, mm, exe_file, f_inode);
+		struct unwind_inode key = { .dev = e->exe_dev, .ino = e->exe_ino };
+		__u8 one = 1;
+
 		/* The count first: a move after it, before the key, is one after it too. */
 		e->cgroup_moves = *(volatile __u64 *)&cgroup_moves;
 		e->cgroup_key = cgroup_key(p);
+		/* The nanoseconds' top bits are flags (as in unwind__vma_mapping). */
+		key.ctime_ns = BPF_CORE_READ(inode, i_ctime_sec) * 1000000000LL +
+			       (BPF_CORE_READ(inode, i_ctime_nsec) & 0x3fffffff);
+		e->exe_ctime_ns = key.ctime_ns;
+		if (bpf_map_lookup_elem(&quiet_exes, &key)) {
+			__u32 seen = PROC_WAKE_SAMPLES;
+
+			e->flags |= PROC_EV_QUIET;
+			count(PROC_CNT_QUIET_EXECS);
+			/* Its first samples wake nobody either: taken with the next drain, they
+			 * find it learned then, or gone and named by its exit's mappings. */
+			bpf_map_update_elem(&known_pids, &e->pid, &seen, BPF_ANY);
+		}
+		bpf_map_update_elem(&exec_pids, &e->pid, &one, BPF_ANY);
 	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
-	/* Exec must reach user space at once: the process may live only milliseconds. An exit
-	 * waits for the next wake-up (an exec, a re-read due, the drain timer): under exec
-	 * churn, waking for each doubled the wake-ups. */
-	bpf_ringbuf_submit(e, type == PROC_EV_EXEC ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	/* Exec must reach user space at once: the process may live only milliseconds; unless
+	 * it is quiet. An exit waits for the next wake-up (an exec, a re-read due, the drain
+	 * timer): under exec churn, waking for each doubled the wake-ups. */
+	bpf_ringbuf_submit(e, type == PROC_EV_EXEC && !(e->flags & PROC_EV_QUIET) ?
+				  BPF_RB_FORCE_WAKEUP :
+				  quiet_wakeup());
 	return 0;
 }
 
 /*
- * Until user space reads the new image's maps (a few ms; longer than some processes live),
- * walks go by a table of the executable's text as the kernel has just mapped it, when its
- * file's unwind table is built (a binary run before): a library's frames are found by the
- * walk itself (bpf_find_vma). The empty table user space keeps under UNWIND_NO_PROC_KEY is
- * the template; the entry is filled before its size says so. User space's own replaces it.
+ * The last thread of a process that exec'd while autoprof ran: its executable file mappings,
+ * the memory still there (the tracepoint comes before exit_mm since 6.16, whose version has
+ * group_dead). User space names a quiet process gone before it was learned by them, and tells
+ * by them whether what it learned of a process was all it mapped.
  */
+static __always_inline void emit_maps(struct task_struct *p, __u32 pid)
+{
+	struct vm_area_struct *vma;
+	struct proc_maps_ev *e;
+	__u32 n = 0;
+
+	if (!bpf_map_lookup_elem(&exec_pids, &pid))
+		return;
+	bpf_map_delete_elem(&exec_pids, &pid);
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		count(PROC_CNT_DROP_RINGBUF);
+		return;
+	}
+	e->type = PROC_EV_MAPS;
+	e->pid = pid;
+	e->time_ns = bpf_ktime_get_ns();
+	e->truncated = 0;
+	bpf_for_each(task_vma, vma, p, 0) {
+		struct inode *inode;
+
+		if (!(vma->vm_flags & UNWIND_VM_EXEC) || !vma->vm_file)
+			continue;
+		if (n >= PROC_EXIT_MAPS) {
+			e->truncated = 1;
+			break;
+		}
+		inode = vma->vm_file->f_inode;
+		e->maps[n].start = vma->vm_start;
+		e->maps[n].end = vma->vm_end;
+		e->maps[n].pgoff = vma->vm_pgoff << 12;
+		e->maps[n].ino = inode->i_ino;
+		e->maps[n].dev = inode->i_sb->s_dev;
+		e->maps[n].pad = 0;
+		n++;
+	}
+	e->nr = n;
+	count(PROC_CNT_EXIT_MAPS);
+	bpf_ringbuf_submit(e, quiet_wakeup());
+}
+
+/* The executable mappings a table BPF publishes takes at most: at exec the executable's text
+ * and the loader's; at __libc_start_main the libraries' too (a process with more gets the
+ * rest from user space's table, or one bpf_find_vma a sample). */
+#define EXEC_TABLE_MAPS 16
+
+/*
+ * Until user space reads the new image's maps (a few ms; longer than some processes live, and
+ * never for a quiet executable's that lives less than a drain), walks go by a table of the
+ * executable's and the loader's text as the kernel has just mapped them, when their files'
+ * unwind tables are built (binaries run before): the libraries the loader maps next are found
+ * by the walk itself (bpf_find_vma, one a sample). The empty table user space keeps under
+ * UNWIND_NO_PROC_KEY is the template; the entry is filled before its size says so. User
+ * space's own replaces it.
+ */
+/* Fills t (empty: nr 0) with the executable mappings of p whose files have tables, at most
+ * EXEC_TABLE_MAPS, in address order, and makes it visible: whether there was one. */
+static __always_inline bool fill_exec_table(struct task_struct *p, struct unwind_proc *t)
+{
+	struct vm_area_struct *vma;
+	__u32 n = 0;
+
+	bpf_for_each(task_vma, vma, p, 0) {
+		if (n >= EXEC_TABLE_MAPS)
+			break;
+		if (unwind__vma_mapping(vma, &t->maps[n & (EXEC_TABLE_MAPS - 1)]))
+			n++;
+	}
+	if (!n)
+		return false;
+	t->gen = UNWIND_GEN_KERNEL | bpf_ktime_get_ns();
+	/* x86 keeps stores in order: the compiler must too. */
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&t->nr = n;
+	return true;
+}
+
 static __always_inline void publish_exec_table(struct task_struct *p, __u32 pid)
 {
-	struct unwind_mapping m = { .file = UNWIND_NO_FILE };
 	__u32 none = UNWIND_NO_PROC_KEY;
 	struct unwind_proc *tmpl, *t;
-	__u64 text;
 
 	tmpl = bpf_map_lookup_elem(&unwind_procs, &none);
-	text = BPF_CORE_READ(p, mm, start_code);
-	if (!tmpl || !text ||
-	    bpf_find_vma(p, text, unwind__vma_cb, &m, 0) || m.file == UNWIND_NO_FILE)
+	if (!tmpl)
 		return;
 	if (bpf_map_update_elem(&unwind_procs, &pid, tmpl, BPF_NOEXIST))
 		return;
 	t = bpf_map_lookup_elem(&unwind_procs, &pid);
 	if (!t || t->nr)
 		return;
-	t->maps[0] = m;
-	t->gen = UNWIND_GEN_KERNEL | bpf_ktime_get_ns();
-	/* x86 keeps stores in order: the compiler must too. */
+	if (fill_exec_table(p, t))
+		count(PROC_CNT_EXEC_TABLES);
+	else
+		bpf_map_delete_elem(&unwind_procs, &pid);
+}
+
+/* glibc's __libc_start_main (src/sample/proc.c, attach_libc_start): the table of a process
+ * that only its exec published again, with the libraries the loader mapped since. */
+SEC("uprobe.multi")
+int proc_libc_start(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = task->tgid;
+	struct unwind_proc *t;
+
+	if (!unwind_tables)
+		return 0;
+	t = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!t) {
+		publish_exec_table(task, pid);
+		return 0;
+	}
+	if (!(t->gen & UNWIND_GEN_KERNEL))
+		return 0;
+	/* Emptied first: a walk meanwhile goes by the kernel's mappings, not half a table. */
+	*(volatile __u32 *)&t->nr = 0;
 	asm volatile("" ::: "memory");
-	*(volatile __u32 *)&t->nr = 1;
-	count(PROC_CNT_EXEC_TABLES);
+	if (fill_exec_table(task, t))
+		count(PROC_CNT_START_TABLES);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -359,10 +504,12 @@ int proc_dlsym(struct pt_regs *ctx)
 }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(proc_exit, struct task_struct *p)
+int BPF_PROG(proc_exit, struct task_struct *p, bool group_dead)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 
+	if (group_dead)
+		emit_maps(p, BPF_CORE_READ(p, tgid));
 	/* Every thread's: its id may be a Python or Lua thread's, and will be another thread's. */
 	bpf_map_delete_elem(&python_threads, &tid);
 	bpf_map_delete_elem(&lua_threads, &tid);

@@ -8,6 +8,38 @@ enum proc_event_type {
 	PROC_EV_EXEC = 1, /* a process replaced its image: its mappings must be learned now */
 	PROC_EV_EXIT = 2, /* a thread group leader exited: drop what we hold for it */
 	PROC_EV_MAPPED = 3, /* dlsym with mappings changed (a dlopen): read the maps */
+	/* A process that exec'd while autoprof ran is exiting: its executable mappings as they
+	 * were at the end (struct proc_maps_ev), for the quiet executables (below). */
+	PROC_EV_MAPS = 4,
+};
+
+/*
+ * Quiet executables: files whose processes need nothing of user space at their exec (no trace
+ * context, runtime, memory or GPU target; user space decides, src/proc/proctab.c). Their execs
+ * do not wake user space: it takes them with the next drain (within 100 ms), and learns such a
+ * process only when its samples need it, or, gone by then, from the mappings its exit reports.
+ * Under exec churn a wake-up per exec was most of what an exec cost user space.
+ */
+#define PROC_QUIET_EXES 4096
+#define PROC_EXIT_MAPS	16
+
+/* struct proc_ev.flags */
+#define PROC_EV_QUIET 0x1 /* PROC_EV_EXEC of a quiet executable: woke nobody */
+
+struct proc_ev_map {
+	__u64 start, end, pgoff;
+	__u64 ino;
+	__u32 dev; /* the kernel's encoding, as exe_dev */
+	__u32 pad;
+};
+
+struct proc_maps_ev {
+	__u32 type; /* PROC_EV_MAPS */
+	__u32 pid;
+	__u64 time_ns;
+	__u32 nr;	 /* executable file mappings in maps[], in address order */
+	__u32 truncated; /* more than PROC_EXIT_MAPS: the rest are not reported */
+	struct proc_ev_map maps[PROC_EXIT_MAPS];
 };
 
 /* The names whose dlsym reports changed mappings: prefixes of at most 7 bytes, in the
@@ -40,6 +72,11 @@ struct proc_ev {
 	 * keeps the container ID by it (src/proc/container.c). */
 	__u64 cgroup_key;
 	__u64 cgroup_moves;
+	/* PROC_EV_EXEC: the executable's change time (as struct unwind_inode has it): with its
+	 * inode, the key of the quiet executables. */
+	__s64 exe_ctime_ns;
+	__u32 flags; /* PROC_EV_QUIET */
+	__u32 pad;
 };
 
 /*
@@ -52,9 +89,12 @@ enum proc_counter {
 	PROC_CNT_EXEC = 0,
 	PROC_CNT_EXIT,
 	PROC_CNT_DROP_RINGBUF,
-	PROC_CNT_EXEC_TABLES, /* executables' text published for walks at exec */
-	PROC_CNT_MAPPED,      /* dlsym calls with mappings changed since the last */
-	PROC_CNT_FORK_TABLES, /* forked children given their parent's mapping table */
+	PROC_CNT_EXEC_TABLES,  /* executables' text published for walks at exec */
+	PROC_CNT_MAPPED,       /* dlsym calls with mappings changed since the last */
+	PROC_CNT_FORK_TABLES,  /* forked children given their parent's mapping table */
+	PROC_CNT_QUIET_EXECS,  /* execs of quiet executables (no wake-up) */
+	PROC_CNT_EXIT_MAPS,    /* exits that reported their mappings */
+	PROC_CNT_START_TABLES, /* exec tables published again at __libc_start_main */
 	PROC_CNT__MAX,
 };
 

@@ -67,7 +67,8 @@ static __always_inline bool unwind__vma_mapping(struct vm_area_struct *vma,
 }
 
 /* bpf_find_vma()'s callback: data is the struct unwind_mapping to fill. */
-static long unwind__vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+static __attribute__((unused)) long unwind__vma_cb(struct task_struct *task,
+						   struct vm_area_struct *vma, void *data)
 {
 	unwind__vma_mapping(vma, data);
 	return 0;

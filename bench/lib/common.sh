@@ -133,6 +133,21 @@ wait_settled() {
 	done
 }
 
+# Waits (up to 15 s) for the next history flush of the autoprof on PORT; at once without one.
+wait_flushed() {
+	local _ n0 n
+	n0=$(curl -sf "http://127.0.0.1:$1/metrics" |
+		awk '/^autoprof_history_enabled / {on = $2} /^autoprof_history_records_written_total / {n = $2}
+		END {print (on + 0 == 0) ? -1 : n + 0}')
+	[ "$n0" = -1 ] && return 0
+	for _ in $(seq 150); do
+		n=$(curl -sf "http://127.0.0.1:$1/metrics" |
+			awk '/^autoprof_history_records_written_total / {print $2 + 0}')
+		[ "${n:-0}" != "$n0" ] && return 0
+		sleep 0.1
+	done
+}
+
 # run_time_ns and run_cnt of the oncpu_sample program held by process $1, and nothing else's.
 oncpu_prog_stats() {
 	local id out=""

@@ -28,6 +28,11 @@ struct collect_ctx {
 	/* All collectors' ring buffers are drained by one ring_buffer manager on one thread. */
 	struct ring_buffer *rb;
 	unsigned int nr_rings;
+	/* The process collector's ring (exec, exit, mappings; NULL without it), drained before
+	 * a sample whose process may have an event waiting there (quiet execs wake nobody), and
+	 * when it was last (CLOCK_MONOTONIC). */
+	struct ring *proc_ring;
+	uint64_t proc_drained_ns;
 	/* The process collector's pid map that samplers share (bpf/proc_abi.h), -1 until loaded. */
 	int known_pids_fd;
 	/* CPU time per process, for /metrics and its exemplars. */

@@ -244,6 +244,10 @@ static const struct metrics_row proc_rows[] = {
 		       "Executables whose text was published for stack walks at exec, before "
 		       "their maps were read (their unwind table was built already)"),
 	METRICS_SAMPLE(struct proc_view, p.exec_tables),
+	METRICS_FAMILY("autoprof_unwind_start_tables", METRIC_COUNTER,
+		       "Tables published at exec made again at glibc's __libc_start_main, with the "
+		       "libraries the loader mapped (processes not learned yet)"),
+	METRICS_SAMPLE(struct proc_view, p.start_tables),
 	METRICS_FAMILY("autoprof_unwind_fork_tables", METRIC_COUNTER,
 		       "Forked children (not vfork) given their parent's mapping table for stack "
 		       "walks at fork, before their maps were read"),
@@ -263,6 +267,26 @@ static const struct metrics_row proc_rows[] = {
 	METRICS_FAMILY("autoprof_dlopen_watch_failures", METRIC_COUNTER,
 		       "C library files whose dlsym could not be probed"),
 	METRICS_SAMPLE(struct proc_view, p.dlopen_failed),
+	METRICS_FAMILY("autoprof_quiet_executables", METRIC_GAUGE,
+		       "Executables whose execs wake nobody and read nothing (an earlier process of "
+		       "each needed nothing at its exec: no trace context, runtime or target)"),
+	METRICS_SAMPLE(struct proc_view, p.quiet_exes),
+	METRICS_FAMILY("autoprof_quiet_executables_revoked", METRIC_COUNTER,
+		       "Executables no longer quiet: a later process of one needed more"),
+	METRICS_SAMPLE(struct proc_view, p.unquieted),
+	METRICS_FAMILY("autoprof_quiet_execs", METRIC_COUNTER,
+		       "Execs of quiet executables, taken at the next drain with nothing read"),
+	METRICS_SAMPLE(struct proc_view, p.quiet_execs),
+	METRICS_FAMILY("autoprof_quiet_processes_named", METRIC_COUNTER,
+		       "Quiet processes given their mappings, by how: learned (maps read while it "
+		       "lived, for its samples) or exit_maps (never learned: the mappings its exit "
+		       "reported name what it left in the rings)"),
+	METRICS_SAMPLE(struct proc_view, t.quiet_learned, "how", "learned"),
+	METRICS_SAMPLE(struct proc_view, t.named_at_exit, "how", "exit_maps"),
+	METRICS_FAMILY("autoprof_process_exit_mappings", METRIC_COUNTER,
+		       "Exits of processes exec'd since start that reported their executable "
+		       "mappings"),
+	METRICS_SAMPLE(struct proc_view, p.exit_maps),
 	METRICS_FAMILY("autoprof_maps_reads", METRIC_COUNTER,
 		       "Reads of /proc/PID/maps, by result (gone: the process exited first)"),
 	METRICS_SAMPLE(struct proc_view, maps_ok, "result", "ok"),

@@ -338,6 +338,14 @@ static void exit_cb(void *ctx, uint32_t pid)
 	drop_pid(ctx, pid);
 }
 
+/* A CUDA user: its libraries are probed from its exec on. */
+static bool claims_cb(void *ctx, uint32_t pid)
+{
+	struct gpumem *g = ctx;
+
+	return pid_index(g, pid) < g->nr_pids;
+}
+
 int gpumem__observe(struct gpumem *g, struct proctab *pt)
 {
 	return proctab__observe(pt, &(struct proc_observer){
@@ -345,6 +353,7 @@ int gpumem__observe(struct gpumem *g, struct proctab *pt)
 					    .maps = maps_cb,
 					    .exec = exec_cb,
 					    .exit = exit_cb,
+					    .claims = claims_cb,
 					    .ctx = g,
 				    });
 }

@@ -274,12 +274,25 @@ static void exit_cb(void *ctx, uint32_t pid)
 	proc_event(ctx, pid, true);
 }
 
+/* A memory target: its allocators are probed from its exec on. */
+static bool claims_cb(void *ctx, uint32_t pid)
+{
+	struct memory *m = ctx;
+	bool target;
+
+	pthread_mutex_lock(&m->lock);
+	target = *mproc__find(m, pid) != NULL;
+	pthread_mutex_unlock(&m->lock);
+	return target;
+}
+
 int memory__observe(struct memory *m, struct proctab *pt)
 {
 	return proctab__observe(pt, &(struct proc_observer){
 					    .name = "memory",
 					    .exec = exec_cb,
 					    .exit = exit_cb,
+					    .claims = claims_cb,
 					    .ctx = m,
 				    });
 }

@@ -118,6 +118,10 @@ void container_ids__get(struct container_ids *c, int procfd, uint64_t key, uint6
 			return;
 		}
 	}
+	if (procfd < 0) {
+		id[0] = '\0';
+		return;
+	}
 	ok = read_id(procfd, id);
 	if (!c)
 		return;

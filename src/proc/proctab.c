@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/sysmacros.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ struct proc {
 	bool jvm;	 /* maps HotSpot's libjvm.so: its JIT frames go through the JVM hook */
 	uint32_t maps_gen; /* bumped at every successful read of the maps */
 	bool new_image;	   /* its maps are being read for an exec */
+	bool unlearned;	   /* exec'd quietly, its maps not read since */
 	uint64_t exec_ns;  /* when its exec was seen; 0: found running */
 	struct proc_exe_id exe_id; /* its executable as of its exec; ino 0: not known */
 };
@@ -100,6 +102,11 @@ bool proc__new_image(const struct proc *p)
 bool proc__exited(const struct proc *p)
 {
 	return p->gone;
+}
+
+bool proc__unlearned(const struct proc *p)
+{
+	return p->unlearned;
 }
 
 bool proc__loading(const struct proc *p, uint64_t now_ns)
@@ -410,7 +417,8 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
 	struct proc fresh = { .pid = p->pid, .jit = p->jit, .exe_id = p->exe_id };
 	struct maps_ctx ctx = { pt, &fresh, 0, 0, NULL };
-	bool named = p->exe[0];
+	/* A quiet exec's process is named by its comm until learned: its context is still due. */
+	bool named = p->exe[0] && !p->unlearned;
 	char dir[32];
 	int procfd, err;
 
@@ -470,6 +478,10 @@ failed:
 	p->nr_maps = fresh.nr_maps;
 	p->jvm = fresh.jvm;
 	p->maps_gen++;
+	if (p->unlearned) {
+		p->unlearned = false;
+		pt->stats.quiet_learned++;
+	}
 	read_service_ctx(pt, p, ctx.ctx_addr);
 	pick_service(p);
 	pr_debug("pid %u (%s): %u executable mappings\n", p->pid, p->exe, p->nr_maps);
@@ -492,7 +504,7 @@ static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid,
 }
 
 struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_exe_id *exe,
-			   uint64_t now_ns)
+			   bool quiet, uint64_t now_ns)
 {
 	struct proc **slot = find(pt, pid);
 	struct proc *p = *slot;
@@ -515,17 +527,105 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_e
 	} else {
 		p = insert(pt, slot, pid, 0);
 	}
+	quiet = quiet && p && exe && exe->ino;
 	if (p) {
 		p->new_image = true;
 		p->exec_ns = now_ns;
 		p->exe_id = exe ? *exe : (struct proc_exe_id){ 0 };
-		learn(pt, p, now_ns);
+		p->unlearned = quiet;
+		if (quiet) {
+			/* Learned when its samples need it, or named by its exit's mappings. */
+			snprintf(p->exe, sizeof(p->exe), "%.15s", exe->comm);
+			container_ids__get(pt->containers, -1, exe->cgroup_key, exe->cgroup_moves,
+					   p->container_id);
+			p->maps_read_ns = now_ns;
+			pt->stats.quiet_execs++;
+		} else {
+			learn(pt, p, now_ns);
+		}
 		p->new_image = false;
 	}
 	for (uint32_t i = 0; i < pt->nr_observers; i++)
 		if (pt->observers[i].exec)
-			pt->observers[i].exec(pt->observers[i].ctx, pid, p);
+			pt->observers[i].exec(pt->observers[i].ctx, pid, quiet ? NULL : p);
 	return p;
+}
+
+/* p's mapping of the file dev:ino (the kernel's encoding), or NULL. */
+static const struct proc_map *maps_file(const struct proc *p, uint32_t dev, uint64_t ino)
+{
+	for (uint32_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].ino == ino && p->maps[i].dev == dev)
+			return &p->maps[i];
+	return NULL;
+}
+
+/*
+ * Whether p's executable is the very file its dso was read from: a copy elsewhere (another
+ * path, a container's) shares the dso of the first one by build ID, and the unwind table its
+ * exec publishes is found by the first one's inode alone (unwind/unwind.c): walked from
+ * there, a quiet copy's stacks would end at its first frame.
+ */
+static bool exe_is_dso_file(const struct proc *p)
+{
+	const struct proc_map *m = maps_file(p, p->exe_id.dev, p->exe_id.ino);
+	struct dso_file_key key;
+
+	return m && !dso__file_key(m->dso, &key) && key.ino == p->exe_id.ino &&
+	       kernel_dev(major(key.dev), minor(key.dev)) == p->exe_id.dev;
+}
+
+/* A quiet process gone before it was learned: its exit's mappings of files known already. */
+static void give_exit_maps(struct proctab *pt, struct proc *p, const struct proc_exit_map *maps,
+			   uint32_t n)
+{
+	struct proc_map *out = calloc(n ? n : 1, sizeof(*out));
+	uint32_t k = 0;
+
+	if (!out)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		struct dso *dso = symbolizer__dso_by_inode(pt->sym, maps[i].dev >> 20,
+							   maps[i].dev & 0xfffff, maps[i].ino);
+
+		if (!dso)
+			continue;
+		if (maps[i].ino == p->exe_id.ino && maps[i].dev == p->exe_id.dev)
+			set_exe(p, dso__path(dso));
+		out[k++] = (struct proc_map){ maps[i].start, maps[i].end, maps[i].pgoff, dso,
+					      maps[i].dev, maps[i].ino };
+	}
+	proc__drop_maps(p);
+	p->maps = out;
+	p->nr_maps = k;
+	p->maps_gen++;
+	pt->stats.named_at_exit++;
+}
+
+int proctab__exit_maps(struct proctab *pt, uint32_t pid, const struct proc_exit_map *maps,
+		       uint32_t n, bool truncated, struct proc_exe_id *exe)
+{
+	struct proc *p = *find(pt, pid);
+
+	if (!p || p->kthread || !p->exe_id.ino)
+		return -1;
+	*exe = p->exe_id;
+	if (p->unlearned) {
+		if (!p->nr_maps)
+			give_exit_maps(pt, p, maps, n);
+		return -1;
+	}
+	/* What it did at run time: read by the maps and the environment when it was learned. */
+	if (truncated || p->jvm || p->jit || p->ctx_addr || p->service_env[0])
+		return 0;
+	for (uint32_t i = 0; i < pt->nr_observers; i++)
+		if (pt->observers[i].claims && pt->observers[i].claims(pt->observers[i].ctx, pid))
+			return 0;
+	/* A file it mapped after its maps were last read was never looked at: no verdict. */
+	for (uint32_t i = 0; i < n; i++)
+		if (!maps_file(p, maps[i].dev, maps[i].ino))
+			return -1;
+	return exe_is_dso_file(p);
 }
 
 void proctab__refresh(struct proctab *pt, uint32_t pid, uint64_t now_ns)
@@ -611,8 +711,12 @@ struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_
 	struct proc **slot = find(pt, pid);
 	struct proc *p = *slot;
 
-	if (p)
+	if (p) {
+		/* A quiet process's samples need its name and context, kernel-only ones too. */
+		if (p->unlearned && !p->gone)
+			learn(pt, p, now_ns);
 		return p;
+	}
 	p = insert(pt, slot, pid, kthread);
 	if (p)
 		learn(pt, p, now_ns);

@@ -50,7 +50,8 @@ struct proc_observer {
 	 */
 	void (*maps)(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n);
 	/* pid exec'd: its new image's maps were read (maps came first). p is NULL when out of
-	 * memory; borrowed, as proctab__get's. */
+	 * memory, or for a quiet exec (nothing learned yet: proctab__exec); borrowed, as
+	 * proctab__get's. */
 	void (*exec)(void *ctx, uint32_t pid, struct proc *p);
 	/* pid exited: told once its exit event was drained (proctab__exit), known or not. */
 	void (*exit)(void *ctx, uint32_t pid);
@@ -67,6 +68,13 @@ struct proc_observer {
 	 * observer with one answers (src/sample/proc.c).
 	 */
 	uint32_t (*parent)(void *ctx, uint32_t pid);
+	/*
+	 * Whether this observer did something for pid's current image that the image's next
+	 * processes need at their exec (a runtime found, a trace context published, a target):
+	 * asked as a process that exec'd exits, before its exit is told. No observer claiming,
+	 * its executable may become quiet (proctab__exit_maps).
+	 */
+	bool (*claims)(void *ctx, uint32_t pid);
 	void *ctx;
 };
 
@@ -98,12 +106,35 @@ struct proc_exe_id {
 	 * container ID is kept by them (proc/container.h). 0: not known. */
 	uint64_t cgroup_key;
 	uint64_t cgroup_moves;
+	/* Its change time, as BPF read it (struct unwind_inode's): the quiet key with ino, dev. */
+	int64_t ctime_ns;
+	/* Its name as the kernel has it (the file's, cut to 15 bytes): a quiet process's until
+	 * it is learned. */
+	char comm[16];
 };
 /* The process image changed: forget what we knew and learn it now. Returns the process
  * (borrowed, as proctab__get's), or NULL when out of memory. exe: NULL when not known (its
- * name then comes from /proc/PID/exe). */
+ * name then comes from /proc/PID/exe). quiet: the executable is quiet (proctab__exit_maps):
+ * nothing is read now; its samples learn it (proctab__user_frames), or its exit's mappings
+ * name it (proctab__exit_maps). */
 struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_exe_id *exe,
-			   uint64_t now_ns);
+			   bool quiet, uint64_t now_ns);
+/*
+ * The executable mappings of pid, a process that exec'd, as its exit found them (maps: in
+ * address order, .dso unused; truncated: there were more). A process exec'd quietly and
+ * never learned is given them (its last samples are named by them). Of one learned at its
+ * exec, tells whether its executable can be quiet: 1 (every file it mapped was learned
+ * while it ran, and neither it nor any observer needed anything at its exec: *exe says
+ * which executable), 0 (not: *exe says which, to stop being quiet), or -1 (nothing to say).
+ */
+struct proc_exit_map {
+	uint64_t start, end, pgoff, ino;
+	uint32_t dev;
+};
+int proctab__exit_maps(struct proctab *pt, uint32_t pid, const struct proc_exit_map *maps,
+		       uint32_t n, bool truncated, struct proc_exe_id *exe);
+/* Whether p exec'd quietly and has not been learned since. */
+bool proc__unlearned(const struct proc *p);
 void proctab__exit(struct proctab *pt, uint32_t pid);
 /* Its exit was seen and takes effect later (proc_collector__reap): meanwhile its maps are not
  * read again, and its samples in flight resolve by the last ones. */
@@ -177,6 +208,9 @@ struct proctab_stats {
 	uint64_t ctx_gone;	/* of which found the process already gone */
 	uint64_t ctx_unpublished; /* of which found it not published yet, or changing */
 	uint64_t ctx_errors;	/* of which failed otherwise (unreadable, malformed) */
+	uint64_t quiet_execs;	/* execs of quiet executables: nothing read at exec */
+	uint64_t quiet_learned; /* of which learned later, for their samples */
+	uint64_t named_at_exit; /* of which given the mappings their exit reported */
 };
 void proctab__stats(struct proctab *pt, struct proctab_stats *out);
 /* Its container IDs' cache (proc/container.h), NULL if none. */

@@ -412,6 +412,13 @@ static void exit_cb(void *ctx, uint32_t pid)
 	lua__forget(ctx, pid);
 }
 
+static bool claims_cb(void *ctx, uint32_t pid)
+{
+	struct luaproc *lp = *luaproc__slot(ctx, pid);
+
+	return lp && lp->result != LUA_NONE;
+}
+
 int lua__observe(struct lua *lua, struct proctab *pt)
 {
 	if (!lua)
@@ -421,6 +428,7 @@ int lua__observe(struct lua *lua, struct proctab *pt)
 					.maps = maps_cb,
 					.exec = exec_cb,
 					.exit = exit_cb,
+					.claims = claims_cb,
 					.ctx = lua,
 				    });
 }

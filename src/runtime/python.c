@@ -609,6 +609,15 @@ static void exit_cb(void *ctx, uint32_t pid)
 	python__forget(ctx, pid);
 }
 
+/* A CPython found (or one whose version is not supported: it is looked at again at exec). */
+static bool claims_cb(void *ctx, uint32_t pid)
+{
+	struct python *py = ctx;
+	struct pyproc *pp = *pyproc__slot(py, pid);
+
+	return pp && pp->result != PY_NONE;
+}
+
 int python__observe(struct python *py, struct proctab *pt)
 {
 	if (!py)
@@ -618,6 +627,7 @@ int python__observe(struct python *py, struct proctab *pt)
 					    .maps = maps_cb,
 					    .exec = exec_cb,
 					    .exit = exit_cb,
+					    .claims = claims_cb,
 					    .ctx = py,
 				    });
 }

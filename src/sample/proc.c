@@ -19,6 +19,7 @@
 #include "symbolize/elf.h"
 #include "unwind/unwind.h"
 #include "bpf/proc_abi.h"
+#include "bpf/unwind_abi.h"
 #include "bpf/proc.skel.h"
 #include "sample/proc.h"
 
@@ -77,6 +78,8 @@ struct proc_collector {
 	} relearn[NR_RELEARN];
 	unsigned long long relearned;
 	unsigned long long mapped; /* dlsym after a dlopen: maps read again */
+	unsigned long long quiet_exes; /* in the quiet_exes map now */
+	unsigned long long unquieted;  /* taken out of it (a process of one needed more) */
 	/* C libraries whose dlsym is probed (ingest thread only) */
 	struct dlopen_lib {
 		uint64_t dev, ino; /* as the maps say (struct proc_map) */
@@ -84,6 +87,9 @@ struct proc_collector {
 	} dlopen_libs[MAX_DLOPEN_LIBS];
 	uint32_t nr_dlopen_libs;
 	unsigned long long dlopen_failed;
+	/* glibc files whose __libc_start_main is probed (attach_libc_start) */
+	struct dlopen_lib start_libs[MAX_DLOPEN_LIBS];
+	uint32_t nr_start_libs;
 };
 
 /* Full FIFOs drop the newest: a storm of execs is re-read by its samples instead. */
@@ -98,6 +104,37 @@ static void relearn__push(struct relearn_fifo *q, uint32_t pid, unsigned long lo
 	q->e[i].exec_ns = exec_ns;
 }
 
+/*
+ * An exiting process's mappings: they name a quiet one never learned, and say whether what was
+ * learned of another was all it needed, its executable then quiet from its next exec on.
+ */
+static void exit_maps(struct proc_collector *pc, const struct proc_maps_ev *e)
+{
+	struct proc_exit_map maps[PROC_EXIT_MAPS];
+	uint32_t n = e->nr < PROC_EXIT_MAPS ? e->nr : PROC_EXIT_MAPS;
+	struct proc_exe_id exe;
+	struct unwind_inode key;
+	int verdict;
+
+	for (uint32_t i = 0; i < n; i++)
+		maps[i] = (struct proc_exit_map){ e->maps[i].start, e->maps[i].end, e->maps[i].pgoff,
+						  e->maps[i].ino, e->maps[i].dev };
+	verdict = proctab__exit_maps(pc->ctx->proctab, e->pid, maps, n, e->truncated, &exe);
+	if (verdict < 0)
+		return;
+	key = (struct unwind_inode){ .dev = exe.dev, .ino = exe.ino, .ctime_ns = exe.ctime_ns };
+	if (verdict) {
+		__u8 one = 1;
+
+		if (!bpf_map_update_elem(bpf_map__fd(pc->skel->maps.quiet_exes), &key, &one,
+					 BPF_NOEXIST))
+			pc->quiet_exes++;
+	} else if (!bpf_map_delete_elem(bpf_map__fd(pc->skel->maps.quiet_exes), &key)) {
+		pc->quiet_exes--;
+		pc->unquieted++;
+	}
+}
+
 static int handle_event(void *arg, void *data, size_t size)
 {
 	struct proc_collector *pc = arg;
@@ -105,24 +142,32 @@ static int handle_event(void *arg, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->type == PROC_EV_MAPS && size >= sizeof(struct proc_maps_ev)) {
+		exit_maps(pc, data);
+		return 0;
+	}
 	switch (e->type) {
 	case PROC_EV_EXEC: {
 		unsigned long long now = now_ns();
+		bool quiet = e->flags & PROC_EV_QUIET;
+		struct proc_exe_id exe = { .ino = e->exe_ino,
+					   .dev = e->exe_dev,
+					   .forked_from = e->forked_from,
+					   .exec_ns = e->time_ns,
+					   .cgroup_key = e->cgroup_key,
+					   .cgroup_moves = e->cgroup_moves,
+					   .ctime_ns = e->exe_ctime_ns };
 		struct proc *p;
 
+		memcpy(exe.comm, e->comm, sizeof(exe.comm));
+		exe.comm[sizeof(exe.comm) - 1] = '\0';
 		/* Learning the maps now tells every observer of processes (src/daemon/main.c lists
 		 * them): the trace-context variable of the executable is found from its file
 		 * alone, so the first samples are labelled too; its unwind tables are built
-		 * first; Python and memory targets look at the new image. */
-		p = proctab__exec(pc->ctx->proctab, e->pid,
-				  &(struct proc_exe_id){ .ino = e->exe_ino,
-							 .dev = e->exe_dev,
-							 .forked_from = e->forked_from,
-							 .exec_ns = e->time_ns,
-							 .cgroup_key = e->cgroup_key,
-							 .cgroup_moves = e->cgroup_moves },
-				  now);
-		if (p)
+		 * first; Python and memory targets look at the new image. A quiet executable's
+		 * process needs none of that (bpf/proc_abi.h): nothing is read for it now. */
+		p = proctab__exec(pc->ctx->proctab, e->pid, &exe, quiet, now);
+		if (p && !quiet)
 			relearn__push(&pc->relearn[0], e->pid, e->time_ns);
 		break;
 	}
@@ -168,18 +213,26 @@ static bool has_dlsym(const char *path)
 
 struct find_sym {
 	Elf *elf;
+	const char *const *names; /* NULL-terminated */
 	unsigned long off[MAX_DLOPEN_SITES];
 	size_t n;
 };
 
-static int find_dlsym(const struct elf_symbol *s, void *arg)
+static bool named(const char *name, const char *const *names)
+{
+	for (; *names; names++)
+		if (!strcmp(name, *names))
+			return true;
+	return false;
+}
+
+static int find_sym(const struct elf_symbol *s, void *arg)
 {
 	struct find_sym *f = arg;
 	uint64_t off;
 
 	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || s->sym.st_shndx == SHN_UNDEF ||
-	    (strcmp(s->name, "dlsym") && strcmp(s->name, "dlvsym")) ||
-	    elf__vaddr_to_offset(f->elf, s->sym.st_value, &off))
+	    !named(s->name, f->names) || elf__vaddr_to_offset(f->elf, s->sym.st_value, &off))
 		return 0;
 	/* Each name is exported at two versions, at one address: one probe. */
 	for (size_t i = 0; i < f->n; i++)
@@ -193,7 +246,8 @@ static int find_dlsym(const struct elf_symbol *s, void *arg)
 static void attach_dlopen(struct proc_collector *pc, int fd, const struct proc_map *m,
 			  const char *name)
 {
-	struct find_sym f = { 0 };
+	static const char *const names[] = { "dlsym", "dlvsym", NULL };
+	struct find_sym f = { .names = names };
 	char path[64];
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts);
 	struct dlopen_lib *l = &pc->dlopen_libs[pc->nr_dlopen_libs];
@@ -202,7 +256,7 @@ static void attach_dlopen(struct proc_collector *pc, int fd, const struct proc_m
 	f.elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!f.elf)
 		goto fail;
-	elf__for_each_symbol(f.elf, ELF_DYNSYM, find_dlsym, &f);
+	elf__for_each_symbol(f.elf, ELF_DYNSYM, find_sym, &f);
 	elf_end(f.elf);
 	/* A libc without it (glibc before 2.34 keeps it in libdl): known, nothing probed. */
 	if (!f.n)
@@ -228,23 +282,76 @@ known:
 	pc->nr_dlopen_libs++;
 }
 
+/*
+ * glibc's __libc_start_main: the loader has mapped every library by then, and main() has not
+ * run. A process walked by the table its exec published (the executable's and the loader's
+ * text: a quiet one's, never learned) gets one of every executable mapping there, so that
+ * frames in its libraries are not left to one bpf_find_vma a sample. Its first instruction
+ * is a push, which the kernel emulates (~0.5 us a process).
+ */
+static void attach_libc_start(struct proc_collector *pc, int fd, const struct proc_map *m,
+			      const char *name)
+{
+	static const char *const names[] = { "__libc_start_main", NULL };
+	struct find_sym f = { .names = names };
+	struct dlopen_lib *l = &pc->start_libs[pc->nr_start_libs];
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts);
+	char path[64];
+
+	elf_version(EV_CURRENT);
+	f.elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (f.elf) {
+		elf__for_each_symbol(f.elf, ELF_DYNSYM, find_sym, &f);
+		elf_end(f.elf);
+	}
+	if (f.n) {
+		opts.offsets = f.off;
+		opts.cnt = f.n;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		l->link = bpf_program__attach_uprobe_multi(pc->skel->progs.proc_libc_start, -1,
+							   path, NULL, &opts);
+		if (!l->link)
+			pr_debug("%s: cannot probe __libc_start_main\n", name);
+	}
+	l->dev = m->dev;
+	l->ino = m->ino;
+	pc->nr_start_libs++;
+}
+
+static bool lib_known(const struct dlopen_lib *libs, uint32_t n, const struct proc_map *m)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (libs[k].dev == m->dev && libs[k].ino == m->ino)
+			return true;
+	return false;
+}
+
 static void maps_cb(void *ctx, uint32_t pid, const struct proc_map *maps, uint32_t n)
 {
 	struct proc_collector *pc = ctx;
 
-	for (uint32_t i = 0; pc->watch_dlopen && i < n; i++) {
-		uint32_t k;
+	for (uint32_t i = 0; pc->skel->rodata->unwind_tables && i < n; i++) {
+		const char *base = strrchr(dso__path(maps[i].dso), '/');
 		int fd;
 
-		if ((i && maps[i].ino == maps[i - 1].ino) || !maps[i].ino ||
-		    !has_dlsym(dso__path(maps[i].dso)))
+		if ((i && maps[i].ino == maps[i - 1].ino) || !maps[i].ino || !base ||
+		    strncmp(base + 1, "libc.so", 7) || pc->nr_start_libs == MAX_DLOPEN_LIBS ||
+		    lib_known(pc->start_libs, pc->nr_start_libs, &maps[i]))
 			continue;
+		fd = proc_map__open(pid, &maps[i]);
+		if (fd < 0)
+			continue;
+		attach_libc_start(pc, fd, &maps[i], dso__path(maps[i].dso));
+		close(fd);
+	}
+	for (uint32_t i = 0; pc->watch_dlopen && i < n; i++) {
+		int fd;
+
 		/* By the mapping's own inode: a container's libc may share the host's dso by
 		 * build ID, never its inode. */
-		for (k = 0; k < pc->nr_dlopen_libs; k++)
-			if (pc->dlopen_libs[k].dev == maps[i].dev && pc->dlopen_libs[k].ino == maps[i].ino)
-				break;
-		if (k < pc->nr_dlopen_libs || pc->nr_dlopen_libs == MAX_DLOPEN_LIBS)
+		if ((i && maps[i].ino == maps[i - 1].ino) || !maps[i].ino ||
+		    !has_dlsym(dso__path(maps[i].dso)) || pc->nr_dlopen_libs == MAX_DLOPEN_LIBS ||
+		    lib_known(pc->dlopen_libs, pc->nr_dlopen_libs, &maps[i]))
 			continue;
 		fd = proc_map__open(pid, &maps[i]);
 		if (fd < 0)
@@ -328,7 +435,7 @@ struct proc_collector *proc_collector__new(struct collect_ctx *ctx, int *err)
 	ctx->lua_fd = bpf_map__fd(pc->skel->maps.lua_procs);
 	ctx->lua_threads_fd = bpf_map__fd(pc->skel->maps.lua_threads);
 	*err = collect__add_ring(ctx, bpf_map__fd(pc->skel->maps.proc_events), handle_event, pc,
-				  NULL) ?:
+				  &ctx->proc_ring) ?:
 	       proctab__observe(ctx->proctab, &(struct proc_observer){
 						      .name = "procs",
 						      .maps = maps_cb,
@@ -401,6 +508,8 @@ void proc_collector__free(struct proc_collector *pc)
 		return;
 	for (uint32_t i = 0; i < pc->nr_dlopen_libs; i++)
 		bpf_link__destroy(pc->dlopen_libs[i].link);
+	for (uint32_t i = 0; i < pc->nr_start_libs; i++)
+		bpf_link__destroy(pc->start_libs[i].link);
 	proctab__watch_cgroups(pc->ctx->proctab, NULL, NULL);
 	proc_bpf__destroy(pc->skel);
 	free(pc);
@@ -417,6 +526,11 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 	out->exec_tables = c[PROC_CNT_EXEC_TABLES];
 	out->fork_tables = c[PROC_CNT_FORK_TABLES];
 	out->relearned = pc->relearned;
+	out->quiet_execs = c[PROC_CNT_QUIET_EXECS];
+	out->exit_maps = c[PROC_CNT_EXIT_MAPS];
+	out->start_tables = c[PROC_CNT_START_TABLES];
+	out->quiet_exes = pc->quiet_exes;
+	out->unquieted = pc->unquieted;
 	out->mapped = pc->mapped;
 	out->dlopen_libs = pc->nr_dlopen_libs;
 	out->dlopen_failed = pc->dlopen_failed;

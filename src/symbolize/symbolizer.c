@@ -433,6 +433,22 @@ static void unindex_dso(struct symbolizer *sym, struct dso *dso)
 	dso->indexed = false;
 }
 
+struct dso *symbolizer__dso_by_inode(struct symbolizer *sym, uint32_t major, uint32_t minor,
+				      uint64_t ino)
+{
+	dev_t dev = makedev(major, minor);
+	struct dso *dso;
+
+	pthread_mutex_lock(&sym->index_lock);
+	dso = find_by_ino(sym, dev, ino);
+	if (!dso)
+		dso = find_by_alias(sym, dev, ino);
+	if (dso)
+		dso__get(dso);
+	pthread_mutex_unlock(&sym->index_lock);
+	return dso;
+}
+
 struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid, const struct map_entry *e)
 {
 	dev_t dev = makedev(e->dev_major, e->dev_minor);

@@ -58,6 +58,13 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 struct dso *symbolizer__dso_for_mapping(struct symbolizer *sym, int pid,
 					 const struct map_entry *e);
 /*
+ * The dso already made for the file of device major:minor and inode ino, or NULL: for the
+ * mappings of a process gone (no file to open through it), with no check that the file was
+ * not rewritten since. Returns a new reference the caller puts.
+ */
+struct dso *symbolizer__dso_by_inode(struct symbolizer *sym, uint32_t major, uint32_t minor,
+				      uint64_t ino);
+/*
  * A new dso for the anonymous executable memory (JIT code) of one process, named through its
  * /tmp/perf-PID.map. The caller owns the reference.
  */

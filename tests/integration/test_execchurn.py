@@ -15,6 +15,11 @@ Every sample of those programs is one a user can trust:
 At least CHURN_COMPLETE of them are complete, and both markers are seen in the kernel paths
 they stand for.
 
+Then the same churn of distinct binaries (each its own build ID, as a host's many programs
+are): after a first run of each, their executables are quiet (nothing of them was needed at
+exec), and their execs wake nobody and read nothing. Their samples are as trustworthy, named
+by their own files: learned while they lived, or by the mappings their exits reported.
+
 Then fork churn: a program forks children that spin a millisecond in a known function, then exit
 or, every other one, exec a command (as a shell's children do). Each child is walked by its
 parent's table from its first instant and, gone long before its samples are read, named by its
@@ -27,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import TMP, check, checked, Daemon, exit_status  # noqa: E402
+from aplib import TMP, check, checked, Daemon, exit_status, metric_value  # noqa: E402
 
 COPIES = 20  # distinct files: each its own table, as distinct binaries are
 SECONDS = 6
@@ -97,6 +102,22 @@ FORK_SECONDS = 5
 FORK_COMPLETE = 0.95
 
 
+def build_distinct():
+    """COPIES binaries of one program, each linked with its own build ID: distinct files to
+    the symbolizer (copies of one file share its dso, and are never quiet)."""
+    src = os.path.join(TMP, "ec_q.c")
+    with open(src, "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    obj = os.path.join(TMP, "ec_q.o")
+    subprocess.run(["cc", "-O2", "-c", "-o", obj, src], check=True)
+    paths = []
+    for i in range(COPIES):
+        p = os.path.join(TMP, "ec_q%d" % i)
+        subprocess.run(["cc", "-o", p, obj, "-Wl,--build-id=0x%040x" % (i + 1)], check=True)
+        paths.append(p)
+    return paths
+
+
 def build_fork():
     src = os.path.join(TMP, "ec_fork.c")
     with open(src, "w") as f:
@@ -104,6 +125,12 @@ def build_fork():
     path = os.path.join(TMP, "ec_fork")
     subprocess.run(["cc", "-O2", "-o", path, src], check=True)
     return path
+
+
+def quiet_metrics(d):
+    m = d.metrics()
+    return {k: metric_value(m, *(k if isinstance(k, tuple) else (k,)), default=0)
+            for k in QUIET_METRICS}
 
 
 def churn(paths, seconds):
@@ -134,6 +161,19 @@ def run():
                               (int(time.time() - t0) + 1))
         assert code == 200, "HTTP %d: %r" % (code, body[:300])
         STATE["folded"] = body.decode()
+        quiet = build_distinct()
+        churn(quiet, 1)  # learned once each, and quiet once they exit
+        time.sleep(1)
+        before = quiet_metrics(d)
+        t0 = time.time()
+        STATE["quiet_spawns"] = churn(quiet, SECONDS)
+        time.sleep(0.5)
+        code, _, body = d.get("/debug/pprof/profile?seconds=%d&format=folded" %
+                              (int(time.time() - t0) + 1))
+        assert code == 200, "HTTP %d: %r" % (code, body[:300])
+        STATE["quiet_folded"] = body.decode()
+        after = quiet_metrics(d)
+        STATE["quiet"] = {k: after[k] - before[k] for k in QUIET_METRICS}
         fork = build_fork()
         # Its table built first too: a binary never seen ends its walks [truncated] while it
         # is built (test_unwind's startup checks), which is not this check's matter.
@@ -153,12 +193,18 @@ def run():
         d.stop()
 
 
-def classify():
+QUIET_METRICS = ("autoprof_quiet_execs_total",
+                 ("autoprof_quiet_processes_named_total", 'how="exit_maps"'),
+                 ("autoprof_quiet_processes_named_total", 'how="learned"'),
+                 "autoprof_maps_reads_total")
+
+
+def classify(folded="folded", prefix="ec_true"):
     kinds = {"complete": [], "truncated": [], "unnamed": [], "other": []}
-    for line in STATE["folded"].splitlines():
+    for line in STATE[folded].splitlines():
         stack, n = line.rsplit(" ", 1)
         fr = stack.split(";")
-        if not fr[0].startswith("ec_true") or len(fr) < 2:
+        if not fr[0].startswith(prefix) or len(fr) < 2:
             continue
         if "[truncated]" in fr:
             k = "truncated"
@@ -195,7 +241,9 @@ def test_trustworthy():
 def markers(root, kernel_fn):
     rows = [(n, fr) for n, fr in classify()["complete"] if fr[1] == root]
     assert rows, "no sample says %s" % root
-    off = [fr for _, fr in rows if kernel_fn not in fr]
+    # (A kernel stack of one frame is one the kernel's unwinder could not walk, in a
+    # retpoline thunk's first instructions: there is no path to check it against.)
+    off = [fr for _, fr in rows if kernel_fn not in fr and len(fr) > 3]
     assert not off, "%s outside %s: %s" % (root, kernel_fn, ";".join(off[0][:8]))
 
 
@@ -212,6 +260,37 @@ def test_no_exec_cut():
     cut = [fr for _, fr in classify()["truncated"] if "__x64_sys_execve" in fr and
            "load_elf_binary" in fr]
     assert not cut, "cut in the exec: %s" % ";".join(cut[0][:8])
+
+
+def test_quiet():
+    """Quiet execs: counted, nothing read for most, stacks as trustworthy, own names."""
+    q = STATE["quiet"]
+    kinds = classify("quiet_folded", "ec_q")
+    counts = {k: total(v) for k, v in kinds.items()}
+    all_ = sum(counts.values())
+    names = {fr[0] for rows in kinds.values() for _, fr in rows}
+    print("# quiet churn: %d spawns, %d quiet execs, named learned %d and by exit maps %d, %d "
+          "maps reads; %d samples: %s; %d names" % (
+              STATE["quiet_spawns"], q["autoprof_quiet_execs_total"],
+              q[("autoprof_quiet_processes_named_total", 'how="learned"')],
+              q[("autoprof_quiet_processes_named_total", 'how="exit_maps"')],
+              q["autoprof_maps_reads_total"], all_,
+              ", ".join("%s %d" % kv for kv in counts.items()), len(names)))
+    assert q["autoprof_quiet_execs_total"] >= 0.9 * STATE["quiet_spawns"], q
+    # Samples of processes gone before the next drain: named by their exits' mappings.
+    assert q[("autoprof_quiet_processes_named_total", 'how="exit_maps"')] > 0, q
+    assert q["autoprof_maps_reads_total"] <= 0.5 * STATE["quiet_spawns"], q
+    assert all_ >= MIN_SAMPLES, "only %d samples of the quiet churn" % all_
+    bad = sorted(kinds["other"], key=lambda r: -r[0])[:3]
+    assert not bad, "stacks that end in a frame that is not outermost, unmarked: %s" % [
+        ";".join(fr[:8]) for _, fr in bad]
+    assert counts["unnamed"] <= 0.03 * all_, counts
+    share = counts["complete"] / all_
+    cut = sorted(kinds["truncated"], key=lambda r: -r[0])[:3]
+    assert share >= CHURN_COMPLETE, "%.1f %% complete, want %.0f %%; cut most: %s" % (
+        100 * share, 100 * CHURN_COMPLETE, [";".join(fr[:8]) for _, fr in cut])
+    # Each named by its own file (a file of one build ID shares nothing with another's).
+    assert names <= {"ec_q%d" % i for i in range(COPIES)} and len(names) >= COPIES // 2, names
 
 
 def test_forked_children():
@@ -253,5 +332,6 @@ check("churn_stacks_complete_or_marked", checked(err, test_trustworthy))
 check("churn_exec_marked", checked(err, test_exec_marked))
 check("churn_exiting_marked", checked(err, test_exiting_marked))
 check("churn_exec_never_cut", checked(err, test_no_exec_cut))
+check("quiet_execs_trustworthy", checked(err, test_quiet))
 check("fork_children_whole_and_named", checked(err, test_forked_children))
 sys.exit(exit_status())

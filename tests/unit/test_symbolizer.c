@@ -350,7 +350,7 @@ TEST(exited_child_still_symbolizes)
 	addr = waiter_addr("waiter_sleep", base, 1);
 	CHECK(addr > base);
 
-	proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)pid, NULL, false, now_ns());
 	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
 	CHECK(p);
 	CHECK_STR(proc__exe(p), "waiter");
@@ -428,7 +428,7 @@ TEST(exec_seen_before_its_event_takes_the_new_name)
 	CHECK(f.dso);
 	CHECK_STR(dso__path(f.dso), tmp_waiter);
 	/* Then the event: the process starts over, and is named again. */
-	p = proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
+	p = proctab__exec(e.pt, (uint32_t)pid, NULL, false, now_ns());
 	CHECK(p);
 	CHECK_STR(proc__exe(p), "waiter");
 	CHECK_STR(proc__exe_path(p), tmp_waiter);
@@ -463,7 +463,7 @@ TEST(deleted_binary_symbolizes_through_map_files)
 	addr = waiter_addr("waiter_aligned", base, 4);
 	CHECK(addr > base);
 
-	proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)pid, NULL, false, now_ns());
 	p = proctab__get(e.pt, (uint32_t)pid, 0, now_ns());
 	CHECK(p);
 	/* Without " (deleted)". */
@@ -500,10 +500,10 @@ TEST(two_processes_of_one_binary_share_a_dso)
 	b2 = load_base(p2, path, NULL);
 	CHECK(b1 && b2);
 
-	proctab__exec(e.pt, (uint32_t)p1, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)p1, NULL, false, now_ns());
 	symbolizer__stats(e.sym, &s1);
 	CHECK(s1.dsos >= 1);
-	proctab__exec(e.pt, (uint32_t)p2, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)p2, NULL, false, now_ns());
 	symbolizer__stats(e.sym, &s2);
 	/* The executable, the libc and the loader: all known already. */
 	CHECK_EQ(s2.dsos, s1.dsos);
@@ -541,7 +541,7 @@ TEST(copy_of_a_binary_opened_once)
 	p1 = child__start(path);
 	CHECK(p1 > 0);
 	b1 = load_base(p1, path, NULL);
-	proctab__exec(e.pt, (uint32_t)p1, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)p1, NULL, false, now_ns());
 	symbolizer__stats(e.sym, &s0);
 	CHECK(s0.opens >= 1);
 
@@ -549,7 +549,7 @@ TEST(copy_of_a_binary_opened_once)
 	CHECK(p2 > 0);
 	b2 = load_base(p2, tmp_waiter, NULL);
 	CHECK(b1 && b2);
-	proctab__exec(e.pt, (uint32_t)p2, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)p2, NULL, false, now_ns());
 	symbolizer__stats(e.sym, &s1);
 	/* The copy alone is new: opened to read its build ID, then shared. */
 	CHECK_EQ(s1.opens, s0.opens + 1);
@@ -563,7 +563,7 @@ TEST(copy_of_a_binary_opened_once)
 	p3 = child__start(tmp_waiter);
 	CHECK(p3 > 0);
 	CHECK(load_base(p3, tmp_waiter, NULL));
-	proctab__exec(e.pt, (uint32_t)p3, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)p3, NULL, false, now_ns());
 	symbolizer__stats(e.sym, &s2);
 	CHECK_EQ(s2.opens, s1.opens);
 
@@ -574,7 +574,7 @@ TEST(copy_of_a_binary_opened_once)
 	p4 = child__start(tmp_waiter);
 	CHECK(p4 > 0);
 	CHECK(load_base(p4, tmp_waiter, NULL));
-	proctab__exec(e.pt, (uint32_t)p4, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)p4, NULL, false, now_ns());
 	symbolizer__stats(e.sym, &s3);
 	CHECK_EQ(s3.opens, s2.opens + 1);
 	child__kill(p1);
@@ -714,7 +714,7 @@ TEST(exit_drops_process_and_trim_forgets_unreferenced_dsos)
 	CHECK(pid > 0);
 	base = load_base(pid, path, NULL);
 	CHECK(base);
-	proctab__exec(e.pt, (uint32_t)pid, NULL, now_ns());
+	proctab__exec(e.pt, (uint32_t)pid, NULL, false, now_ns());
 	f = user_frame(&e, pid, waiter_addr("waiter_sleep", base, 0));
 	CHECK(f.dso);
 	CHECK_STR(dso__path(f.dso), path);
