@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -527,6 +528,96 @@ TEST(two_processes_of_one_binary_share_a_dso)
  * dso, and is opened once: later execs of the copy find it by its own inode, as the original's
  * find theirs. Rewritten in place, the copy is opened again.
  */
+/* A process's executable file mappings as its exit would report them (PROC_EV_MAPS). */
+struct exit_maps {
+	struct proc_exit_map m[16];
+	uint32_t n;
+};
+
+static int add_exit_map(const struct map_entry *me, void *arg)
+{
+	struct exit_maps *x = arg;
+
+	if (me->inode && me->path[0] == '/' && x->n < 16)
+		x->m[x->n++] = (struct proc_exit_map){ me->start, me->end, me->pgoff, me->inode,
+						       (uint32_t)kernel_dev(me->dev_major,
+									    me->dev_minor) };
+	return 0;
+}
+
+static bool claim_all(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return true;
+}
+
+/*
+ * A quiet executable: once a learned process of it exits with nothing claimed, its next
+ * process is taken without a read at exec, named by its comm, and, gone before any sample
+ * learned it, named by the mappings its exit reported. A claim takes the verdict back.
+ */
+TEST(quiet_exec_named_by_its_exit_maps)
+{
+	const char *path = fixture("waiter");
+	struct proc_exe_id exe = { .comm = "waiter" }, said;
+	struct proctab_stats st;
+	struct exit_maps x1 = { 0 }, x2 = { 0 };
+	struct stat sb;
+	struct env e;
+	struct frame f;
+	struct proc *p;
+	uint64_t b2;
+	pid_t p1, p2;
+	uint32_t n;
+
+	CHECK_EQ(env__init(&e), 0);
+	CHECK_EQ(stat(path, &sb), 0);
+	exe.ino = sb.st_ino;
+	exe.dev = (uint32_t)kernel_dev(major(sb.st_dev), minor(sb.st_dev));
+	p1 = child__start(path);
+	p2 = child__start(path);
+	CHECK(p1 > 0 && p2 > 0);
+	b2 = load_base(p2, path, NULL);
+	CHECK(b2);
+	CHECK_EQ(maps__for_each(p1, true, add_exit_map, &x1), 0);
+	CHECK_EQ(maps__for_each(p2, true, add_exit_map, &x2), 0);
+	CHECK(x1.n >= 2 && x2.n >= 2);
+
+	/* Learned at its exec, and all it mapped was learned: quiet. */
+	proctab__exec(e.pt, (uint32_t)p1, &exe, false, now_ns());
+	CHECK_EQ(proctab__exit_maps(e.pt, (uint32_t)p1, x1.m, x1.n, false, &said), 1);
+	CHECK_EQ(said.ino, exe.ino);
+	/* More mappings than its exit could report: not quiet. */
+	CHECK_EQ(proctab__exit_maps(e.pt, (uint32_t)p1, x1.m, x1.n, true, &said), 0);
+
+	p = proctab__exec(e.pt, (uint32_t)p2, &exe, true, now_ns());
+	CHECK(p && proc__unlearned(p));
+	CHECK_STR(proc__exe(p), "waiter");
+	CHECK_EQ(proc__maps(p, &n) == NULL || n == 0, 1);
+	child__kill(p2);
+	proctab__exiting(e.pt, (uint32_t)p2);
+	/* Gone before a sample learned it: its exit's mappings name its frames. */
+	CHECK_EQ(proctab__exit_maps(e.pt, (uint32_t)p2, x2.m, x2.n, false, &said), -1);
+	f = user_frame(&e, p2, waiter_addr("waiter_sleep", b2, 0));
+	CHECK(f.dso);
+	CHECK_STR(dso__path(f.dso), path);
+	CHECK_STR(frame_name(&e, &f, NULL), "waiter_sleep");
+	CHECK_STR(proc__exe(p), "waiter");
+	proctab__stats(e.pt, &st);
+	CHECK_EQ(st.quiet_execs, 1);
+	CHECK_EQ(st.named_at_exit, 1);
+	CHECK_EQ(st.quiet_learned, 0);
+
+	/* An observer that needed something at p1's exec: not quiet. */
+	CHECK_EQ(proctab__observe(e.pt, &(struct proc_observer){ .name = "claims",
+								  .claims = claim_all }),
+		 0);
+	CHECK_EQ(proctab__exit_maps(e.pt, (uint32_t)p1, x1.m, x1.n, false, &said), 0);
+	child__kill(p1);
+	env__fini(&e);
+}
+
 TEST(copy_of_a_binary_opened_once)
 {
 	const char *path = fixture("waiter");
@@ -819,6 +910,7 @@ int main(void)
 	RUN(deleted_binary_symbolizes_through_map_files);
 	tmp_waiter__remove();
 	RUN(two_processes_of_one_binary_share_a_dso);
+	RUN(quiet_exec_named_by_its_exit_maps);
 	RUN(copy_of_a_binary_opened_once);
 	RUN(kernel_frame_names_schedule);
 	RUN(unmapped_address_is_unknown);
