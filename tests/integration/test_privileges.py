@@ -56,11 +56,16 @@ def held():
 
 
 def task_status(pid):
-    """{tid: {field: value}} of every thread of pid."""
+    """{tid: {field: value}} of every thread of pid (one that exits meanwhile, as an HTTP
+    connection's does once it is answered, is left out: it holds nothing any more)."""
     out = {}
     for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-            out[tid] = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                out[tid] = dict(line.rstrip("\n").split(":\t", 1) for line in f
+                                if ":\t" in line)
+        except (FileNotFoundError, ProcessLookupError):
+            continue
     return out
 
 
