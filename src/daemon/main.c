@@ -127,7 +127,7 @@ static void ingest_prefer_latency(void)
 static void ingest_loop(struct daemon *d)
 {
 	struct collect_ctx *ctx = &d->ctx;
-	unsigned long long next_expire = 0, next_sweep = 0;
+	unsigned long long next_expire = 0, next_sweep = 0, next_copy = 0;
 	int wait_ms = POLL_MS;
 
 	while (!stopping) {
@@ -166,6 +166,11 @@ static void ingest_loop(struct daemon *d)
 		if (now >= next_expire) {
 			store__expire(ctx->store);
 			next_expire = now + NSEC_PER_SEC;
+		}
+		/* A debug file copied whole goes a step every 100 ms until done (symbolizer.h). */
+		if (now >= next_copy && symbolizer__copying(ctx->sym)) {
+			symbolizer__copy_step(ctx->sym);
+			next_copy = now + 100 * NSEC_PER_MSEC;
 		}
 		if (now >= next_sweep) {
 			proctab__sweep(ctx->proctab);

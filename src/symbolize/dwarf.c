@@ -413,6 +413,11 @@ size_t dwarf_info__maintain(struct dwarf_info *di, uint64_t idle_ns)
 	return freed;
 }
 
+bool dwarf_info__copying(const struct dwarf_info *di)
+{
+	return di && di->whole && di->next_cu < di->nr_cus;
+}
+
 unsigned long long dwarf_info__opens(const struct dwarf_info *di)
 {
 	return di ? di->opens : 0;

@@ -2,6 +2,7 @@
 #ifndef AUTOPROF_DWARF_H
 #define AUTOPROF_DWARF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,8 @@ size_t dwarf_info__bytes(const struct dwarf_info *di);
  * go.
  */
 size_t dwarf_info__maintain(struct dwarf_info *di, uint64_t idle_ns);
+/* Whether a whole copy has steps left (dwarf_info__maintain). */
+bool dwarf_info__copying(const struct dwarf_info *di);
 /* How many times libdw was opened over the file for lookups (1 without a release; a whole
  * copy's batches are one). */
 unsigned long long dwarf_info__opens(const struct dwarf_info *di);

@@ -135,6 +135,11 @@ size_t objsym__maintain(struct objsym *os, uint64_t idle_ns)
 	return os ? dwarf_info__maintain(os->dwarf, idle_ns) : 0;
 }
 
+bool objsym__copying(const struct objsym *os)
+{
+	return os && dwarf_info__copying(os->dwarf);
+}
+
 unsigned long long objsym__reopens(const struct objsym *os)
 {
 	unsigned long long n = os ? dwarf_info__opens(os->dwarf) : 0;

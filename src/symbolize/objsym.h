@@ -2,6 +2,7 @@
 #ifndef AUTOPROF_OBJSYM_H
 #define AUTOPROF_OBJSYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,8 @@ size_t objsym__bytes(const struct objsym *os);
 /* Copies more of the DWARF or lets libdw go (dwarf_info__maintain); returns the bytes let go.
  * Serialized with lookups. */
 size_t objsym__maintain(struct objsym *os, uint64_t idle_ns);
+/* Whether its DWARF is being copied whole (steps left for objsym__maintain). */
+bool objsym__copying(const struct objsym *os);
 /* How many times the DWARF reader was opened again after a release. */
 unsigned long long objsym__reopens(const struct objsym *os);
 /* Which sources were found, for metrics and logs. */

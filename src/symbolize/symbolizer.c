@@ -93,6 +93,7 @@ struct symbolizer {
 	size_t nr_all, cap_all;
 	uint64_t clock;
 	struct symbolizer_stats stats;
+	bool copying; /* a DWARF is being copied whole: symbolizer__copy_step has work */
 };
 
 /*
@@ -636,6 +637,8 @@ static int load_syms(struct symbolizer *sym, struct dso *dso)
 		sym->stats.load_errors_too_large++;
 		pr_debug("%s: a symbol source is over its size budget\n", dso->path);
 	}
+	if (objsym__copying(dso->syms))
+		__atomic_store_n(&sym->copying, true, __ATOMIC_RELAXED);
 	pr_debug("loaded %s: sources 0x%x, %zu bytes\n", dso->path, objsym__sources(dso->syms),
 		 objsym__bytes(dso->syms));
 	return 0;
@@ -994,6 +997,39 @@ static uint64_t held_bytes(struct symbolizer *sym)
 	return bytes;
 }
 
+/* Both locks held. copies_only: only the readers copying whole (symbolizer__copy_step). */
+static void maintain_dwarf(struct symbolizer *sym, bool copies_only)
+{
+	bool copying = false;
+
+	for (size_t i = 0; i < sym->nr_all; i++) {
+		struct objsym *os = sym->all[i]->syms;
+
+		if (!os || (copies_only && !objsym__copying(os)))
+			continue;
+		if (objsym__maintain(os, sym->opts.dwarf_idle_ns))
+			sym->stats.dwarf_releases++;
+		copying |= objsym__copying(os);
+	}
+	__atomic_store_n(&sym->copying, copying, __ATOMIC_RELAXED);
+}
+
+bool symbolizer__copying(struct symbolizer *sym)
+{
+	return __atomic_load_n(&sym->copying, __ATOMIC_RELAXED);
+}
+
+void symbolizer__copy_step(struct symbolizer *sym)
+{
+	if (pthread_mutex_trylock(&sym->index_lock))
+		return;
+	if (!pthread_mutex_trylock(&sym->lock)) {
+		maintain_dwarf(sym, true);
+		pthread_mutex_unlock(&sym->lock);
+	}
+	pthread_mutex_unlock(&sym->index_lock);
+}
+
 void symbolizer__trim(struct symbolizer *sym)
 {
 	size_t n = 0;
@@ -1041,9 +1077,7 @@ void symbolizer__trim(struct symbolizer *sym)
 	 * copied, or when a big file's readers read nothing new: otherwise the history's flushes,
 	 * naming a few frames every few seconds, keep glibc's debug file inflated (8.6 MiB) on an
 	 * idle host. What they named stays (dwarf_info__maintain). */
-	for (size_t i = 0; i < n; i++)
-		if (sym->all[i]->syms && objsym__maintain(sym->all[i]->syms, sym->opts.dwarf_idle_ns))
-			sym->stats.dwarf_releases++;
+	maintain_dwarf(sym, false);
 	/* What was freed since (tables evicted or let go, libdw's sections after a whole copy,
 	 * a scrape's buffers) lies amid the heap, which free() alone seldom gives back. */
 	if (mallinfo2().fordblks > SYM_TRIM_FREE_BYTES)

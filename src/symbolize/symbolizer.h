@@ -118,6 +118,15 @@ int symbolizer__stored_frame(struct symbolizer *sym, struct dso *stored, const c
 /* Forgets dsos nobody references and evicts symbol tables beyond the budget (LRU); the
  * eviction waits for a later call while a lookup holds the tables. */
 void symbolizer__trim(struct symbolizer *sym);
+/*
+ * Copies a step more of each DWARF being copied whole (what symbolizer__trim does at its
+ * sweeps), for the ingest thread to call every 100 ms while symbolizer__copying says so: a
+ * copy then takes seconds of the moment a file was first needed, not minutes of ten-second
+ * sweeps (glibc's: 15 steps, each re-inflating libdw every 50,000 rows). Never waits for a
+ * lock a lookup holds.
+ */
+void symbolizer__copy_step(struct symbolizer *sym);
+bool symbolizer__copying(struct symbolizer *sym);
 
 struct symbolizer_stats {
 	uint64_t lookups_hit;	  /* frame named from a symbol table */
