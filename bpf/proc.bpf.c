@@ -248,14 +248,12 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 		key.ctime_ns = BPF_CORE_READ(inode, i_ctime_sec) * 1000000000LL +
 			       (BPF_CORE_READ(inode, i_ctime_nsec) & 0x3fffffff);
 		e->exe_ctime_ns = key.ctime_ns;
+		/* Its first samples still wake user space (known_pids): a quiet process that
+		 * is sampled is learned while it lives, its own table published for the rest of
+		 * its walks; one gone first is named by its exit's mappings. */
 		if (bpf_map_lookup_elem(&quiet_exes, &key)) {
-			__u32 seen = PROC_WAKE_SAMPLES;
-
 			e->flags |= PROC_EV_QUIET;
 			count(PROC_CNT_QUIET_EXECS);
-			/* Its first samples wake nobody either: taken with the next drain, they
-			 * find it learned then, or gone and named by its exit's mappings. */
-			bpf_map_update_elem(&known_pids, &e->pid, &seen, BPF_ANY);
 		}
 		bpf_map_update_elem(&exec_pids, &e->pid, &one, BPF_ANY);
 	}
@@ -292,14 +290,15 @@ static __always_inline void emit_maps(struct task_struct *p, __u32 pid)
 	e->type = PROC_EV_MAPS;
 	e->pid = pid;
 	e->time_ns = bpf_ktime_get_ns();
-	e->truncated = 0;
+	/* Read before emit() drops it: user space's view of it is gone with the exit. */
+	e->flags = bpf_map_lookup_elem(&tracectx_offsets, &pid) ? PROC_MAPS_TRACECTX : 0;
 	bpf_for_each(task_vma, vma, p, 0) {
 		struct inode *inode;
 
 		if (!(vma->vm_flags & UNWIND_VM_EXEC) || !vma->vm_file)
 			continue;
 		if (n >= PROC_EXIT_MAPS) {
-			e->truncated = 1;
+			e->flags |= PROC_MAPS_TRUNCATED;
 			break;
 		}
 		inode = vma->vm_file->f_inode;

@@ -33,12 +33,16 @@ struct proc_ev_map {
 	__u32 pad;
 };
 
+/* struct proc_maps_ev.flags */
+#define PROC_MAPS_TRUNCATED 0x1 /* more than PROC_EXIT_MAPS: the rest are not reported */
+#define PROC_MAPS_TRACECTX  0x2 /* its trace context was published (tracectx_offsets) */
+
 struct proc_maps_ev {
 	__u32 type; /* PROC_EV_MAPS */
 	__u32 pid;
 	__u64 time_ns;
-	__u32 nr;	 /* executable file mappings in maps[], in address order */
-	__u32 truncated; /* more than PROC_EXIT_MAPS: the rest are not reported */
+	__u32 nr;    /* executable file mappings in maps[], in address order */
+	__u32 flags; /* PROC_MAPS_* */
 	struct proc_ev_map maps[PROC_EXIT_MAPS];
 };
 

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/log.h"
+#include "lib/timeconst.h"
 #include "unwind/unwind.h"
 #include "collect/collect.h"
 
@@ -35,6 +36,14 @@ int collect__add_ring(struct collect_ctx *ctx, int map_fd, int (*fn)(void *, voi
 		*ring = ring_buffer__ring(ctx->rb, ctx->nr_rings);
 	ctx->nr_rings++;
 	return 0;
+}
+
+void collect__drain_procs(struct collect_ctx *ctx)
+{
+	if (!ctx->proc_ring || ctx->in_proc_ring)
+		return;
+	ctx->proc_drained_ns = now_ns();
+	ring__consume(ctx->proc_ring);
 }
 
 int collect__share_maps(struct collect_ctx *ctx, struct bpf_object *obj)

@@ -33,6 +33,7 @@ struct collect_ctx {
 	 * when it was last (CLOCK_MONOTONIC). */
 	struct ring *proc_ring;
 	uint64_t proc_drained_ns;
+	bool in_proc_ring; /* its records are being handled: no drain may nest in one */
 	/* The process collector's pid map that samplers share (bpf/proc_abi.h), -1 until loaded. */
 	int known_pids_fd;
 	/* CPU time per process, for /metrics and its exemplars. */
@@ -61,6 +62,9 @@ struct collect_ctx {
 };
 
 struct ring;
+/* Drains the process ring now (its exec, exit and mappings records), unless one of its
+ * records is being handled (a drain nested in one would handle the next ones twice). */
+void collect__drain_procs(struct collect_ctx *ctx);
 /*
  * Adds map_fd to ctx->rb (creating it on first use); *ring (optional) gets the ring, for
  * occupancy. Returns 0 or a negative errno.

@@ -66,6 +66,8 @@ struct proctab {
 	struct proctab_stats stats;
 	char *env; /* ENV_CAP bytes, reused by every environment read */
 	struct container_ids *containers; /* NULL when out of memory: every exec reads */
+	void (*gone)(void *ctx); /* proctab__on_gone */
+	void *gone_ctx;
 };
 
 struct proctab *proctab__new(struct symbolizer *sym)
@@ -84,6 +86,12 @@ void proctab__watch_cgroups(struct proctab *pt, const volatile uint64_t *moves,
 {
 	if (pt->containers)
 		container_ids__watch(pt->containers, moves, renames);
+}
+
+void proctab__on_gone(struct proctab *pt, void (*fn)(void *ctx), void *ctx)
+{
+	pt->gone = fn;
+	pt->gone_ctx = ctx;
 }
 
 int proctab__observe(struct proctab *pt, const struct proc_observer *o)
@@ -458,6 +466,10 @@ static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 		free(ctx.exe_path);
 	}
 	close(procfd);
+	/* Past exit_mm (a zombie, or a process on its way out) its maps read empty: it is gone,
+	 * and what was known of it, or its exit's mappings, still name its samples. */
+	if (!err && !fresh.nr_maps)
+		err = -ESRCH;
 failed:
 	if (err) {
 		/* Keep what we knew: a process that exited is still resolved by its last maps. */
@@ -467,6 +479,9 @@ failed:
 			p->gone = true;
 			if (!p->nr_maps && !named && !p->exe_id.ino)
 				inherit(pt, p, now_ns);
+			/* Its exit's mappings, if they wait, name what the read could not. */
+			if (pt->gone)
+				pt->gone(pt->gone_ctx);
 		} else {
 			pt->stats.maps_errors++;
 			pr_debug("cannot read maps of pid %u: %s\n", p->pid, strerror(-err));
@@ -575,56 +590,88 @@ static bool exe_is_dso_file(const struct proc *p)
 	       kernel_dev(major(key.dev), minor(key.dev)) == p->exe_id.dev;
 }
 
-/* A quiet process gone before it was learned: its exit's mappings of files known already. */
-static void give_exit_maps(struct proctab *pt, struct proc *p, const struct proc_exit_map *maps,
-			   uint32_t n)
+static int by_start(const void *a, const void *b)
 {
-	struct proc_map *out = calloc(n ? n : 1, sizeof(*out));
-	uint32_t k = 0;
+	const struct proc_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The mappings its exit reported that p's maps lack (a quiet process never learned: all of
+ * them; one learned before the loader was done: the libraries), of files known already, added
+ * in place of what they overlap: its samples still in the rings are named by them.
+ */
+static void add_exit_maps(struct proctab *pt, struct proc *p, const struct proc_exit_map *maps,
+			  uint32_t n)
+{
+	struct proc_map *out = malloc((p->nr_maps + n) * sizeof(*out) + 1);
+	uint32_t k = 0, added = 0;
 
 	if (!out)
 		return;
-	for (uint32_t i = 0; i < n; i++) {
-		struct dso *dso = symbolizer__dso_by_inode(pt->sym, maps[i].dev >> 20,
-							   maps[i].dev & 0xfffff, maps[i].ino);
+	for (uint32_t i = 0; i < p->nr_maps; i++) {
+		bool hidden = false;
 
+		for (uint32_t j = 0; j < n && !hidden; j++)
+			hidden = !maps_file(p, maps[j].dev, maps[j].ino) &&
+				 p->maps[i].start < maps[j].end && maps[j].start < p->maps[i].end;
+		if (hidden)
+			dso__put(p->maps[i].dso);
+		else
+			out[k++] = p->maps[i];
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		struct dso *dso;
+
+		if (maps_file(p, maps[j].dev, maps[j].ino))
+			continue;
+		dso = symbolizer__dso_by_inode(pt->sym, maps[j].dev >> 20, maps[j].dev & 0xfffff,
+					       maps[j].ino);
 		if (!dso)
 			continue;
-		if (maps[i].ino == p->exe_id.ino && maps[i].dev == p->exe_id.dev)
+		if (maps[j].ino == p->exe_id.ino && maps[j].dev == p->exe_id.dev)
 			set_exe(p, dso__path(dso));
-		out[k++] = (struct proc_map){ maps[i].start, maps[i].end, maps[i].pgoff, dso,
-					      maps[i].dev, maps[i].ino };
+		out[k++] = (struct proc_map){ maps[j].start, maps[j].end, maps[j].pgoff, dso,
+					      maps[j].dev, maps[j].ino };
+		added++;
 	}
-	proc__drop_maps(p);
+	qsort(out, k, sizeof(*out), by_start);
+	free(p->maps);
 	p->maps = out;
 	p->nr_maps = k;
-	p->maps_gen++;
-	pt->stats.named_at_exit++;
+	if (added) {
+		p->maps_gen++;
+		pt->stats.named_at_exit++;
+	}
 }
 
 int proctab__exit_maps(struct proctab *pt, uint32_t pid, const struct proc_exit_map *maps,
 		       uint32_t n, bool truncated, struct proc_exe_id *exe)
 {
 	struct proc *p = *find(pt, pid);
+	bool missing = false;
 
 	if (!p || p->kthread || !p->exe_id.ino)
 		return -1;
 	*exe = p->exe_id;
-	if (p->unlearned) {
-		if (!p->nr_maps)
-			give_exit_maps(pt, p, maps, n);
+	/* A file it mapped after its maps were last read (all of them, never learned): its
+	 * samples still in the rings are named by its exit's mappings. */
+	for (uint32_t i = 0; i < n; i++)
+		missing |= !maps_file(p, maps[i].dev, maps[i].ino);
+	if (missing)
+		add_exit_maps(pt, p, maps, n);
+	if (p->unlearned)
 		return -1;
-	}
 	/* What it did at run time: read by the maps and the environment when it was learned. */
 	if (truncated || p->jvm || p->jit || p->ctx_addr || p->service_env[0])
 		return 0;
 	for (uint32_t i = 0; i < pt->nr_observers; i++)
 		if (pt->observers[i].claims && pt->observers[i].claims(pt->observers[i].ctx, pid))
 			return 0;
-	/* A file it mapped after its maps were last read was never looked at: no verdict. */
-	for (uint32_t i = 0; i < n; i++)
-		if (!maps_file(p, maps[i].dev, maps[i].ino))
-			return -1;
+	/* Files never looked at while it ran: no verdict. */
+	if (missing)
+		return -1;
 	return exe_is_dso_file(p);
 }
 

@@ -70,7 +70,8 @@ struct proc_observer {
 	uint32_t (*parent)(void *ctx, uint32_t pid);
 	/*
 	 * Whether this observer did something for pid's current image that the image's next
-	 * processes need at their exec (a runtime found, a trace context published, a target):
+	 * processes need at their exec (a runtime found, a target; a trace context published is
+	 * BPF's to say, src/sample/proc.c):
 	 * asked as a process that exec'd exits, before its exit is told. No observer claiming,
 	 * its executable may become quiet (proctab__exit_maps).
 	 */
@@ -81,6 +82,9 @@ struct proc_observer {
 #define PROCTAB_MAX_OBSERVERS 8
 /* Adds a copy of *o to the list. 0, or -ENOSPC past PROCTAB_MAX_OBSERVERS. */
 int proctab__observe(struct proctab *pt, const struct proc_observer *o);
+/* fn(ctx) is called when a maps read finds its process gone (or past exit_mm, its maps read
+ * empty or in part): what its exit reported may be drained then (proctab__exit_maps). */
+void proctab__on_gone(struct proctab *pt, void (*fn)(void *ctx), void *ctx);
 /* Whether p's maps are being read for a new image (true only inside a maps callback of an
  * exec): what was learned of the old image is stale. */
 bool proc__new_image(const struct proc *p);

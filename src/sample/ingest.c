@@ -10,7 +10,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bpf/tracectx_abi.h"
 #include "bpf/unwind_abi.h"
 #include "collect/collect.h"
 #include "lib/log.h"
@@ -110,12 +109,6 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 	return nu;
 }
 
-static void drain_procs(struct collect_ctx *ctx)
-{
-	ctx->proc_drained_ns = now_ns();
-	ring__consume(ctx->proc_ring);
-}
-
 int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t now_ns,
 		    struct ingest_stack *out)
 {
@@ -139,17 +132,11 @@ int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t n
 	if (ctx->proc_ring && !raw->kthread &&
 	    ((raw->time_ns && raw->time_ns >= ctx->proc_drained_ns) ||
 	     !proctab__find(ctx->proctab, raw->pid)))
-		drain_procs(ctx);
+		collect__drain_procs(ctx);
 	/* A process seen first here is learned now: its observers (Python's among them) hear
 	 * of its maps before its frames are resolved. */
 	p = proctab__get(ctx->proctab, raw->pid, raw->kthread, now_ns);
-	/* A quiet process gone before it was learned: its exit's mappings may be there now. */
-	if (p && ctx->proc_ring && proc__unlearned(p) && proc__exited(p)) {
-		uint32_t n;
 
-		if (!proc__maps(p, &n) || !n)
-			drain_procs(ctx);
-	}
 	/* Taken before an exec, in the image of the parent it was forked from: named as that. */
 	p = proctab__image_at(ctx->proctab, p, raw->time_ns, now_ns);
 	*out = (struct ingest_stack){
@@ -228,22 +215,19 @@ static void exec_cb(void *arg, uint32_t pid, struct proc *p)
 		unwinder__urgent(ctx->unwinder, pid);
 }
 
-/* A trace context published: its samplers look it up from the first sample on. */
-static bool claims_cb(void *arg, uint32_t pid)
+/* A process found gone by a maps read: its exit's mappings may wait in the process ring. */
+static void gone_cb(void *arg)
 {
-	struct collect_ctx *ctx = arg;
-	struct tracectx_loc loc;
-
-	return ctx->tracectx_fd >= 0 && !bpf_map_lookup_elem(ctx->tracectx_fd, &pid, &loc);
+	collect__drain_procs(arg);
 }
 
 int ingest__observe(struct collect_ctx *ctx)
 {
+	proctab__on_gone(ctx->proctab, gone_cb, ctx);
 	return proctab__observe(ctx->proctab, &(struct proc_observer){
 						      .name = "ingest",
 						      .maps = maps_cb,
 						      .exec = exec_cb,
-						      .claims = claims_cb,
 						      .ctx = ctx,
 					      });
 }

@@ -119,7 +119,11 @@ static void exit_maps(struct proc_collector *pc, const struct proc_maps_ev *e)
 	for (uint32_t i = 0; i < n; i++)
 		maps[i] = (struct proc_exit_map){ e->maps[i].start, e->maps[i].end, e->maps[i].pgoff,
 						  e->maps[i].ino, e->maps[i].dev };
-	verdict = proctab__exit_maps(pc->ctx->proctab, e->pid, maps, n, e->truncated, &exe);
+	verdict = proctab__exit_maps(pc->ctx->proctab, e->pid, maps, n,
+				     e->flags & PROC_MAPS_TRUNCATED, &exe);
+	/* A trace context published: its samplers look it up from the first sample on. */
+	if (verdict > 0 && (e->flags & PROC_MAPS_TRACECTX))
+		verdict = 0;
 	if (verdict < 0)
 		return;
 	key = (struct unwind_inode){ .dev = exe.dev, .ino = exe.ino, .ctime_ns = exe.ctime_ns };
@@ -135,17 +139,27 @@ static void exit_maps(struct proc_collector *pc, const struct proc_maps_ev *e)
 	}
 }
 
+static void handle_record(struct proc_collector *pc, const struct proc_ev *e);
+
 static int handle_event(void *arg, void *data, size_t size)
 {
 	struct proc_collector *pc = arg;
 	const struct proc_ev *e = data;
+	bool nested = pc->ctx->in_proc_ring;
 
 	if (size < sizeof(*e))
 		return 0;
-	if (e->type == PROC_EV_MAPS && size >= sizeof(struct proc_maps_ev)) {
+	pc->ctx->in_proc_ring = true;
+	if (e->type == PROC_EV_MAPS && size >= sizeof(struct proc_maps_ev))
 		exit_maps(pc, data);
-		return 0;
-	}
+	else
+		handle_record(pc, e);
+	pc->ctx->in_proc_ring = nested;
+	return 0;
+}
+
+static void handle_record(struct proc_collector *pc, const struct proc_ev *e)
+{
 	switch (e->type) {
 	case PROC_EV_EXEC: {
 		unsigned long long now = now_ns();
@@ -192,7 +206,6 @@ static int handle_event(void *arg, void *data, size_t size)
 		break;
 	}
 	}
-	return 0;
 }
 
 /* ---- dlopen: dlsym's entry in the C library ------------------------------------------------ */
