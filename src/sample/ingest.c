@@ -136,7 +136,6 @@ int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t n
 	/* A process seen first here is learned now: its observers (Python's among them) hear
 	 * of its maps before its frames are resolved. */
 	p = proctab__get(ctx->proctab, raw->pid, raw->kthread, now_ns);
-
 	/* Taken before an exec, in the image of the parent it was forked from: named as that. */
 	p = proctab__image_at(ctx->proctab, p, raw->time_ns, now_ns);
 	*out = (struct ingest_stack){

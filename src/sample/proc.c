@@ -255,39 +255,49 @@ static int find_sym(const struct elf_symbol *s, void *arg)
 	return f->n == MAX_DLOPEN_SITES;
 }
 
+/*
+ * Probes, for every process that maps it, the entry of each function of names (NULL-ended) the
+ * C library file fd defines, with prog; *link gets the link. 0, -ENOENT when it defines none,
+ * or a negative errno.
+ */
+static int attach_named(struct bpf_program *prog, int fd, const char *const *names,
+			struct bpf_link **link)
+{
+	struct find_sym f = { .names = names };
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts);
+	char path[64];
+
+	elf_version(EV_CURRENT);
+	f.elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!f.elf)
+		return -ENOEXEC;
+	elf__for_each_symbol(f.elf, ELF_DYNSYM, find_sym, &f);
+	elf_end(f.elf);
+	if (!f.n)
+		return -ENOENT;
+	opts.offsets = f.off;
+	opts.cnt = f.n;
+	/* The very file mapped, whichever mount namespace mapped it. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	*link = bpf_program__attach_uprobe_multi(prog, -1, path, NULL, &opts);
+	return *link ? 0 : -errno;
+}
+
 /* Probes the entry of a C library file's (fd's) dlsym for every process that maps it. */
 static void attach_dlopen(struct proc_collector *pc, int fd, const struct proc_map *m,
 			  const char *name)
 {
 	static const char *const names[] = { "dlsym", "dlvsym", NULL };
-	struct find_sym f = { .names = names };
-	char path[64];
-	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts);
 	struct dlopen_lib *l = &pc->dlopen_libs[pc->nr_dlopen_libs];
+	int err = attach_named(pc->skel->progs.proc_dlsym, fd, names, &l->link);
 
-	elf_version(EV_CURRENT);
-	f.elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!f.elf)
-		goto fail;
-	elf__for_each_symbol(f.elf, ELF_DYNSYM, find_sym, &f);
-	elf_end(f.elf);
 	/* A libc without it (glibc before 2.34 keeps it in libdl): known, nothing probed. */
-	if (!f.n)
-		goto known;
-	opts.offsets = f.off;
-	opts.cnt = f.n;
-	/* The very file mapped, whichever mount namespace mapped it. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	l->link = bpf_program__attach_uprobe_multi(pc->skel->progs.proc_dlsym, -1, path, NULL,
-						   &opts);
-	if (!l->link)
-		goto fail;
-	pr_debug("%s: dlopen watched\n", name);
-	goto known;
-fail:
-	pc->dlopen_failed++;
-	pr_warn("%s: cannot watch its dlopen calls\n", name);
-known:
+	if (!err) {
+		pr_debug("%s: dlopen watched\n", name);
+	} else if (err != -ENOENT) {
+		pc->dlopen_failed++;
+		pr_warn("%s: cannot watch its dlopen calls\n", name);
+	}
 	/* Looked at once, watched or not: every process maps its libc, and one that cannot be
 	 * probed must not be parsed again at each of their maps reads. */
 	l->dev = m->dev;
@@ -306,26 +316,11 @@ static void attach_libc_start(struct proc_collector *pc, int fd, const struct pr
 			      const char *name)
 {
 	static const char *const names[] = { "__libc_start_main", NULL };
-	struct find_sym f = { .names = names };
 	struct dlopen_lib *l = &pc->start_libs[pc->nr_start_libs];
-	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts);
-	char path[64];
+	int err = attach_named(pc->skel->progs.proc_libc_start, fd, names, &l->link);
 
-	elf_version(EV_CURRENT);
-	f.elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (f.elf) {
-		elf__for_each_symbol(f.elf, ELF_DYNSYM, find_sym, &f);
-		elf_end(f.elf);
-	}
-	if (f.n) {
-		opts.offsets = f.off;
-		opts.cnt = f.n;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		l->link = bpf_program__attach_uprobe_multi(pc->skel->progs.proc_libc_start, -1,
-							   path, NULL, &opts);
-		if (!l->link)
-			pr_debug("%s: cannot probe __libc_start_main\n", name);
-	}
+	if (err && err != -ENOENT)
+		pr_debug("%s: cannot probe __libc_start_main: %s\n", name, strerror(-err));
 	l->dev = m->dev;
 	l->ino = m->ino;
 	pc->nr_start_libs++;
