@@ -127,6 +127,15 @@ def build_fork():
     return path
 
 
+def folded_since(d, t0):
+    """The folded profile of what was sampled since t0, once the last drain is in."""
+    time.sleep(0.5)
+    code, _, body = d.get("/debug/pprof/profile?seconds=%d&format=folded" %
+                          (int(time.time() - t0) + 1))
+    assert code == 200, "HTTP %d: %r" % (code, body[:300])
+    return body.decode()
+
+
 def quiet_metrics(d):
     m = d.metrics()
     return {k: metric_value(m, *(k if isinstance(k, tuple) else (k,)), default=0)
@@ -156,22 +165,14 @@ def run():
         time.sleep(1)
         t0 = time.time()
         STATE["spawns"] = churn(paths, SECONDS)
-        time.sleep(0.5)
-        code, _, body = d.get("/debug/pprof/profile?seconds=%d&format=folded" %
-                              (int(time.time() - t0) + 1))
-        assert code == 200, "HTTP %d: %r" % (code, body[:300])
-        STATE["folded"] = body.decode()
+        STATE["folded"] = folded_since(d, t0)
         quiet = build_distinct()
         churn(quiet, 1)  # learned once each, and quiet once they exit
         time.sleep(1)
         before = quiet_metrics(d)
         t0 = time.time()
         STATE["quiet_spawns"] = churn(quiet, SECONDS)
-        time.sleep(0.5)
-        code, _, body = d.get("/debug/pprof/profile?seconds=%d&format=folded" %
-                              (int(time.time() - t0) + 1))
-        assert code == 200, "HTTP %d: %r" % (code, body[:300])
-        STATE["quiet_folded"] = body.decode()
+        STATE["quiet_folded"] = folded_since(d, t0)
         after = quiet_metrics(d)
         STATE["quiet"] = {k: after[k] - before[k] for k in QUIET_METRICS}
         fork = build_fork()
@@ -181,11 +182,7 @@ def run():
         time.sleep(1)
         t0 = time.time()
         subprocess.run([fork, str(FORK_SECONDS)], check=True, timeout=60)
-        time.sleep(0.5)
-        code, _, body = d.get("/debug/pprof/profile?seconds=%d&format=folded" %
-                              (int(time.time() - t0) + 1))
-        assert code == 200, "HTTP %d: %r" % (code, body[:300])
-        STATE["fork_folded"] = body.decode()
+        STATE["fork_folded"] = folded_since(d, t0)
         STATE["inherited"] = d.metric("autoprof_maps_inherited_total", default=0)
         STATE["fork_tables"] = d.metric("autoprof_unwind_fork_tables_total", default=0)
         STATE["before_exec"] = d.metric("autoprof_stacks_before_exec_total", default=0)
