@@ -167,6 +167,7 @@ struct pyproc {
 	uint32_t pid;
 	uint32_t gen; /* maps generation last looked at */
 	bool looked;
+	bool named; /* its maps named a CPython file, found or not */
 	enum pyresult result;
 	struct pyver ver;	       /* with PY_SUPPORTED */
 	uint64_t code_type;	       /* &PyCode_Type in the process */
@@ -563,6 +564,7 @@ static void python__locate(struct python *py, struct proc *p, uint32_t pid)
 	/* The maps the proctab just read name no CPython: no need to read them again. */
 	if (!maps_name_python(p))
 		return;
+	pp->named = true;
 	lc = (struct locate_ctx){py, pp, (int)pid};
 	maps__for_each((int)pid, true, locate__mapping, &lc);
 	switch (pp->result) {
@@ -609,13 +611,17 @@ static void exit_cb(void *ctx, uint32_t pid)
 	python__forget(ctx, pid);
 }
 
-/* A CPython found (or one whose version is not supported: it is looked at again at exec). */
+/*
+ * A CPython found, or a process whose maps named one: the read that looks for it races the
+ * process's exit and may find nothing, and an executable made quiet by such a miss would keep
+ * every later CPython of that file from being looked at until its first samples.
+ */
 static bool claims_cb(void *ctx, uint32_t pid)
 {
 	struct python *py = ctx;
 	struct pyproc *pp = *pyproc__slot(py, pid);
 
-	return pp && pp->result != PY_NONE;
+	return pp && (pp->named || pp->result != PY_NONE);
 }
 
 int python__observe(struct python *py, struct proctab *pt)
