@@ -546,9 +546,21 @@ static void otlp_pb__free(struct otlp_pb *pb)
  */
 static int otlp__table_attrs(struct otlp_enc *o, struct otlp_pb *pb)
 {
-	int64_t kernel, native, cpython = -1, lua = -1, a;
+	/* The frame types of runtimes' frames, by their dso's kind (the semantic conventions'
+	 * profile.frame.type values); every other user frame is native. */
+	static const struct {
+		enum dso_kind kind;
+		const char *type;
+	} runtimes[] = {
+		{ DSO_PYTHON, "cpython" },
+		{ DSO_LUA, "lua" },
+		{ DSO_JAVA, "jvm" },
+	};
+	int64_t kernel, native, typed[3] = { -1, -1, -1 }, a;
 	uint32_t i;
 
+	_Static_assert(sizeof(typed) / sizeof(typed[0]) == sizeof(runtimes) / sizeof(runtimes[0]),
+		       "one attribute per runtime");
 	pb->loc_attrs = array__alloc(o->e.nr_locs, sizeof(*pb->loc_attrs));
 	pb->map_attrs = array__alloc(o->e.nr_maps, sizeof(*pb->map_attrs));
 	if (!pb->loc_attrs || !pb->map_attrs)
@@ -559,23 +571,22 @@ static int otlp__table_attrs(struct otlp_enc *o, struct otlp_pb *pb)
 		return -ENOMEM;
 	for (i = 0; i < o->e.nr_locs; i++) {
 		const struct dso *dso = o->e.locs[i].dso;
+		enum dso_kind kind = dso ? dso__kind(dso) : DSO_ELF;
 
-		/* Interned at its first use: a profile without Python keeps its table as it was. */
-		if (dso && dso__kind(dso) == DSO_PYTHON && cpython < 0) {
-			cpython = otlp__attr(o, KEY_FRAME_TYPE, ATTR_STRING, 0, "cpython");
-			if (cpython < 0)
-				return cpython;
+		pb->loc_attrs[i] = kind == DSO_KERNEL ? kernel : native;
+		for (size_t r = 0; r < sizeof(runtimes) / sizeof(runtimes[0]); r++) {
+			if (kind != runtimes[r].kind)
+				continue;
+			/* Interned at its first use: a profile without that runtime keeps its
+			 * table as it was. */
+			if (typed[r] < 0) {
+				typed[r] = otlp__attr(o, KEY_FRAME_TYPE, ATTR_STRING, 0,
+						      runtimes[r].type);
+				if (typed[r] < 0)
+					return typed[r];
+			}
+			pb->loc_attrs[i] = typed[r];
 		}
-		if (dso && dso__kind(dso) == DSO_LUA && lua < 0) {
-			lua = otlp__attr(o, KEY_FRAME_TYPE, ATTR_STRING, 0, "lua");
-			if (lua < 0)
-				return lua;
-		}
-		pb->loc_attrs[i] = !dso ? native :
-				   dso__kind(dso) == DSO_KERNEL ? kernel :
-				   dso__kind(dso) == DSO_PYTHON ? cpython :
-				   dso__kind(dso) == DSO_LUA	? lua :
-								  native;
 	}
 	for (i = 0; i < o->e.nr_maps; i++) {
 		const char *build_id = dso__build_id(o->e.maps[i].dso);

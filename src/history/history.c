@@ -231,6 +231,7 @@ static bool stable(const struct dso *dso)
 	case DSO_VDSO:
 	case DSO_PYTHON:
 	case DSO_LUA:
+	case DSO_JAVA:
 		return true;
 	default:
 		return false;

@@ -113,17 +113,19 @@ int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t n
 		    struct ingest_stack *out)
 {
 	struct collect_ctx *ctx = ing->ctx;
-	uint32_t nk = raw->nr_kstack;
+	uint32_t nk = raw->nr_kstack, nl = raw->leaf ? 1 : 0;
 	struct dso *kernel;
 	struct proc *p;
 
 	if (nk > INGEST_MAX_KSTACK || raw->nr_ustack > INGEST_MAX_USTACK ||
 	    raw->nr_python > INGEST_MAX_PYTHON)
 		return -E2BIG;
+	if (nl)
+		ing->frames[0] = *raw->leaf;
 	if (nk) {
 		kernel = symbolizer__kernel_dso(ctx->sym);
 		for (uint32_t i = 0; i < nk; i++)
-			ing->frames[i] = (struct frame){
+			ing->frames[nl + i] = (struct frame){
 				kernel, raw->kstack[i] - (i > 0 || !raw->kleaf_exact)
 			};
 	}
@@ -141,7 +143,7 @@ int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t n
 	*out = (struct ingest_stack){
 		.proc = p,
 		.frames = ing->frames,
-		.nr_frames = nk + user_frames(ing, raw, p, now_ns, ing->frames + nk),
+		.nr_frames = nl + nk + user_frames(ing, raw, p, now_ns, ing->frames + nl + nk),
 	};
 	return 0;
 }

@@ -33,7 +33,8 @@ struct sample;
 #define INGEST_MAX_KSTACK 127
 #define INGEST_MAX_USTACK 127
 #define INGEST_MAX_PYTHON 96
-#define INGEST_MAX_FRAMES (INGEST_MAX_KSTACK + INGEST_MAX_USTACK + INGEST_MAX_PYTHON + 1)
+/* With the leaf a sampler puts first, and the marker of a truncated walk. */
+#define INGEST_MAX_FRAMES (1 + INGEST_MAX_KSTACK + INGEST_MAX_USTACK + INGEST_MAX_PYTHON + 1)
 
 /* One stack as BPF sent it. Every stack is leaf first. */
 struct ingest_raw {
@@ -51,6 +52,8 @@ struct ingest_raw {
 				  * (SYM_MARKER_EXEC, SYM_MARKER_EXITED), or SYM_MARKER_NONE */
 	const __u64 *python;		 /* (code, instruction) pairs (bpf/python_abi.h), or NULL */
 	uint32_t nr_python;
+	const struct frame *leaf; /* a frame before all others (a Java allocation's class), or
+				   * NULL; the caller holds its dso */
 };
 
 /* A resolved stack: kernel frames then user frames, leaf first. */

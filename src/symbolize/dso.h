@@ -31,11 +31,13 @@ enum dso_kind {
 			 * addr indexes the (function, file, line) table as DSO_PYTHON's does, the
 			 * path is the mapping's */
 	DSO_LUA,	/* interpreted Lua code, named as DSO_PYTHON's is */
+	DSO_JAVA,	/* a Java frame named by the JVM's own structures (an allocated class),
+			 * named as DSO_PYTHON's is */
 };
 
 enum dso_kind dso__kind(const struct dso *dso);
 /* The path the process mapped it at, or "[kernel.kallsyms]", "[vdso]", "[anon]", "[unknown]",
- * "[truncated]", "[python]", "[lua]", "[uprobes]", "[vsyscall]". */
+ * "[truncated]", "[python]", "[lua]", "[java]", "[uprobes]", "[vsyscall]". */
 const char *dso__path(const struct dso *dso);
 /* Lower-case hex GNU build ID, "" when the file has none. */
 const char *dso__build_id(const struct dso *dso);

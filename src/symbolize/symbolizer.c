@@ -76,7 +76,7 @@ struct symbolizer {
 	struct dso *markers[SYM_MARKER__MAX]; /* [SYM_MARKER_NONE] stays NULL */
 	struct dso *anon;
 	struct dso *vdso;
-	struct dso *python, *lua;
+	struct dso *python, *lua, *java;
 	struct dso *special[NR_SPECIAL];
 	/* Interpreted positions: entries in the order added (a frame's addr), and an index. Guarded
 	 * by interp_lock, taken after lock by lookups and alone by the ingest thread. */
@@ -184,11 +184,13 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	sym->vdso = dso__new(DSO_VDSO, "[vdso]", vdso_image_fd());
 	sym->python = dso__new(DSO_PYTHON, "[python]", -1);
 	sym->lua = dso__new(DSO_LUA, "[lua]", -1);
+	sym->java = dso__new(DSO_JAVA, "[java]", -1);
 	for (size_t i = 0; i < NR_SPECIAL; i++)
 		sym->special[i] = dso__new(DSO_SPECIAL, special_pages[i], -1);
 	if (sym->vdso && sym->vdso->fd < 0)
 		sym->vdso->fd = -1;
 	if (!sym->kernel || !sym->unknown || !sym->anon || !sym->vdso || !sym->python || !sym->lua ||
+	    !sym->java ||
 	    !sym->special[0] || !sym->special[1])
 		goto out_nomem;
 	return sym;
@@ -216,6 +218,7 @@ void symbolizer__free(struct symbolizer *sym)
 	dso__put(sym->vdso);
 	dso__put(sym->python);
 	dso__put(sym->lua);
+	dso__put(sym->java);
 	for (size_t i = 0; i < NR_SPECIAL; i++)
 		dso__put(sym->special[i]);
 	for (uint32_t i = 0; i < sym->nr_interp; i++) {
@@ -853,7 +856,7 @@ int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const
 int symbolizer__runtime_frame(struct symbolizer *sym, enum dso_kind kind, const char *function,
 			      const char *file, uint32_t line, struct frame *out)
 {
-	struct dso *dso = kind == DSO_LUA ? sym->lua : sym->python;
+	struct dso *dso = kind == DSO_LUA ? sym->lua : kind == DSO_JAVA ? sym->java : sym->python;
 	uint64_t h = interp_hash(function, file, line);
 	struct interp_pos *p;
 	uint32_t s;
@@ -966,6 +969,7 @@ int symbolizer__frame(struct symbolizer *sym, const struct frame *f, struct strt
 		break;
 	case DSO_PYTHON:
 	case DSO_LUA:
+	case DSO_JAVA:
 	case DSO_STORED:
 		err = lookup_interp(sym, f, st, out);
 		break;

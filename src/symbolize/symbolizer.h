@@ -100,8 +100,8 @@ bool symbolizer__kernel_page(const char *path);
 #define SYM_MAX_INTERP (1u << 18)
 int symbolizer__interp_frame(struct symbolizer *sym, const char *function, const char *file,
 			     uint32_t line, struct frame *out);
-/* The same for the interpreted code of kind (DSO_PYTHON, DSO_LUA): its frame's dso is that
- * runtime's ("[python]", "[lua]"), which exporters type the frame by. */
+/* The same for the interpreted code of kind (DSO_PYTHON, DSO_LUA, DSO_JAVA): its frame's dso
+ * is that runtime's ("[python]", "[lua]", "[java]"), which exporters type the frame by. */
 int symbolizer__runtime_frame(struct symbolizer *sym, enum dso_kind kind, const char *function,
 			      const char *file, uint32_t line, struct frame *out);
 
