@@ -227,7 +227,8 @@ static __always_inline __u32 alloc_stack(struct pt_regs *ctx, const struct walk_
  * registers of ctx (the allocating call's return).
  */
 static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_start *at,
-					 __u32 pid, __u64 ptr, __u64 size, __u64 mean, __u32 flags)
+					 __u32 pid, __u64 ptr, __u64 size, __u64 mean, __u64 unit,
+					 __u32 flags)
 {
 	struct memory_key key = { .pid = pid, .ptr = ptr };
 	struct memory_alloc_event *e;
@@ -248,18 +249,21 @@ static __always_inline void record_alloc(struct pt_regs *ctx, const struct walk_
 	e->size = size;
 	e->time_ns = bpf_ktime_get_ns();
 	e->mean = mean;
+	e->unit = unit;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->flags = flags;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	live.size = size;
-	if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
+	if (flags & MEMORY_F_JAVA) {
+		/* Named by its class, not its address: nothing to free. */
+	} else if (bpf_map_update_elem(&memory_live, &key, &live, BPF_ANY)) {
 		e->flags |= MEMORY_F_UNTRACKED;
 		count(MEMORY_CNT_DROP_LIVE_FULL);
 	}
 	n = alloc_stack(ctx, at, e, &python);
 	if (n > MEMORY_MAX_USTACK)
 		n = MEMORY_MAX_USTACK;
-	if (python && !(flags & MEMORY_F_GO) && n <= MEMORY_MAX_USTACK)
+	if (python && !(flags & (MEMORY_F_GO | MEMORY_F_JAVA)) && n <= MEMORY_MAX_USTACK)
 		pn = ustack__interp(ctx, pid, &e->stack[n], MEMORY_MAX_PYTHON);
 	e->nr_python = pn;
 	len = __builtin_offsetof(struct memory_alloc_event, stack) + (n + 2 * pn) * sizeof(__u64);
@@ -325,7 +329,7 @@ int memory_return(struct pt_regs *ctx)
 	if (!t->sampled || !ptr)
 		return 0;
 	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
-	record_alloc(ctx, &at, pid, ptr, size, mean_interval, 0);
+	record_alloc(ctx, &at, pid, ptr, size, mean_interval, 0, 0);
 	return 0;
 }
 
@@ -385,7 +389,56 @@ int memory_go(struct pt_regs *ctx)
 		return 0;
 	count(MEMORY_CNT_SAMPLED);
 	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
-	record_alloc(ctx, &at, pid, ptr, size, 0, MEMORY_F_GO);
+	record_alloc(ctx, &at, pid, ptr, size, 0, 0, MEMORY_F_GO);
+	return 0;
+}
+
+/*
+ * Java (HotSpot): the JVM tells AllocTracer of every allocation that took a new TLAB (the
+ * thread's next chunk of heap: its size is what the thread will allocate in it) and of every one
+ * made outside TLABs, whether JFR listens or not. Each stands for its bytes (the TLAB's, or the
+ * object's) and is sampled by them as a malloc of that size would be; the walk starts at the
+ * probe, user space strips libjvm's frames and puts the class first. The Klass travels as ptr.
+ */
+SEC("uprobe.multi")
+int memory_java(struct pt_regs *ctx)
+{
+	__u32 fn = bpf_get_attach_cookie(ctx) & 0xff;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 klass = PT_REGS_PARM1(ctx), p3 = PT_REGS_PARM3(ctx), p4 = PT_REGS_PARM4(ctx);
+	__u64 weight, unit;
+	struct mem_thread *t;
+	struct walk_start at;
+
+	/* Read before choosing (a select between ctx offsets does not verify). */
+	barrier_var(p3);
+	barrier_var(p4);
+	if (fn == MEMORY_FN_JAVA_TLAB) {
+		weight = p3;
+		unit = p4;
+	} else if (fn == MEMORY_FN_JAVA_OUTSIDE) {
+		weight = unit = p3;
+	} else {
+		return 0;
+	}
+	if (!klass || !weight)
+		return 0;
+	t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	count(MEMORY_CNT_CALLS);
+	if (!t->init) {
+		t->init = 1;
+		t->until_sample = next_interval();
+	}
+	t->until_sample -= (__s64)weight;
+	if (t->until_sample > 0)
+		return 0;
+	t->until_sample = next_interval();
+	count(MEMORY_CNT_SAMPLED);
+	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
+	record_alloc(ctx, &at, pid, klass, weight, mean_interval, unit, MEMORY_F_JAVA);
 	return 0;
 }
 

@@ -33,6 +33,9 @@ enum memory_fn {
 	/* Go: the runtime's own sampled path (register ABI: arguments in RAX, RBX, RCX...). */
 	MEMORY_FN_GO_MALLOC,	     /* runtime.mProf_Malloc([mp,] p, size): a sampled object */
 	MEMORY_FN_GO_FREE,	     /* runtime.freeSpecial(s, p, size): a profiled object swept */
+	/* HotSpot: what it tells AllocTracer (for JFR, which need not listen). */
+	MEMORY_FN_JAVA_TLAB,	     /* send_allocation_in_new_tlab(klass, obj, tlab, size, thr) */
+	MEMORY_FN_JAVA_OUTSIDE,	     /* send_allocation_outside_tlab(klass, obj, size, thr) */
 	MEMORY_FN__MAX,
 };
 
@@ -66,6 +69,9 @@ enum memory_event_flags {
 	MEMORY_F_USTACK_FP = 1 << 2,	   /* walked by frame pointers (no table yet) */
 	MEMORY_F_PRELOAD = 1 << 3,	   /* from the preload shim's ring (walked in user space) */
 	MEMORY_F_GO = 1 << 4,		   /* Go's runtime: its frames lead, mean is its rate */
+	MEMORY_F_JAVA = 1 << 5,		   /* HotSpot: ptr is the Klass, size the bytes it
+					    * stands for, unit the object's; not in the live
+					    * table (the collector moves objects) */
 };
 
 struct memory_free_event {
@@ -85,6 +91,7 @@ struct memory_alloc_event {
 	__u64 size;
 	__u64 time_ns;
 	__u64 mean;
+	__u64 unit; /* MEMORY_F_JAVA: the size of the object allocated */
 	__u32 tid;
 	__u32 flags;
 	__u32 nr_ustack;

@@ -571,6 +571,17 @@ static const struct metrics_row memory_rows[] = {
 		       "Attached Go processes profiled through the runtime's sampled path "
 		       "(runtime.mProf_Malloc, runtime.freeSpecial)"),
 	METRICS_SAMPLE(struct memory_stats, procs_go),
+	METRICS_FAMILY("autoprof_memory_java_processes", METRIC_GAUGE,
+		       "Target JVMs whose allocations HotSpot reports to the probes (AllocTracer)"),
+	METRICS_SAMPLE(struct memory_stats, procs_java),
+	METRICS_FAMILY("autoprof_memory_jvms_unprobed", METRIC_COUNTER,
+		       "Target JVMs not memory-profiled: their libjvm.so has no AllocTracer in its "
+		       "symbol table"),
+	METRICS_SAMPLE(struct memory_stats, jvm_unprobed),
+	METRICS_FAMILY("autoprof_memory_java_classes_unnamed", METRIC_COUNTER,
+		       "Java allocation samples whose class could not be read from the JVM "
+		       "(stored without it)"),
+	METRICS_SAMPLE(struct memory_stats, java_class_unnamed),
 	METRICS_FAMILY("autoprof_memory_live_allocations", METRIC_GAUGE,
 		       "Live sampled allocations held for the heap profile"),
 	METRICS_SAMPLE(struct memory_stats, live),

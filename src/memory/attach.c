@@ -31,6 +31,8 @@ struct candidate {
 	char path[PATH_MAX];
 	bool is_exe;
 	bool is_libc; /* the C library: last in line (see candidate__cmp) */
+	bool is_jvm;  /* HotSpot's libjvm.so: first (see candidate__cmp) */
+	bool is_jli;  /* the Java launcher's library, which loads libjvm.so */
 };
 
 struct candidates {
@@ -66,6 +68,8 @@ static int add_candidate(const struct map_entry *e, void *arg)
 	base = strrchr(c->path, '/') + 1;
 	c->is_libc = !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
 		     !strncmp(base, "ld-musl-", 8);
+	c->is_jvm = !strcmp(base, "libjvm.so");
+	c->is_jli = !strcmp(base, "libjli.so");
 	return 0;
 }
 
@@ -76,12 +80,15 @@ static int add_candidate(const struct map_entry *e, void *arg)
  * libc first now and then (mmap fills a hole above an earlier library that is big enough: 4
  * runs in 60 of a program linked with -ljemalloc), and libc is last in practice: it comes
  * after every library the program names (-lc is the linker's last), and one defining malloc
- * besides it is there to replace it.
+ * besides it is there to replace it. A JVM's libjvm.so comes first: a Java program's
+ * allocations are the JVM's to tell, whatever allocator its native code uses.
  */
 static int candidate__cmp(const void *a, const void *b)
 {
 	const struct candidate *x = a, *y = b;
 
+	if (x->is_jvm != y->is_jvm)
+		return x->is_jvm ? -1 : 1;
 	if (x->is_exe != y->is_exe)
 		return x->is_exe ? -1 : 1;
 	if (x->is_libc != y->is_libc)
@@ -120,12 +127,35 @@ static void mproc__set_go(struct mproc *p, struct memsites *ms, const struct map
 		ms->go_rt[i].lo += bias;
 		ms->go_rt[i].hi += bias;
 	}
-	p->go_rt = ms->go_rt;
-	p->nr_go_rt = ms->nr_go_rt;
+	p->rt = ms->go_rt;
+	p->nr_rt = ms->nr_go_rt;
 	ms->go_rt = NULL;
 	ms->nr_go_rt = 0;
 	p->go_rate_addr = ms->go_rate_vaddr ? ms->go_rate_vaddr + bias : 0;
 	p->mem_fd = p->go_rate_addr ? procmem__open(p->pid) : -1;
+}
+
+/* A JVM: libjvm.so's text (its candidate's span) leads stacks; the offsets that name classes,
+ * from the JVM's memory. 0 or a negative errno (the classes cannot be named). */
+static int mproc__set_java(struct mproc *p, const struct candidate *c)
+{
+	int fd, err;
+
+	p->rt = calloc(1, sizeof(*p->rt));
+	p->classes = calloc(JAVA_CLASSES, sizeof(*p->classes));
+	if (!p->rt || !p->classes)
+		return -ENOMEM;
+	p->rt[0] = (struct memsite_range){ c->lo, c->hi };
+	p->nr_rt = 1;
+	p->mem_fd = procmem__open(p->pid);
+	if (p->mem_fd < 0)
+		return p->mem_fd;
+	fd = maps__open_file((int)p->pid, &c->e);
+	if (fd < 0)
+		return fd;
+	err = hotspot__offsets(p->mem_fd, fd, &c->e, &p->hs);
+	close(fd);
+	return err;
 }
 
 /* The wrappers of malloc (memsites__wrappers) in every file p maps. */
@@ -166,6 +196,11 @@ int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		goto out;
 	qsort(cands, cs.nr, sizeof(*cands), candidate__cmp);
 	err = -EAGAIN;
+	/* A Java launcher before it loaded the JVM (a target from its exec on): its allocations
+	 * will be the JVM's to tell, not its malloc's. */
+	for (int i = 0; i < cs.nr; i++)
+		if (cands[i].is_jli && !cands[0].is_jvm)
+			goto out;
 	for (int i = 0; i < cs.nr; i++) {
 		char path[PATH_MAX + 64];
 		int fd = maps__open_file((int)p->pid, &cands[i].e);
@@ -177,6 +212,15 @@ int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		close(fd);
 		m->probes_emulated += ms.emulated;
 		m->probes_entry += ms.entry;
+		/* Its allocations are the JVM's to tell, and it cannot: not its malloc instead. */
+		if (ms.jvm_unprobed) {
+			m->jvm_unprobed++;
+			pr_warn("pid %u: %s has no AllocTracer in its symbol table (stripped?): its "
+				"Java allocations cannot be probed\n",
+				p->pid, cands[i].path);
+			err = -ENOTSUP;
+			goto out;
+		}
 		if (!nr)
 			continue;
 		mode = ms.mode;
@@ -197,6 +241,15 @@ int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 				goto out;
 			}
 			p->entry = attach_sites(m->skel->progs.memory_marker, p, path, ms.sites,
+						nr, false);
+		} else if (mode == MEMSITES_JAVA) {
+			err = mproc__set_java(p, &cands[i]);
+			if (err) {
+				pr_warn("pid %u: cannot read HotSpot's tables in %s: %s\n", p->pid,
+					cands[i].path, strerror(-err));
+				goto out;
+			}
+			p->entry = attach_sites(m->skel->progs.memory_java, p, path, ms.sites,
 						nr, false);
 		} else if (mode == MEMSITES_GO) {
 			/* Entries only: Go moves stacks, which a uretprobe does not survive. */
@@ -223,7 +276,7 @@ int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		p->mode = mode;
 		if (mode == MEMSITES_GO)
 			mproc__set_go(p, &ms, &cands[i].e);
-		else
+		else if (mode != MEMSITES_JAVA)
 			mproc__find_wrappers(p, cands, cs.nr);
 		err = 0;
 		/* Its mappings now include the allocator's object: the unwinder must know them,
@@ -233,6 +286,9 @@ int mproc__attach(struct memory *m, struct mproc *p, uint64_t now)
 		if (mode == MEMSITES_PRELOAD)
 			pr_info("pid %u (%s): preload shim %s, its ring read\n", p->pid, p->exe,
 				cands[i].path);
+		else if (mode == MEMSITES_JAVA)
+			pr_info("pid %u (%s): HotSpot's allocation reports probed in %s\n", p->pid,
+				p->exe, cands[i].path);
 		else if (mode == MEMSITES_GO)
 			pr_info("pid %u (%s): Go runtime's sampled path probed (%s)\n", p->pid,
 				p->exe, nr > 1 ? "allocations and frees" : "allocations only");
@@ -275,9 +331,11 @@ void mproc__detach(struct memory *m, struct mproc *p)
 		drop_live(m, p->pid);
 	p->attached = false;
 	p->mode = MEMSITES_ATTACH;
-	free(p->go_rt);
-	p->go_rt = NULL;
-	p->nr_go_rt = 0;
+	free(p->rt);
+	p->rt = NULL;
+	p->nr_rt = 0;
+	free(p->classes);
+	p->classes = NULL;
 	free(p->wrap);
 	p->wrap = NULL;
 	p->nr_wrap = 0;

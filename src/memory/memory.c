@@ -35,6 +35,7 @@
 #include "store/liveset.h"
 #include "store/store.h"
 #include "symbolize/dso.h"
+#include "symbolize/symbolizer.h"
 #include "proc/proctab.h"
 #include "unwind/unwind.h"
 #include "bpf/memory.skel.h"
@@ -47,6 +48,7 @@ static const char *const mode_names[] = {
 	[MEMSITES_ATTACH] = "attach",
 	[MEMSITES_PRELOAD] = "preload",
 	[MEMSITES_GO] = "go",
+	[MEMSITES_JAVA] = "java",
 };
 #include "memory/memsample.h"
 
@@ -417,23 +419,61 @@ static bool in_ranges(const struct memsite_range *r, size_t n, uint64_t pc)
 }
 
 /*
- * How many leading frames of a sample are not the program's: a Go sample's runtime frames
- * (mProf_Malloc, mallocgc, newobject...), another's wrappers of malloc (C++ operator new, Rust's
- * __rust_alloc...), by address. The sample belongs to the first frame after them, the Go
- * function that allocated or the caller of new; a stack of them alone (the runtime's own
- * allocations) is kept whole. *mean: a Go process's MemProfileRate.
+ * The class of a Java sample (its Klass, e->ptr) as a frame into *f, named from the JVM's
+ * memory once per class. Under m->lock. 0 or a negative errno (not named: counted).
  */
-static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e, uint64_t *mean)
+static int java_class(struct memory *m, struct mproc *p, uint64_t klass, struct frame *f)
+{
+	struct java_class *c = &p->classes[(klass >> 3) % JAVA_CLASSES];
+	char name[256];
+	int err;
+
+	if (c->klass == klass) {
+		*f = c->frame;
+		return 0;
+	}
+	err = hotspot__klass_name(p->mem_fd, &p->hs, klass, name, sizeof(name));
+	if (!err)
+		err = symbolizer__runtime_frame(m->ctx->sym, DSO_JAVA, name, "", 0, f);
+	if (err) {
+		m->java_class_unnamed++;
+		return err;
+	}
+	/* A class unloaded and another loaded at its address keeps the first name: classes
+	 * of the application are seldom unloaded, and never while they allocate. */
+	*c = (struct java_class){ klass, *f };
+	return 0;
+}
+
+/*
+ * How many leading frames of a sample are not the program's: a Go sample's runtime frames
+ * (mProf_Malloc, mallocgc, newobject...), a Java sample's in libjvm.so (AllocTracer,
+ * MemAllocator, the runtime entry of the code that allocated), another's wrappers of malloc
+ * (C++ operator new, Rust's __rust_alloc...), by address. The sample belongs to the first frame
+ * after them, the Go or Java function that allocated or the caller of new; a stack of them alone
+ * (the runtime's own allocations) is kept whole. *mean: a Go process's MemProfileRate. *leaf: a
+ * Java sample's class, the frame before all (leaf->dso NULL: none).
+ */
+static uint32_t lead_frames(struct memory *m, const struct memory_alloc_event *e, uint64_t *mean,
+			    struct frame *leaf)
 {
 	struct mproc *p;
 	uint32_t n = 0;
 
+	leaf->dso = NULL;
 	pthread_mutex_lock(&m->lock);
 	p = *mproc__find(m, e->pid);
-	if (p && p->mode == MEMSITES_GO) {
+	if (p && p->mode == MEMSITES_JAVA && (e->flags & MEMORY_F_JAVA)) {
+		while (n < e->nr_ustack && in_ranges(p->rt, p->nr_rt, e->stack[n]))
+			n++;
+		if (n == e->nr_ustack)
+			n = 0;
+		if (java_class(m, p, e->ptr, leaf))
+			leaf->dso = NULL;
+	} else if (p && p->mode == MEMSITES_GO) {
 		int64_t rate = 0;
 
-		while (n < e->nr_ustack && in_ranges(p->go_rt, p->nr_go_rt, e->stack[n]))
+		while (n < e->nr_ustack && in_ranges(p->rt, p->nr_rt, e->stack[n]))
 			n++;
 		if (n == e->nr_ustack)
 			n = 0;
@@ -465,6 +505,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	struct mproc *p_tracked;
 	char exe[sizeof(p_tracked->exe)] = "";
 	uint64_t mean = e->mean;
+	struct frame leaf;
 	uint32_t skip = 0;
 
 	if (nu > MEMORY_MAX_USTACK || np > MEMORY_MAX_PYTHON ||
@@ -472,7 +513,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->drop_malformed++;
 		return;
 	}
-	skip = lead_frames(m, e, &mean);
+	skip = lead_frames(m, e, &mean, &leaf);
 	/* Every entry is a return address, the first too (the allocating call's). */
 	raw = (struct ingest_raw){
 		.pid = e->pid,
@@ -481,6 +522,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		.utruncated = !!(e->flags & MEMORY_F_USTACK_TRUNCATED),
 		.python = np ? &e->stack[nu] : NULL,
 		.nr_python = np,
+		.leaf = leaf.dso ? &leaf : NULL,
 	};
 	if (ingest__resolve(m->ingest, &raw, now_ns(), &st)) {
 		m->drop_malformed++;
@@ -491,6 +533,9 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 	memcpy(comm, e->comm, MEMORY_COMM_LEN);
 	comm[MEMORY_COMM_LEN] = '\0';
 	memsample__scale(e->size, mean ? mean : m->mean, drand48(), &objects, &bytes);
+	/* Java: the bytes of a TLAB's worth of objects of this one's size. */
+	if ((e->flags & MEMORY_F_JAVA) && e->unit)
+		objects = (bytes + e->unit / 2) / e->unit;
 	smp = (struct sample){
 		.type = PROFILE_ALLOCS,
 		.pid = e->pid,
@@ -506,7 +551,7 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		m->drop_store++;
 	else
 		m->ingested++;
-	if (e->flags & MEMORY_F_UNTRACKED)
+	if (e->flags & (MEMORY_F_UNTRACKED | MEMORY_F_JAVA))
 		return;
 
 	pthread_mutex_lock(&m->lock);
@@ -785,6 +830,7 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 		out->procs_attached += p->attached;
 		out->procs_preload += p->attached && p->mode == MEMSITES_PRELOAD;
 		out->procs_go += p->attached && p->mode == MEMSITES_GO;
+		out->procs_java += p->attached && p->mode == MEMSITES_JAVA;
 		out->procs_pending += !p->attached;
 	}
 	liveset__count(m->live, &live, &live_bytes);
@@ -797,6 +843,8 @@ void memory__stats(struct memory *m, struct memory_stats *out)
 	out->attach_failed = m->attach_failed;
 	out->probes_emulated = m->probes_emulated;
 	out->probes_entry = m->probes_entry;
+	out->jvm_unprobed = m->jvm_unprobed;
+	out->java_class_unnamed = m->java_class_unnamed;
 	/* What the rings carried counts as what the markers' probes counted before them. */
 	out->bpf[MEMORY_CNT_SAMPLED] += m->preload_allocs;
 	out->bpf[MEMORY_CNT_FREES] += m->preload_frees;

@@ -63,6 +63,9 @@ struct memory_stats {
 	unsigned long long procs_attached, procs_pending;
 	unsigned long long procs_preload; /* of the attached, through the preload shim */
 	unsigned long long procs_go;	  /* of the attached, through Go's runtime */
+	unsigned long long procs_java;	  /* of the attached, through HotSpot's AllocTracer */
+	unsigned long long jvm_unprobed;  /* JVM targets whose libjvm.so lacks AllocTracer */
+	unsigned long long java_class_unnamed; /* Java samples whose class was not read */
 	unsigned long long live, live_bytes; /* held now; bytes as estimated */
 	unsigned long long ingested, drop_store, drop_malformed;
 	unsigned long long attach_ok, attach_failed;

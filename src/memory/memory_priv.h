@@ -20,6 +20,7 @@
 #include "lib/timeconst.h"
 #include "memory/memsites.h"
 #include "memory/preload.h"
+#include "runtime/hotspot.h"
 #include "memory/memtarget.h"
 #include "sample/ingest.h"
 #include "symbolize/frame.h"
@@ -46,6 +47,13 @@ struct target {
 	unsigned long long start;
 };
 
+/* Java classes named, by their Klass: direct-mapped (classes recur, and a miss costs 3 reads). */
+#define JAVA_CLASSES 256
+struct java_class {
+	uint64_t klass;
+	struct frame frame; /* the class as a frame (symbolizer__runtime_frame's) */
+};
+
 /* A process matched by a target: attached, or waiting for its allocator to be mapped. */
 struct mproc {
 	struct mproc *next;
@@ -54,10 +62,14 @@ struct mproc {
 	enum memsites_mode mode;
 	bool seen; /* mark for a rescan */
 	struct preload_ring *pring; /* preload: the shim's ring */
-	/* Go: the runtime's functions (run-time addresses; they lead stacks), MemProfileRate's
-	 * address, read through mem_fd at each sample */
-	struct memsite_range *go_rt;
-	size_t nr_go_rt;
+	/* Go and Java: the runtime's own code (run-time addresses; it leads stacks, and is
+	 * stripped from them): Go's runtime package's functions, libjvm.so's text. Go:
+	 * MemProfileRate's address, read through mem_fd at each sample. Java: mem_fd reads the
+	 * classes' names, found by the offsets in hs, and kept by their Klass in classes */
+	struct memsite_range *rt;
+	size_t nr_rt;
+	struct hotspot_offsets hs;
+	struct java_class *classes;
 	/* Others: the functions that only pass an allocation on (operator new...), sorted */
 	struct memsite_range *wrap;
 	size_t nr_wrap;
@@ -86,6 +98,8 @@ struct memory {
 	struct liveset *live; /* sampled allocations not freed yet (its own lock) */
 	unsigned long long ingested, drop_store, drop_malformed, attach_ok, attach_failed;
 	unsigned long long probes_emulated, probes_entry;
+	unsigned long long jvm_unprobed;	  /* JVM targets whose libjvm.so lacks AllocTracer */
+	unsigned long long java_class_unnamed; /* Java samples whose class could not be read */
 	/* preload rings: records read (allocations, frees), and what the closed rings had */
 	unsigned long long preload_allocs, preload_frees, preload_unwound_truncated;
 	struct preload_ring_stats preload_gone;

@@ -57,6 +57,22 @@ static const struct {
 #define NR_PRELOAD_SYMS (sizeof(preload_syms) / sizeof(preload_syms[0]))
 _Static_assert(NR_ALLOC_FNS <= MEMSITES_MAX, "memsites.sites too small");
 
+/*
+ * HotSpot: what it tells AllocTracer (for JFR) of allocations in new TLABs and outside them,
+ * local functions of libjvm.so's .symtab, matched with their arguments as the probe reads them:
+ * (Klass*, HeapWord*, size_t tlab_size, size_t alloc_size, Thread*) and (Klass*, HeapWord*,
+ * size_t alloc_size, Thread*), JDK 11 to 25. gHotSpotVMStructs, exported, says it is a libjvm.
+ */
+static const struct {
+	const char *prefix, *args; /* the mangled name's start, then what follows the HeapWord */
+	enum memory_fn fn;
+} java_fns[] = {
+	{ "_ZN11AllocTracer27send_allocation_in_new_tlabEP5Klass", "mmP", MEMORY_FN_JAVA_TLAB },
+	{ "_ZN11AllocTracer28send_allocation_outside_tlabEP5Klass", "mP", MEMORY_FN_JAVA_OUTSIDE },
+};
+#define NR_JAVA_FNS (sizeof(java_fns) / sizeof(java_fns[0]))
+#define JAVA_MARK "gHotSpotVMStructs"
+
 /* Go: the runtime's sampled path (runtime.mProf_Malloc), the sweeper's free of a profiled
  * object's record (runtime.freeSpecial), and the rate it samples at. */
 enum { GO_MALLOC, GO_FREE, GO_RATE, GO_ABI0, NR_GO_SYMS };
@@ -267,6 +283,57 @@ static int find_go_sites(struct memsites *ms, Elf *elf, int fd)
 	return nr;
 }
 
+struct java_query {
+	uint64_t vaddr[NR_JAVA_FNS];
+};
+
+static int java_sym__match(const struct elf_symbol *s, void *ctx)
+{
+	struct java_query *q = ctx;
+
+	if (GELF_ST_TYPE(s->sym.st_info) != STT_FUNC || !s->sym.st_value)
+		return 0;
+	for (size_t k = 0; k < NR_JAVA_FNS; k++) {
+		size_t len = strlen(java_fns[k].prefix);
+		const char *rest;
+
+		if (q->vaddr[k] || strncmp(s->name, java_fns[k].prefix, len))
+			continue;
+		/* The HeapWord (P8HeapWord, PP12HeapWordImpl), then the sizes and the thread. */
+		rest = strstr(s->name + len, "HeapWord");
+		if (!rest)
+			continue;
+		rest += strlen("HeapWord");
+		if (!strncmp(rest, "Impl", 4))
+			rest += 4;
+		if (!strncmp(rest, java_fns[k].args, strlen(java_fns[k].args)))
+			q->vaddr[k] = s->sym.st_value;
+	}
+	return 0;
+}
+
+/* HotSpot's AllocTracer in a libjvm.so. 0: not a libjvm, or one without them (jvm_unprobed). */
+static int find_java_sites(struct memsites *ms, Elf *elf, int fd)
+{
+	struct java_query q = { 0 };
+	const char *mark = JAVA_MARK;
+	uint64_t vaddr, off;
+	int nr = 0;
+
+	lookup_syms(elf, &mark, 1, &vaddr);
+	if (!vaddr)
+		return 0;
+	elf__for_each_symbol(elf, ELF_SYMTAB, java_sym__match, &q);
+	for (size_t k = 0; k < NR_JAVA_FNS; k++) {
+		if (!q.vaddr[k] || probe_offset(ms, elf, fd, q.vaddr[k], &off)) {
+			ms->jvm_unprobed = true;
+			return 0;
+		}
+		ms->sites[nr++] = (struct memsite){ off, java_fns[k].fn, false };
+	}
+	return nr;
+}
+
 int memsites__find(int fd, const struct map_entry *e, struct memsites *ms)
 {
 	const char *names[NR_ALLOC_FNS];
@@ -288,6 +355,11 @@ int memsites__find(int fd, const struct map_entry *e, struct memsites *ms)
 	nr = find_go_sites(ms, elf, fd);
 	if (nr) {
 		ms->mode = MEMSITES_GO;
+		goto out;
+	}
+	nr = find_java_sites(ms, elf, fd);
+	if (nr || ms->jvm_unprobed) {
+		ms->mode = MEMSITES_JAVA;
 		goto out;
 	}
 	for (size_t k = 0; k < NR_ALLOC_FNS; k++)

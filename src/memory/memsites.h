@@ -5,7 +5,8 @@
 /*
  * Where memory profiling probes a process, in one file it maps: the preload shim (its flush
  * marker, and where its record is), Go's sampled path (runtime.mProf_Malloc, freeSpecial, with
- * the runtime's functions and MemProfileRate), or the allocator functions the file defines
+ * the runtime's functions and MemProfileRate), HotSpot's AllocTracer (libjvm.so's .symtab), or
+ * the allocator functions the file defines
  * (.dynsym, and .symtab for a static executable). Each probe sits on the function's first
  * instruction the kernel emulates (x86insn__probe_offset). Reads the ELF file only: no BPF, no
  * process.
@@ -23,6 +24,7 @@ enum memsites_mode {
 	MEMSITES_ATTACH,  /* the allocator's functions */
 	MEMSITES_PRELOAD, /* the preload shim */
 	MEMSITES_GO,	  /* Go's runtime */
+	MEMSITES_JAVA,	  /* HotSpot's libjvm.so */
 };
 
 struct memsite {
@@ -50,11 +52,14 @@ struct memsites {
 	int64_t go_text_delta;
 	struct memsite_range *go_rt;
 	size_t nr_go_rt;
+	/* HotSpot: the file is a libjvm.so (it exports gHotSpotVMStructs) whose symbol table
+	 * lacks AllocTracer: its JVM's allocations cannot be probed (nr is 0) */
+	bool jvm_unprobed;
 };
 
 /*
  * Fills *ms for the file open at fd (the caller's), mapped at e. Returns ms->nr: 0 when the file
- * is neither the shim nor Go nor defines both malloc and free.
+ * is neither the shim nor Go nor libjvm.so nor defines both malloc and free.
  */
 int memsites__find(int fd, const struct map_entry *e, struct memsites *ms);
 /* Frees what *ms owns; accepts one already released. */
