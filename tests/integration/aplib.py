@@ -205,11 +205,12 @@ def pprof_tool(data, *args):
     return r.stdout
 
 
-def traces(data):
-    """Parses `go tool pprof -traces -sample_index=samples`: a list of
-    (count, labels dict, frames leaf first)."""
+def traces(data, index="samples"):
+    """Parses `go tool pprof -traces -sample_index=INDEX`: a list of
+    (value, labels dict, frames leaf first); bytes in B."""
     out = []
-    text = pprof_tool(data, "-traces", "-sample_index=samples")
+    text = pprof_tool(data, "-traces", "-sample_index=" + index,
+                      *(["-unit=B"] if index.endswith("space") else []))
     for block in text.split("-----------+-------------------------------------------------------")[1:]:
         labels, frames, count = {}, [], None
         for line in block.splitlines():
@@ -219,7 +220,7 @@ def traces(data):
             if m and count is None:
                 labels[m.group(1)] = m.group(2).strip()
                 continue
-            m = re.match(r"^\s+(\d+)\s+(\S.*)$", line)
+            m = re.match(r"^\s*(\d+)B?\s+(\S.*)$", line)
             if m and count is None:
                 count = int(m.group(1))
                 frames.append(m.group(2).strip())
