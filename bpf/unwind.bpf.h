@@ -297,6 +297,23 @@ __noinline int unwind__cache_put(__u64 i, __u64 pc, __u32 interrupted, __u64 rul
 
 __noinline int unwind__vma(__u64 pc, struct unwind_mapping *out);
 
+/*
+ * A frame of a JVM's interpreter code, [lo, hi): its word (UNWIND_FRAME_JAVA with the Method
+ * its frame holds, 0 when unreadable), else 0. A global function: the verifier checks it once.
+ */
+__noinline __u64 unwind__java_frame(__u64 lo, __u64 hi, __u64 pc, __u64 bp)
+{
+	__u64 method = 0;
+
+	if (pc < lo || pc >= hi || !bp)
+		return 0;
+	if (bpf_probe_read_user(&method, sizeof(method), (void *)(bp - UNWIND_JAVA_METHOD_SLOT)) ||
+	    method >= UNWIND_FRAME_JAVA)
+		method = 0;
+	return UNWIND_FRAME_JAVA | method;
+}
+#define UNWIND_JAVA_FRAME(w, lo, hi) unwind__java_frame(lo, hi, (w)->pc, (w)->bp)
+
 /* Whether the instruction before pc is a syscall (0f 05). */
 static __always_inline bool unwind__after_syscall(__u64 pc)
 {

@@ -117,6 +117,14 @@ struct unwind_file {
 #define UNWIND_FRAME_SLOT(f) ((__u32)(((f) & ~UNWIND_FRAME_FILE) >> 32))
 #define UNWIND_FRAME_OFF(f) ((__u32)(f))
 
+/*
+ * A frame of a JVM's interpreter is sent as the Method it runs (read from the frame, at rbp -
+ * UNWIND_JAVA_METHOD_SLOT) with bit 62 (no user address has it, nor a file frame): the code's
+ * address would say only "Interpreter". User space names the method from the JVM's structures.
+ */
+#define UNWIND_FRAME_JAVA (1ULL << 62)
+#define UNWIND_JAVA_METHOD_SLOT 24 /* HotSpot x86_64: frame::interpreter_frame_method_offset */
+
 /* User frames one walk writes at most (the kernel's perf_event_max_stack default). */
 #define UNWIND_MAX_FRAMES 127
 
@@ -176,6 +184,9 @@ struct unwind_proc {
 	/* Changes with every table user space publishes, for any process: what a walk cached
 	 * under an older one may name other files at the same addresses. */
 	__u64 gen;
+	/* A JVM's interpreter code, [java_lo, java_hi) (0, 0: none): its frames are sent as
+	 * UNWIND_FRAME_JAVA. */
+	__u64 java_lo, java_hi;
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];
 };
 

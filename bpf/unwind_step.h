@@ -255,8 +255,19 @@ static long unwind__step(__u64 i, void *arg)
 	file_off = m->file_off;
 	slot = m->file;
 mapped:
-	if (slot == UNWIND_NO_FILE)
+	if (slot == UNWIND_NO_FILE) {
+		/* A JVM's interpreter: its frame says which method it runs. Read at every walk,
+		 * so never cached. */
+		if (w->proc && w->proc->java_hi) {
+			__u64 jw = UNWIND_JAVA_FRAME(w, w->proc->java_lo, w->proc->java_hi);
+
+			if (jw) {
+				w->stack[i] = jw;
+				goto fp_stop;
+			}
+		}
 		goto fp_put;
+	}
 	f = UNWIND_FILE(slot);
 	if (!f)
 		goto fp_stop;

@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 			goto cleanup;
 	}
 	if (d.cfg.jvm_perf_map) {
-		d.jvm = jvm__new(d.ctx.sym, &err);
+		d.jvm = jvm__new(d.ctx.sym, d.ctx.unwinder, &err);
 		if (!d.jvm)
 			goto cleanup;
 	}

@@ -723,6 +723,10 @@ static const struct metrics_row jvm_rows[] = {
 		       "JVM stacks cut after the first JIT frame because the JVM keeps no frame "
 		       "pointers (-XX:-PreserveFramePointer) or has not said yet"),
 	METRICS_SAMPLE(struct jvm_stats, stacks_cut),
+	METRICS_FAMILY("autoprof_jvm_interpreted_frames_unnamed", METRIC_COUNTER,
+		       "Interpreted Java frames whose method could not be read from the JVM "
+		       "(named Interpreter)"),
+	METRICS_SAMPLE(struct jvm_stats, methods_unnamed),
 	METRICS_FAMILY("autoprof_jvm_attach", METRIC_COUNTER,
 		       "Attach API calls, done as the JVM's user in its mount namespace, by result: "
 		       "ok, symlink (a symlink where the trigger or socket goes: refused), owner "

@@ -428,6 +428,9 @@ static int java_class(struct memory *m, struct mproc *p, uint64_t klass, struct 
 	char name[256];
 	int err;
 
+	/* (0 is no key: an empty entry holds it. BPF sends none.) */
+	if (!klass)
+		return -EINVAL;
 	if (c->klass == klass) {
 		*f = c->frame;
 		return 0;

@@ -849,7 +849,7 @@ uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		if (!(addrs[i] & PROC_NOT_ADDRESS) && !lookup_map(p, addrs[i]))
+		if (!(addrs[i] & (PROC_NOT_ADDRESS | PROC_JAVA_METHOD)) && !lookup_map(p, addrs[i]))
 			break;
 	/* Something was mapped since we looked (dlopen, a library loaded after exec). */
 	if (i < n && !p->gone &&
@@ -864,6 +864,8 @@ uint32_t proctab__user_frames(struct proctab *pt, struct proc *p, const uint64_t
 
 		if (addrs[i] & PROC_NOT_ADDRESS) {
 			out[i] = (struct frame){ unknown, addrs[i] };
+		} else if (addrs[i] & PROC_JAVA_METHOD) {
+			out[i] = (struct frame){ p->jit ? p->jit : unknown, addrs[i] };
 		} else if (!m) {
 			pt->stats.frames_unmapped++;
 			/* A JIT makes code executable all the time (V8 does after start-up): in a

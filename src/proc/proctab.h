@@ -181,12 +181,15 @@ const char *proc__container_id(const struct proc *p);
  */
 const char *proc__service(const struct proc *p);
 #define PROC_NOT_ADDRESS (1ULL << 63)
+#define PROC_JAVA_METHOD (1ULL << 62)
 /*
  * Translates user addresses to frames (same order). Frames borrow the dso from the proctab; the
  * store takes its own references. Addresses in no mapping become [unknown] frames, or, in a
  * process with JIT code, frames of its JIT dso (named through its perf map). Words past user
  * space (PROC_NOT_ADDRESS: a frame BPF sent as its file and offset) are left to the caller:
- * [unknown] frames here, no miss. Returns the frames
+ * [unknown] frames here, no miss. A JVM's interpreted frames (PROC_JAVA_METHOD: the Method it
+ * runs) are frames of its JIT dso with that word, for the jit_frames observer to name. Returns
+ * the frames
  * written, fewer than n when the jit_frames observer cut the stack: *cut is then set and the caller adds the
  * [truncated] frame (out has room for n + 1).
  */

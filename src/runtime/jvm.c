@@ -2,6 +2,8 @@
 #define pr_fmt(fmt) "jvm: " fmt
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +17,8 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "lib/procmaps.h"
+#include "lib/procmem.h"
 #include "lib/timeconst.h"
 #include "lib/ufile.h"
 #include "symbolize/frame.h"
@@ -24,6 +28,8 @@
 #include "proc/proctab.h"
 #include "runtime/jvm.h"
 #include "runtime/jvmattach.h"
+#include "runtime/hotspot.h"
+#include "unwind/unwind.h"
 
 #define BUCKETS 256
 /* The first request at once, then at most one per interval, doubling up to the cap: code a
@@ -35,6 +41,8 @@
 #define JITS_MAX	  4
 /* Failed requests in a row after which a JVM is left alone (about 25 s with the intervals). */
 #define MAX_FAILURES 5
+/* Interpreted methods named, by their Method: direct-mapped per JVM. */
+#define METHODS 512
 
 enum jvm_fp { FP_UNKNOWN, FP_YES, FP_NO };
 
@@ -62,16 +70,34 @@ struct jvm_proc {
 	char map_name[32];  /* perf-NSPID.map */
 	char sock_name[32]; /* .java_pidNSPID, its attach socket */
 	bool our_listener;  /* there was no socket before our first request */
+	/* Its interpreted frames (UNWIND_FRAME_JAVA): its memory and structures, read by the
+	 * attach thread (once the interpreter is there), then by the ingest thread under the
+	 * lock; the methods named so far. */
+	int mem_fd;
+	bool structs_read, interp_known, interp_busy, interp_given_up;
+	uint64_t interp_next_ns; /* no look for it before */
+	struct hotspot_offsets hs;
+	struct jvm_method {
+		uint64_t method;
+		struct frame frame;
+	} *methods;
+};
+
+enum jvm_job_kind {
+	JOB_MAP,    /* ask for a perf map */
+	JOB_INTERP, /* find the interpreter (learn_interpreter) */
+	JOB_EXIT,   /* the JVM is gone */
 };
 
 struct jvm_job {
 	struct jvm_job *next;
 	struct jvm_proc *jp;
-	bool exit;
+	enum jvm_job_kind kind;
 };
 
 struct jvm {
 	struct symbolizer *sym;
+	struct unwinder *unwinder; /* told where each JVM's interpreter is; NULL: not */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thread;
@@ -91,18 +117,52 @@ static struct jvm_proc **find(struct jvm *j, uint32_t pid)
 }
 
 /* Under j->lock. */
-static int queue(struct jvm *j, struct jvm_proc *jp, bool exit)
+static int queue(struct jvm *j, struct jvm_proc *jp, enum jvm_job_kind kind)
 {
 	struct jvm_job *job = calloc(1, sizeof(*job));
 
 	if (!job)
 		return -ENOMEM;
 	job->jp = jp;
-	job->exit = exit;
+	job->kind = kind;
 	*j->tail = job;
 	j->tail = &job->next;
 	pthread_cond_signal(&j->cond);
 	return 0;
+}
+
+/*
+ * Under j->lock: an interpreted frame's method (its word: PROC_JAVA_METHOD | Method*) as a
+ * [java] frame; a Method that cannot be read is "Interpreter", as the perf map says.
+ */
+static struct frame method_frame(struct jvm *j, struct jvm_proc *jp, uint64_t word)
+{
+	uint64_t method = word & ~PROC_JAVA_METHOD;
+	struct jvm_method *c = NULL;
+	struct frame f = { NULL, 0 };
+	char name[256] = "Interpreter";
+
+	/* (0, the frame unreadable, is no key: an empty entry holds it.) */
+	if (jp->methods && method) {
+		c = &jp->methods[(method >> 3) % METHODS];
+		if (c->method == method)
+			return c->frame;
+	}
+	int err = -EAGAIN;
+
+	if (!jp->interp_known ||
+	    (err = hotspot__method_name(jp->mem_fd, &jp->hs, method, name, sizeof(name)))) {
+		pr_debug("pid %u: method %#" PRIx64 " not named: %d\n", jp->pid, method, err);
+		snprintf(name, sizeof(name), "Interpreter");
+		j->stats.methods_unnamed++;
+	}
+	if (symbolizer__runtime_frame(j->sym, DSO_JAVA, name, "", 0, &f))
+		return (struct frame){ symbolizer__unknown_dso(j->sym), word };
+	/* A method unloaded and another at its address keeps the first name: methods are
+	 * seldom unloaded, and never while their frames run. */
+	if (c)
+		*c = (struct jvm_method){ method, f };
+	return f;
 }
 
 uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *frames, uint32_t n,
@@ -124,6 +184,7 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 		}
 		jp->pid = pid;
 		jp->tmp_fd = -1;
+		jp->mem_fd = -1;
 		jp->interval_ns = MIN_INTERVAL_NS;
 		*slot = jp;
 		j->stats.processes++;
@@ -141,6 +202,14 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 			continue;
 		if (first_jit < 0)
 			first_jit = i;
+		/* An interpreted frame: named by its method, no map to ask for. Its frame
+		 * pointer is the interpreter's, always kept: the walk goes on past it. */
+		if (frames[i].addr & PROC_JAVA_METHOD) {
+			frames[i] = method_frame(j, jp, frames[i].addr);
+			if (first_jit == (int64_t)i)
+				first_jit = -1;
+			continue;
+		}
 		/* Past the first JIT frame of a JVM without frame pointers the "frames" are any
 		 * values: no reason to ask for a map. */
 		if (first_jit < (int64_t)i && jp->fp != FP_YES)
@@ -150,8 +219,14 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 			break;
 		}
 	}
-	if (miss && !jp->busy && !jp->given_up && now >= jp->next_ns && !queue(j, jp, false))
+	if (miss && !jp->busy && !jp->given_up && now >= jp->next_ns && !queue(j, jp, JOB_MAP))
 		jp->busy = true;
+	/* Its interpreter, looked for until found (a JVM starting has not generated it yet). */
+	if (j->unwinder && !jp->interp_known && !jp->interp_busy && !jp->interp_given_up &&
+	    now >= jp->interp_next_ns && !queue(j, jp, JOB_INTERP)) {
+		jp->interp_busy = true;
+		jp->interp_next_ns = now + MIN_INTERVAL_NS;
+	}
 	/* Without frame pointers a compiled frame's rbp is any value: what the walk found past
 	 * the first JIT frame may be a caller from long ago, or 0, which ends a walk as if it
 	 * were complete. Until the JVM said, assume so. */
@@ -180,7 +255,7 @@ void jvm__exit(struct jvm *j, uint32_t pid)
 		*slot = jp->next;
 		j->stats.processes--;
 		/* Without memory for the job, the entry leaks rather than race the thread. */
-		queue(j, jp, true);
+		queue(j, jp, JOB_EXIT);
 	}
 	pthread_mutex_unlock(&j->lock);
 }
@@ -298,6 +373,77 @@ static void ask_fp(struct jvm *j, struct jvm_proc *jp)
 	pthread_mutex_unlock(&j->lock);
 }
 
+struct libjvm_find {
+	struct map_entry e;
+	char path[PATH_MAX];
+	bool found;
+};
+
+static int find_libjvm(const struct map_entry *e, void *arg)
+{
+	struct libjvm_find *lf = arg;
+	const char *base = strrchr(e->path, '/');
+
+	if (lf->found || !base || strcmp(base, "/libjvm.so"))
+		return 0;
+	lf->e = *e;
+	snprintf(lf->path, sizeof(lf->path), "%s", e->path);
+	lf->e.path = lf->path;
+	lf->found = true;
+	return 1;
+}
+
+/*
+ * Attach thread: where the JVM's interpreter is, from its own structures, told to the unwinder
+ * so that its walks send interpreted frames by their methods. Once the structures are read
+ * (looked for again, at most once a second, while the JVM has not generated it yet).
+ */
+static void learn_interpreter(struct jvm *j, struct jvm_proc *jp)
+{
+	struct hotspot_offsets hs;
+	struct libjvm_find lf = { .found = false };
+	uint64_t lo, hi;
+	int fd, err = -ESRCH;
+
+	if (!jp->structs_read) {
+		if (jp->mem_fd < 0)
+			jp->mem_fd = procmem__open(jp->pid);
+		if (jp->mem_fd < 0 || maps__for_each((int)jp->pid, true, find_libjvm, &lf) < 0 ||
+		    !lf.found)
+			goto out;
+		fd = maps__open_file((int)jp->pid, &lf.e);
+		if (fd < 0)
+			goto out;
+		err = hotspot__offsets(jp->mem_fd, fd, &lf.e, &hs);
+		close(fd);
+		pthread_mutex_lock(&j->lock);
+		jp->structs_read = true;
+		jp->hs = hs;
+		if (!jp->methods)
+			jp->methods = calloc(METHODS, sizeof(*jp->methods));
+		pthread_mutex_unlock(&j->lock);
+		if (err || !hs.methods) {
+			pr_info("pid %u: its interpreted methods stay unnamed: %s\n", jp->pid,
+				err ? strerror(-err) : "HotSpot's tables lack the fields");
+			pthread_mutex_lock(&j->lock);
+			jp->interp_given_up = true;
+			goto out_locked;
+		}
+	}
+	err = hotspot__interpreter(jp->mem_fd, &jp->hs, &lo, &hi);
+	if (!err) {
+		unwinder__set_java(j->unwinder, jp->pid, lo, hi);
+		pr_debug("pid %u: interpreter at %#" PRIx64 "-%#" PRIx64 "\n", jp->pid, lo, hi);
+	}
+out:
+	pthread_mutex_lock(&j->lock);
+	if (!err)
+		jp->interp_known = true;
+out_locked:
+	jp->interp_busy = false;
+	pthread_mutex_unlock(&j->lock);
+}
+
 static void request(struct jvm *j, struct jvm_proc *jp)
 {
 	struct perf_map *pm = NULL, *old;
@@ -380,6 +526,9 @@ static void release(struct jvm *j, struct jvm_proc *jp, bool preload)
 		unlinkat(jp->tmp_fd, jp->sock_name, 0);
 	if (jp->tmp_fd >= 0)
 		close(jp->tmp_fd);
+	if (jp->mem_fd >= 0)
+		close(jp->mem_fd);
+	free(jp->methods);
 	perf_map__free(jp->pm);
 	for (uint32_t i = 0; i < jp->nr_jits; i++)
 		dso__put(jp->jits[i]);
@@ -403,8 +552,10 @@ static void *jvm__thread(void *arg)
 		if (!j->head)
 			j->tail = &j->head;
 		pthread_mutex_unlock(&j->lock);
-		if (job->exit)
+		if (job->kind == JOB_EXIT)
 			release(j, job->jp, true);
+		else if (job->kind == JOB_INTERP)
+			learn_interpreter(j, job->jp);
 		else
 			request(j, job->jp);
 		free(job);
@@ -414,7 +565,7 @@ static void *jvm__thread(void *arg)
 	return NULL;
 }
 
-struct jvm *jvm__new(struct symbolizer *sym, int *err)
+struct jvm *jvm__new(struct symbolizer *sym, struct unwinder *unwinder, int *err)
 {
 	struct jvm *j = calloc(1, sizeof(*j));
 
@@ -423,6 +574,7 @@ struct jvm *jvm__new(struct symbolizer *sym, int *err)
 		return NULL;
 	}
 	j->sym = sym;
+	j->unwinder = unwinder;
 	j->tail = &j->head;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->cond, NULL);
@@ -450,7 +602,7 @@ void jvm__free(struct jvm *j)
 		struct jvm_job *job = j->head;
 
 		j->head = job->next;
-		if (job->exit)
+		if (job->kind == JOB_EXIT)
 			release(j, job->jp, false);
 		free(job);
 	}

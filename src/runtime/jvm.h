@@ -29,8 +29,10 @@ struct dso;
 struct frame;
 struct symbolizer;
 
-/* Starts the attach thread. Returns NULL with *err set. */
-struct jvm *jvm__new(struct symbolizer *sym, int *err);
+struct unwinder;
+/* Starts the attach thread; unwinder (NULL: none) learns where each JVM's interpreter is, so
+ * that interpreted frames are named by their methods. Returns NULL with *err set. */
+struct jvm *jvm__new(struct symbolizer *sym, struct unwinder *unwinder, int *err);
 /* Stops the thread and removes the perf maps it caused that are still there. Accepts NULL. */
 void jvm__free(struct jvm *j);
 
@@ -54,6 +56,7 @@ struct jvm_stats {
 	uint64_t requests_skipped; /* another writer's map was there: left to it */
 	uint64_t maps_removed;	   /* maps we caused, removed at exit */
 	uint64_t stacks_cut;	   /* stacks cut after a JIT frame (no frame pointers) */
+	uint64_t methods_unnamed;  /* interpreted frames whose method could not be read */
 	uint64_t attach[JVMATTACH_NR]; /* attach API calls, by how they ended */
 };
 void jvm__stats(struct jvm *j, struct jvm_stats *out);

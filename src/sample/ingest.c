@@ -24,6 +24,7 @@
 #include "unwind/unwind.h"
 
 _Static_assert(PROC_NOT_ADDRESS == UNWIND_FRAME_FILE, "proctab leaves BPF's file frames to us");
+_Static_assert(PROC_JAVA_METHOD == UNWIND_FRAME_JAVA, "proctab hands the JVM its methods");
 
 struct ingest {
 	struct collect_ctx *ctx;
@@ -81,9 +82,11 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 	}
 	if (!p || !nu)
 		return 0;
-	/* Past the leaf, stack entries are return addresses: step back into the call. */
+	/* Past the leaf, stack entries are return addresses: step back into the call. A JVM's
+	 * interpreted frame is its method, no address. */
 	for (uint32_t i = 0; i < nu; i++)
-		ing->uaddrs[i] = raw->ustack[i] - (i > 0 || !raw->uleaf_exact);
+		ing->uaddrs[i] = raw->ustack[i] - ((i > 0 || !raw->uleaf_exact) &&
+						   !(raw->ustack[i] & UNWIND_FRAME_JAVA));
 	if (raw->nr_python) {
 		/* Python frames take the place of the evaluation loop's native frames. */
 		nu = proctab__user_frames(ctx->proctab, p, ing->uaddrs, nu, ing->native, now_ns,

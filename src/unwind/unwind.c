@@ -71,6 +71,7 @@ struct uproc {
 	struct uproc *next;
 	uint32_t pid;
 	uint32_t flags; /* enum unwind_proc_flags, kept across maps re-reads */
+	uint64_t java_lo, java_hi; /* a JVM's interpreter code, kept across maps re-reads */
 	bool urgent;	/* started since we run: its files are built ahead of the backlog */
 	uint32_t nr;
 	struct ufile **files; /* distinct files it maps, each counted in users */
@@ -927,6 +928,8 @@ void unwinder__update_flags(struct unwinder *u, uint32_t pid, const struct proc_
 	v->nr = 0;
 	p->flags = (p->flags & ~UNWIND_PROC_NO_TRACECTX) | flags;
 	v->flags = p->flags;
+	v->java_lo = p->java_lo;
+	v->java_hi = p->java_hi;
 	v->gen = ++u->gen;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
@@ -1032,6 +1035,27 @@ void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag)
 		p->flags |= flag;
 		if (bpf_map_lookup_elem(u->procs_fd, &pid, &u->scratch) == 0) {
 			u->scratch.flags = p->flags;
+			if (bpf_map_update_elem(u->procs_fd, &pid, &u->scratch, BPF_EXIST))
+				u->stats.update_errors++;
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder__set_java(struct unwinder *u, uint32_t pid, uint64_t lo, uint64_t hi)
+{
+	struct uproc *p;
+
+	pthread_mutex_lock(&u->lock);
+	p = *proc_slot(u, pid);
+	if (p && (p->java_lo != lo || p->java_hi != hi)) {
+		p->java_lo = lo;
+		p->java_hi = hi;
+		if (bpf_map_lookup_elem(u->procs_fd, &pid, &u->scratch) == 0) {
+			u->scratch.java_lo = lo;
+			u->scratch.java_hi = hi;
+			/* What walks cached of its JIT frames went by frame pointers alone. */
+			u->scratch.gen = ++u->gen;
 			if (bpf_map_update_elem(u->procs_fd, &pid, &u->scratch, BPF_EXIST))
 				u->stats.update_errors++;
 		}

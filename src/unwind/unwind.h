@@ -78,6 +78,9 @@ void unwinder__urgent(struct unwinder *u, uint32_t pid);
 
 /* Sets flag (enum unwind_proc_flags) on the process's mapping table, for good (until exec). */
 void unwinder__set_proc_flag(struct unwinder *u, uint32_t pid, uint32_t flag);
+/* A JVM's interpreter code, [lo, hi): its walks send the methods of its frames
+ * (UNWIND_FRAME_JAVA). Kept until exec; a process not known yet is left alone. */
+void unwinder__set_java(struct unwinder *u, uint32_t pid, uint64_t lo, uint64_t hi);
 
 /*
  * The file in slot (a frame BPF sent as UNWIND_FRAME(): bpf/unwind_abi.h), or NULL when the

@@ -58,6 +58,7 @@ static inline int copy_read(const struct unwind_walk_env *e, __u64 *dst, __u64 a
 #define UNWIND_VMA(w, pc) (-1) /* a copy has no kernel to ask */
 #define UNWIND_KERNEL_TABLE(w) 0 /* user space's, copied */
 #define UNWIND_AFTER_SYSCALL(w) 0 /* nor code: its leaf is a call's return anyway */
+#define UNWIND_JAVA_FRAME(w, lo, hi) 0ULL /* copies are of preloaded programs' stacks */
 
 #include "bpf/unwind_step.h"
 

@@ -1,4 +1,4 @@
-/* DEPS: src/runtime/jvm.c src/runtime/jvmattach.c src/symbolize/perfmap.c src/lib/strtab.c src/lib/log.c src/lib/procfs.c tests/unit/fake_symbolizer.c src/lib/ufile.c */
+/* DEPS: src/runtime/jvm.c src/runtime/jvmattach.c src/runtime/hotspot.c src/symbolize/perfmap.c src/symbolize/elf.c src/lib/strtab.c src/lib/log.c src/lib/procfs.c src/lib/procmem.c src/lib/procmaps.c tests/unit/fake_symbolizer.c src/lib/ufile.c */
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The JVM collector's bookkeeping without a JVM: a process that is none (a child without a
@@ -7,6 +7,7 @@
  * the request fails without a signal sent); exit and shutdown let go of every dso. A real JVM is
  * tests/integration/test_java.py's.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -19,8 +20,29 @@
 #include "src/runtime/jvm.h"
 #include "fake_symbolizer.h"
 #include "src/symbolize/frame.h"
+#include "src/symbolize/symbolizer.h"
+#include "src/unwind/unwind.h"
 #include "testlib.h"
 #include "src/proc/proctab.h"
+
+/* Interpreted frames need a JVM's interpreter, and no unwinder is given here: never reached. */
+int symbolizer__runtime_frame(struct symbolizer *sym, enum dso_kind kind, const char *function,
+			      const char *file, uint32_t line, struct frame *out)
+{
+	(void)sym, (void)kind, (void)function, (void)file, (void)line, (void)out;
+	return -ENOSYS;
+}
+
+struct dso *symbolizer__unknown_dso(struct symbolizer *sym)
+{
+	(void)sym;
+	return NULL;
+}
+
+void unwinder__set_java(struct unwinder *u, uint32_t pid, uint64_t lo, uint64_t hi)
+{
+	(void)u, (void)pid, (void)lo, (void)hi;
+}
 
 /* jvm.c alone: no process table to observe (jvm__observe is not under test). */
 int proctab__observe(struct proctab *pt, const struct proc_observer *o)
@@ -65,7 +87,7 @@ TEST(cut_after_first_jit_frame_until_known)
 	int err, status = 0;
 
 	CHECK(lib && jit && child > 0);
-	j = jvm__new(NULL, &err);
+	j = jvm__new(NULL, NULL, &err);
 	CHECK(j);
 	{
 		struct frame f[4] = {
@@ -126,7 +148,7 @@ TEST(free_with_live_processes)
 	int err;
 
 	CHECK(jit1 && jit2 && child > 0);
-	j = jvm__new(NULL, &err);
+	j = jvm__new(NULL, NULL, &err);
 	CHECK(j);
 	{
 		struct frame f[1] = {{jit1, 0x7f0000001000}};
@@ -185,7 +207,7 @@ TEST(foreign_and_stale_maps)
 	/* The second one's map is from before it started. */
 	CHECK(!utimensat(AT_FDCWD, path,
 			 (struct timespec[2]){{.tv_sec = 1000000000}, {.tv_sec = 1000000000}}, 0));
-	j = jvm__new(NULL, &err);
+	j = jvm__new(NULL, NULL, &err);
 	CHECK(j);
 	jvm__frames(j, (uint32_t)child[0], jit, f, 1, &cut, now_ns());
 	st = settle(j, 0);
@@ -248,7 +270,7 @@ TEST(tmp_symlink_resolves_in_its_root)
 	if (m) {
 		fputs("7f0000000000 1000 void Other.agent()\n", m);
 		fclose(m);
-		j = jvm__new(NULL, &err);
+		j = jvm__new(NULL, NULL, &err);
 	}
 	if (j) {
 		jvm__frames(j, (uint32_t)child, jit, f, 1, &cut, now_ns());
