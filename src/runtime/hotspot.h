@@ -37,8 +37,9 @@ struct hotspot_offsets {
 
 /*
  * The offsets of the JVM whose memory is open at mem_fd (procmem__open), its libjvm.so open at
- * fd and mapped at e (one of its mappings). 0, -ENOENT when the file exports no tables or they
- * lack a field, -EPROTO when they are malformed, or a negative errno from reading.
+ * fd and mapped at e (one of its mappings). 0 (out->methods false when what names methods is
+ * missing), -ENOENT when the file exports no tables or they lack what names a class, -EPROTO
+ * when they are malformed, or a negative errno from reading.
  */
 int hotspot__offsets(int mem_fd, int fd, const struct map_entry *e, struct hotspot_offsets *out);
 

@@ -141,18 +141,22 @@ static struct frame method_frame(struct jvm *j, struct jvm_proc *jp, uint64_t wo
 	struct jvm_method *c = NULL;
 	struct frame f = { NULL, 0 };
 	char name[256] = "Interpreter";
+	int err = -EAGAIN;
 
-	/* (0, the frame unreadable, is no key: an empty entry holds it.) */
-	if (jp->methods && method) {
+	/* (0, the frame unreadable, is no key: an empty entry holds it. Nor is anything kept
+	 * before the structures are: the name would be Interpreter for good.) */
+	if (jp->methods && method && jp->interp_known) {
 		c = &jp->methods[(method >> 3) % METHODS];
 		if (c->method == method)
 			return c->frame;
 	}
-	int err = -EAGAIN;
-
-	if (!jp->interp_known ||
-	    (err = hotspot__method_name(jp->mem_fd, &jp->hs, method, name, sizeof(name)))) {
-		pr_debug("pid %u: method %#" PRIx64 " not named: %d\n", jp->pid, method, err);
+	if (jp->interp_known)
+		err = hotspot__method_name(jp->mem_fd, &jp->hs, method, name, sizeof(name));
+	if (err) {
+		/* Once per Method (cached after), never for 0 (its frame was unreadable). */
+		if (method)
+			pr_debug("pid %u: method %#" PRIx64 " not named: %s\n", jp->pid, method,
+				 strerror(-err));
 		snprintf(name, sizeof(name), "Interpreter");
 		j->stats.methods_unnamed++;
 	}
