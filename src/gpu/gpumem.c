@@ -119,8 +119,11 @@ static void ingest_alloc(struct gpumem *g, const struct gpumem_alloc_event *e, s
 	}
 	pid_seen(g, e->pid);
 	/* Every entry is a return address, the first too (the allocating call's). */
+	/* Its time too: an exec of the process still waiting in the process ring is applied
+	 * first (its drop of the old image's allocations must not take this one). */
 	raw = (struct ingest_raw){
 		.pid = e->pid,
+		.time_ns = e->time_ns,
 		.ustack = e->stack,
 		.nr_ustack = nu,
 		.utruncated = !!(e->flags & GPUMEM_F_USTACK_TRUNCATED),

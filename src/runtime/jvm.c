@@ -201,19 +201,24 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 		}
 		jp->jits[jp->nr_jits++] = dso__get(jit);
 	}
+	/*
+	 * Interpreted frames first, named by their methods (no map to ask for): the interpreter
+	 * keeps its frame pointer, so the walk went on past them. Not past a compiled frame of a
+	 * JVM without frame pointers: what was read there came from any rbp (cut below).
+	 */
+	for (uint32_t i = 0; i < n; i++) {
+		if (frames[i].dso != jit)
+			continue;
+		if (frames[i].addr & PROC_JAVA_METHOD)
+			frames[i] = method_frame(j, jp, frames[i].addr);
+		else if (jp->fp != FP_YES)
+			break;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (frames[i].dso != jit)
 			continue;
 		if (first_jit < 0)
 			first_jit = i;
-		/* An interpreted frame: named by its method, no map to ask for. Its frame
-		 * pointer is the interpreter's, always kept: the walk goes on past it. */
-		if (frames[i].addr & PROC_JAVA_METHOD) {
-			frames[i] = method_frame(j, jp, frames[i].addr);
-			if (first_jit == (int64_t)i)
-				first_jit = -1;
-			continue;
-		}
 		/* Past the first JIT frame of a JVM without frame pointers the "frames" are any
 		 * values: no reason to ask for a map. */
 		if (first_jit < (int64_t)i && jp->fp != FP_YES)
@@ -238,7 +243,7 @@ uint32_t jvm__frames(void *arg, uint32_t pid, struct dso *jit, struct frame *fra
 		*cut = true;
 		j->stats.stacks_cut++;
 		n = (uint32_t)first_jit + 1;
-	} else if (n && frames[n - 1].dso == jit) {
+	} else if (n && (frames[n - 1].dso == jit || dso__kind(frames[n - 1].dso) == DSO_JAVA)) {
 		/* Java threads start in native code: a walk ending in JIT code stopped short. */
 		*cut = true;
 	}

@@ -207,13 +207,18 @@ def test_nofp_names_and_ratio():
 
 
 def test_nofp_never_a_wrong_caller():
-    """The frame after a compiled spin* frame is [truncated], never a guess."""
+    """The frame after a compiled spin* frame is [truncated], never a guess. One still
+    interpreted (the JIT has not compiled it yet) has its caller read from the interpreter's
+    frame, which keeps rbp: Hot.main, interpreted too, then the call stub and [truncated]."""
     n = 0
     for c, _, f in STATE[False]:
         for i, name in enumerate(f):
             if name in ("Hot.spinHot", "Hot.spinCold"):
                 nxt = f[i + 1] if i + 1 < len(f) else None
-                if nxt != "[truncated]":
+                after = f[i + 2] if i + 2 < len(f) else ""
+                interpreted = nxt == "Hot.main" and (after.startswith("StubRoutines") or
+                                                     after == "[truncated]")
+                if nxt != "[truncated]" and not interpreted:
                     raise AssertionError("caller of %s named %r: %s" % (name, nxt, f))
                 n += c
     if n < 50:
