@@ -110,6 +110,35 @@ static __always_inline __s64 next_interval(void)
 	return v ? (__s64)v : 1;
 }
 
+/* The calling thread's state, made at its first call with an interval drawn; the call is
+ * counted. NULL when the kernel has no room for it. */
+static __always_inline struct mem_thread *thread_state(void)
+{
+	struct mem_thread *t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(),
+						    0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!t)
+		return NULL;
+	count(MEMORY_CNT_CALLS);
+	if (!t->init) {
+		t->init = 1;
+		t->until_sample = next_interval();
+	}
+	return t;
+}
+
+/* Counts size off the thread's interval: whether this allocation crossed it (then sampled,
+ * counted, and the next interval drawn). */
+static __always_inline bool draw(struct mem_thread *t, __u64 size)
+{
+	t->until_sample -= (__s64)size;
+	if (t->until_sample > 0)
+		return false;
+	t->until_sample = next_interval();
+	count(MEMORY_CNT_SAMPLED);
+	return true;
+}
+
 /* Drops ptr from the live table; tells user space when it was a sampled allocation. */
 static __always_inline void forget(__u32 pid, __u64 ptr)
 {
@@ -179,30 +208,19 @@ int memory_entry(struct pt_regs *ctx)
 		return 0;
 	}
 
-	t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = thread_state();
 	if (!t)
 		return 0;
-	count(MEMORY_CNT_CALLS);
 	/* Inside another probed call (its entry sp is above ours): that call accounts for it. */
 	if (t->call_sp && sp < t->call_sp) {
 		count(MEMORY_CNT_NESTED);
 		return 0;
 	}
-	if (!t->init) {
-		t->init = 1;
-		t->until_sample = next_interval();
-	}
 	t->call_sp = sp;
 	t->size = size;
 	t->arg = arg;
 	t->fn = fn;
-	t->until_sample -= (__s64)size;
-	t->sampled = t->until_sample <= 0;
-	if (t->sampled) {
-		t->until_sample = next_interval();
-		count(MEMORY_CNT_SAMPLED);
-	}
+	t->sampled = draw(t, size);
 	return 0;
 }
 
@@ -423,20 +441,9 @@ int memory_java(struct pt_regs *ctx)
 	}
 	if (!klass || !weight)
 		return 0;
-	t = bpf_task_storage_get(&memory_threads, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t)
+	t = thread_state();
+	if (!t || !draw(t, weight))
 		return 0;
-	count(MEMORY_CNT_CALLS);
-	if (!t->init) {
-		t->init = 1;
-		t->until_sample = next_interval();
-	}
-	t->until_sample -= (__s64)weight;
-	if (t->until_sample > 0)
-		return 0;
-	t->until_sample = next_interval();
-	count(MEMORY_CNT_SAMPLED);
 	at = (struct walk_start){ PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx) };
 	record_alloc(ctx, &at, pid, klass, weight, mean_interval, unit, MEMORY_F_JAVA);
 	return 0;

@@ -517,9 +517,9 @@ static void ingest_alloc(struct memory *m, const struct memory_alloc_event *e, s
 		return;
 	}
 	skip = lead_frames(m, e, &mean, &leaf);
-	/* Every entry is a return address, the first too (the allocating call's). */
-	/* Its time too: an exec of the process still waiting in the process ring is applied
-	 * first (its detach of the old image must not take this allocation's image for it). */
+	/* Every entry is a return address, the first too (the allocating call's). Its time too:
+	 * an exec of the process still waiting in the process ring is applied first (its detach
+	 * of the old image must not take this allocation's image for it). */
 	raw = (struct ingest_raw){
 		.pid = e->pid,
 		.time_ns = e->time_ns,

@@ -300,6 +300,24 @@ def checked(err, fn):
     return run
 
 
+def after_setup(setup):
+    """Runs setup once, for a file whose checks all read what it gathered; returns how to wrap
+    each check: one raises what setup raised (a Skip skips it), else runs."""
+    try:
+        setup()
+        err = None
+    except Exception as e:  # reported by every check (Skip too)
+        err = e
+
+    def needs(fn):
+        def run():
+            if err is not None:
+                raise err
+            fn()
+        return run
+    return needs
+
+
 def exit_status():
     return 1 if _failed else 0
 

@@ -26,7 +26,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import BUILD, check, Daemon, exit_status, metric_value, Skip, TMP, traces  # noqa: E402
+from aplib import (  # noqa: E402
+    after_setup, BUILD, check, Daemon, exit_status, metric_value, Skip, TMP, traces)
 
 JAVA_DIR = os.path.join(BUILD, "javatargets")
 RUN_S = 20
@@ -247,21 +248,7 @@ def test_metrics():
         raise AssertionError("requests ok %s, maps removed %s, stacks cut %s" % (ok, removed, cut))
 
 
-err = None
-try:
-    run()
-except Skip as e:
-    err = e
-except Exception as e:  # reported by every check below
-    err = e
-
-
-def checked(fn):
-    def wrapper():
-        if err:
-            raise err
-        fn()
-    return wrapper
+checked = after_setup(run)
 
 
 check("java_fp_names_and_ratio", checked(test_fp_names_and_ratio))

@@ -17,7 +17,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from aplib import ROOT, TMP, Daemon, Skip, check, exit_status, pprof_tool, traces  # noqa: E402
+from aplib import (  # noqa: E402
+    after_setup, check, Daemon, exit_status, pprof_tool, ROOT, Skip, TMP, traces)
 
 SCRIPT = os.path.join(ROOT, "tests", "targets", "node", "hot.js")
 RUN_S = 10
@@ -85,19 +86,7 @@ def test_interpreted_callers():
     print("   %d of %d hotFn samples under (anonymous) < Module._compile" % (named, total))
 
 
-err = None
-try:
-    run()
-except Exception as e:  # reported by every check below (Skip too)
-    err = e
-
-
-def checked(fn):
-    def wrapper():
-        if err:
-            raise err
-        fn()
-    return wrapper
+checked = after_setup(run)
 
 
 check("node_names_files_ratio", checked(test_names_files_ratio))
