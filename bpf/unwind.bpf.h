@@ -415,10 +415,40 @@ __noinline int unwind__exec_gone(__u64 pc)
 	return bpf_find_vma(bpf_get_current_task_btf(), pc, unwind__vma_cb, &m, 0) != 0;
 }
 
+/*
+ * Frame i of a walk by a table BPF published (UNWIND_GEN_KERNEL: a process user space has not
+ * learned, a quiet executable's maybe never) as its file and offset, as the kernel's mappings
+ * give them: user space names such a stack without reading the process's maps, which is most
+ * of what an exec cost it under churn. A bpf_loop() callback, after the walk: the step's own
+ * paths are left as the verifier knows them.
+ */
+static long unwind__file_frame(__u64 i, void *arg)
+{
+	struct unwind_walk *w = arg;
+	const struct unwind_mapping *m;
+	__u64 f;
+	int idx;
+
+	if (i >= UNWIND_MAX_FRAMES || i >= w->n)
+		return 1;
+	f = w->stack[i];
+	if (f & (UNWIND_FRAME_FILE | UNWIND_FRAME_JAVA))
+		return 0;
+	/* A return address (past the leaf) may be the first byte past its call's mapping. */
+	idx = unwind__find_mapping(w->proc, f - (i > 0));
+	if (idx < 0 || !w->proc)
+		return 0;
+	m = &w->proc->maps[(__u32)idx & (UNWIND_MAX_MAPPINGS - 1)];
+	if (m->file != UNWIND_NO_FILE)
+		w->stack[i] = UNWIND_FRAME(m->file, f - m->start + m->file_off);
+	return 0;
+}
+
 /* How a walk went, beyond the frames it wrote. */
 struct unwind_outcome {
 	bool truncated;	  /* stopped before the outermost frame */
-	bool miss;	  /* a pc outside the process's known mappings: its maps must be read again */
+	bool miss;	  /* a pc outside the process's known mappings: its maps must be read again
+			   * (no_proc: the walk was cut; a whole one came as files and offsets) */
 	bool no_proc;	  /* no mapping table yet: walked through the kernel's mappings, or (a
 			   * return of -1) stack[0] holds the leaf alone */
 	bool gone;	  /* no user stack: the registers are an image's that an exec replaced
@@ -515,13 +545,15 @@ static __always_inline long unwind__user_stack(__u32 pid, __u64 pc, __u64 sp, __
 	unwind__count(UNWIND_CNT_FRAMES_FP, w.fp_frames);
 	if (cw)
 		unwind__count(UNWIND_CNT_FRAMES_CACHED, cw->hits);
-	/* A table not user space's (UNWIND_GEN_KERNEL): it is hurried. */
+	/* A table not user space's (UNWIND_GEN_KERNEL): it is hurried, unless its frames need
+	 * none of its maps (unwind__file_frame): a whole stack of them. */
 	no_proc = !!(w.proc->gen & UNWIND_GEN_KERNEL);
 	unwind__count(UNWIND_CNT_NO_PROC, no_proc);
-	w.miss |= no_proc;
-	unwind__count(UNWIND_CNT_MAPPING_MISS, w.miss);
+	unwind__count(UNWIND_CNT_MAPPING_MISS, w.miss | no_proc);
 	out->truncated = cnt != UNWIND_CNT_COMPLETE;
-	out->miss = w.miss;
+	out->miss = no_proc ? out->truncated : w.miss;
+	if (no_proc && w.n)
+		bpf_loop(w.n, unwind__file_frame, &w, 0);
 	/* Without user space's table, what it would say is not known: the lookups it would
 	 * spare are made. */
 	out->proc_flags = w.proc->flags |

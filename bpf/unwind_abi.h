@@ -154,6 +154,10 @@ struct unwind_inode {
 	__s64 ctime_ns;
 };
 
+/* The vDSO has no file: its slot is published under the key of all zeros (no file has inode 0),
+ * and BPF knows its mapping by the address space's mm->context.vdso. */
+#define UNWIND_VDSO_INODE ((struct unwind_inode){ 0 })
+
 /* What else BPF should know of a process, found once by user space. */
 enum unwind_proc_flags {
 	/*

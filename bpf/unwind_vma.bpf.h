@@ -42,20 +42,26 @@ static __always_inline bool unwind__vma_mapping(struct vm_area_struct *vma,
 
 	if (!(BPF_CORE_READ(vma, vm_flags) & UNWIND_VM_EXEC))
 		return false;
-	inode = BPF_CORE_READ(vma, vm_file, f_inode);
-	if (!inode)
-		return false;
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(inode, i_ino);
-	/* The nanoseconds' top bits are flags (multigrain timestamps: I_CTIME_QUERIED). */
-	key.ctime_ns = BPF_CORE_READ(inode, i_ctime_sec) * 1000000000LL +
-		       (BPF_CORE_READ(inode, i_ctime_nsec) & 0x3fffffff);
-	slot = bpf_map_lookup_elem(&unwind_inodes, &key);
-	if (!slot)
-		return false;
 	start = BPF_CORE_READ(vma, vm_start);
 	end = BPF_CORE_READ(vma, vm_end);
 	off = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	inode = BPF_CORE_READ(vma, vm_file, f_inode);
+	if (inode) {
+		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		/* The nanoseconds' top bits are flags (multigrain timestamps: I_CTIME_QUERIED). */
+		key.ctime_ns = BPF_CORE_READ(inode, i_ctime_sec) * 1000000000LL +
+			       (BPF_CORE_READ(inode, i_ctime_nsec) & 0x3fffffff);
+	} else if (start == (__u64)BPF_CORE_READ(vma, vm_mm, context.vdso)) {
+		/* The vDSO's text (clock_gettime's): no file, one image for every process. */
+		key = (struct unwind_inode){ 0 };
+		off = 0;
+	} else {
+		return false;
+	}
+	slot = bpf_map_lookup_elem(&unwind_inodes, &key);
+	if (!slot)
+		return false;
 	if (end - start > 0xffffffffULL || off > 0xffffffffULL)
 		return false;
 	m->start = start;

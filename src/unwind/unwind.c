@@ -642,6 +642,10 @@ static void publish_inode(struct unwinder *u, struct ufile *f)
 {
 	struct dso_file_key key;
 
+	if (dso__kind(f->dso) == DSO_VDSO) {
+		f->inode = UNWIND_VDSO_INODE;
+		goto publish;
+	}
 	if (dso__file_key(f->dso, &key))
 		return;
 	f->inode = (struct unwind_inode){
@@ -649,6 +653,7 @@ static void publish_inode(struct unwinder *u, struct ufile *f)
 		.ino = key.ino,
 		.ctime_ns = key.ctime_ns,
 	};
+publish:
 	f->has_inode = !bpf_map_update_elem(u->inodes_fd, &f->inode, &f->slot, BPF_NOEXIST);
 }
 
