@@ -283,6 +283,10 @@ static const struct metrics_row proc_rows[] = {
 		       "reported name what it left in the rings)"),
 	METRICS_SAMPLE(struct proc_view, t.quiet_learned, "how", "learned"),
 	METRICS_SAMPLE(struct proc_view, t.named_at_exit, "how", "exit_maps"),
+	METRICS_FAMILY("autoprof_quiet_samples_described", METRIC_COUNTER,
+		       "Samples of quiet processes not learned yet that named every frame by its "
+		       "file and offset: resolved with nothing read"),
+	METRICS_SAMPLE(struct proc_view, t.quiet_described),
 	METRICS_FAMILY("autoprof_process_exit_mappings", METRIC_COUNTER,
 		       "Exits of processes exec'd since start that reported their executable "
 		       "mappings"),

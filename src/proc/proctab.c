@@ -29,6 +29,10 @@
 /* Where user code can be on x86-64: above vm.mmap_min_addr's default, below the 47-bit top. */
 #define USER_MIN 0x10000ULL
 #define USER_MAX 0x800000000000ULL
+/* A quiet process still sampled this long after its exec is learned all the same: what only
+ * a read gives (a service name in its environment, a process context, its observers) then
+ * reaches its samples; churn's processes are gone long before. */
+#define QUIET_LEARN_AFTER_NS NSEC_PER_SEC
 /* Environments past this are rare; the variable is then looked for in what was read. */
 #define ENV_CAP (128 * 1024)
 
@@ -549,8 +553,17 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_e
 		p->exe_id = exe ? *exe : (struct proc_exe_id){ 0 };
 		p->unlearned = quiet;
 		if (quiet) {
-			/* Learned when its samples need it, or named by its exit's mappings. */
-			snprintf(p->exe, sizeof(p->exe), "%.15s", exe->comm);
+			/* Learned when its samples need it, or named by its exit's mappings. Its
+			 * name is its executable's, whose dso it is (what made it quiet), else
+			 * its comm. */
+			struct dso *dso = symbolizer__dso_by_inode(pt->sym, exe->dev >> 20,
+								   exe->dev & 0xfffff, exe->ino);
+
+			if (dso)
+				set_exe(p, dso__path(dso));
+			else
+				snprintf(p->exe, sizeof(p->exe), "%.15s", exe->comm);
+			dso__put(dso);
 			container_ids__get(pt->containers, -1, exe->cgroup_key, exe->cgroup_moves,
 					   p->container_id);
 			p->maps_read_ns = now_ns;
@@ -602,14 +615,14 @@ static int by_start(const void *a, const void *b)
  * them; one learned before the loader was done: the libraries), of files known already, added
  * in place of what they overlap: its samples still in the rings are named by them.
  */
-static void add_exit_maps(struct proctab *pt, struct proc *p, const struct proc_exit_map *maps,
-			  uint32_t n)
+static uint32_t add_exit_maps(struct proctab *pt, struct proc *p, const struct proc_exit_map *maps,
+			      uint32_t n)
 {
 	struct proc_map *out = malloc((p->nr_maps + n) * sizeof(*out) + 1);
-	uint32_t k = 0, added = 0;
+	uint32_t k = 0, added = 0, unknown = 0;
 
 	if (!out)
-		return;
+		return 0;
 	for (uint32_t i = 0; i < p->nr_maps; i++) {
 		bool hidden = false;
 
@@ -628,8 +641,10 @@ static void add_exit_maps(struct proctab *pt, struct proc *p, const struct proc_
 			continue;
 		dso = symbolizer__dso_by_inode(pt->sym, maps[j].dev >> 20, maps[j].dev & 0xfffff,
 					       maps[j].ino);
-		if (!dso)
+		if (!dso) {
+			unknown++;
 			continue;
+		}
 		if (maps[j].ino == p->exe_id.ino && maps[j].dev == p->exe_id.dev)
 			set_exe(p, dso__path(dso));
 		out[k++] = (struct proc_map){ maps[j].start, maps[j].end, maps[j].pgoff, dso,
@@ -644,12 +659,14 @@ static void add_exit_maps(struct proctab *pt, struct proc *p, const struct proc_
 		p->maps_gen++;
 		pt->stats.named_at_exit++;
 	}
+	return unknown;
 }
 
 int proctab__exit_maps(struct proctab *pt, uint32_t pid, const struct proc_exit_map *maps,
 		       uint32_t n, bool truncated, struct proc_exe_id *exe)
 {
 	struct proc *p = *find(pt, pid);
+	uint32_t unknown = 0;
 	bool missing = false;
 
 	if (!p || p->kthread || !p->exe_id.ino)
@@ -660,9 +677,12 @@ int proctab__exit_maps(struct proctab *pt, uint32_t pid, const struct proc_exit_
 	for (uint32_t i = 0; i < n; i++)
 		missing |= !maps_file(p, maps[i].dev, maps[i].ino);
 	if (missing)
-		add_exit_maps(pt, p, maps, n);
+		unknown = add_exit_maps(pt, p, maps, n);
+	/* Never learned, it may have mapped what none of its executable's processes did before
+	 * (LD_PRELOAD, a dlopen): a file never read has no table for BPF to walk it by, nor a
+	 * dso to name it, and no later process of it would be learned for its sake. */
 	if (p->unlearned)
-		return -1;
+		return unknown || truncated ? 0 : -1;
 	/* What it did at run time: read by the maps and the environment when it was learned. */
 	if (truncated || p->jvm || p->jit || p->ctx_addr || p->service_env[0])
 		return 0;
@@ -753,21 +773,39 @@ uint32_t proctab__scan(struct proctab *pt, uint64_t now_ns)
 	return n;
 }
 
-struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns)
+static struct proc *get(struct proctab *pt, uint32_t pid, int kthread, bool described,
+			uint64_t now_ns)
 {
 	struct proc **slot = find(pt, pid);
 	struct proc *p = *slot;
 
 	if (p) {
-		/* A quiet process's samples need its name and context, kernel-only ones too. */
-		if (p->unlearned && !p->gone)
-			learn(pt, p, now_ns);
+		if (p->unlearned && !p->gone) {
+			/* Named by its executable and its cgroups at exec, it needs its maps only
+			 * for frames that came as addresses, and what a read alone gives only
+			 * once it lives long enough to matter. */
+			if (described && now_ns - p->exec_ns < QUIET_LEARN_AFTER_NS)
+				pt->stats.quiet_described++;
+			else
+				learn(pt, p, now_ns);
+		}
 		return p;
 	}
 	p = insert(pt, slot, pid, kthread);
 	if (p)
 		learn(pt, p, now_ns);
 	return p;
+}
+
+struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns)
+{
+	return get(pt, pid, kthread, false, now_ns);
+}
+
+struct proc *proctab__get_sample(struct proctab *pt, uint32_t pid, int kthread, bool described,
+				 uint64_t now_ns)
+{
+	return get(pt, pid, kthread, described, now_ns);
 }
 
 const char *proc__exe(const struct proc *p)

@@ -130,6 +130,7 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_e
  * exec, tells whether its executable can be quiet: 1 (every file it mapped was learned
  * while it ran, and neither it nor any observer needed anything at its exec: *exe says
  * which executable), 0 (not: *exe says which, to stop being quiet), or -1 (nothing to say).
+ * Of one never learned: 0 when it mapped a file never read, or more than its exit reported.
  */
 struct proc_exit_map {
 	uint64_t start, end, pgoff, ino;
@@ -156,6 +157,14 @@ void proctab__sweep(struct proctab *pt);
  * valid until the next proctab call; NULL only when out of memory.
  */
 struct proc *proctab__get(struct proctab *pt, uint32_t pid, int kthread, uint64_t now_ns);
+/*
+ * As proctab__get, for a sample of pid: described says that it needs none of the process's
+ * maps (every user frame came as its file and offset, PROC_NOT_ADDRESS, and its walk was whole,
+ * or it has no user frames). A quiet process not learned yet is then left so, unless it exec'd
+ * QUIET_LEARN_AFTER_NS (1 s) ago or more: churn's processes are named with no read at all.
+ */
+struct proc *proctab__get_sample(struct proctab *pt, uint32_t pid, int kthread, bool described,
+				 uint64_t now_ns);
 /*
  * Learns every user process running now (those already known stay as they are), so that the
  * listener has their mappings (unwind tables, trace contexts) before their samples come.
@@ -217,6 +226,7 @@ struct proctab_stats {
 	uint64_t ctx_errors;	/* of which failed otherwise (unreadable, malformed) */
 	uint64_t quiet_execs;	/* execs of quiet executables: nothing read at exec */
 	uint64_t quiet_learned; /* of which learned later, for their samples */
+	uint64_t quiet_described; /* samples of them named with no read (proctab__get_sample) */
 	uint64_t named_at_exit; /* of which given the mappings their exit reported */
 };
 void proctab__stats(struct proctab *pt, struct proctab_stats *out);

@@ -112,6 +112,19 @@ static uint32_t user_frames(struct ingest *ing, const struct ingest_raw *raw, st
 	return nu;
 }
 
+/* Whether raw needs none of its process's maps: a whole walk whose every frame BPF sent as
+ * its file and offset (bpf/unwind.bpf.h: a process walked by a table of BPF's own), or no user
+ * frames to name at all. Interpreted frames want their runtime's state: not described. */
+static bool described(const struct ingest_raw *raw)
+{
+	if (raw->nr_python || (raw->nr_ustack && raw->utruncated))
+		return false;
+	for (uint32_t i = 0; i < raw->nr_ustack; i++)
+		if (!(raw->ustack[i] & UNWIND_FRAME_FILE))
+			return false;
+	return true;
+}
+
 int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t now_ns,
 		    struct ingest_stack *out)
 {
@@ -139,8 +152,8 @@ int ingest__resolve(struct ingest *ing, const struct ingest_raw *raw, uint64_t n
 	     !proctab__find(ctx->proctab, raw->pid)))
 		collect__drain_procs(ctx);
 	/* A process seen first here is learned now: its observers (Python's among them) hear
-	 * of its maps before its frames are resolved. */
-	p = proctab__get(ctx->proctab, raw->pid, raw->kthread, now_ns);
+	 * of its maps before its frames are resolved. A quiet one BPF described whole is not. */
+	p = proctab__get_sample(ctx->proctab, raw->pid, raw->kthread, described(raw), now_ns);
 	/* Taken before an exec, in the image of the parent it was forked from: named as that. */
 	p = proctab__image_at(ctx->proctab, p, raw->time_ns, now_ns);
 	*out = (struct ingest_stack){
