@@ -20,6 +20,11 @@ are): after a first run of each, their executables are quiet (nothing of them wa
 exec), and their execs wake nobody and read nothing. Their samples are as trustworthy, named
 by their own files: learned while they lived, or by the mappings their exits reported.
 
+Then quiet programs that live long enough to be sampled in their own code (150 ms each, named
+past the 15 bytes of a comm): their samples come as files and offsets from BPF's own tables,
+and name them, whole, with no read of their maps; one that lives past a second is learned all
+the same.
+
 Then fork churn: a program forks children that spin a millisecond in a known function, then exit
 or, every other one, exec a command (as a shell's children do). Each child is walked by its
 parent's table from its first instant and, gone long before its samples are read, named by its
@@ -118,6 +123,57 @@ def build_distinct():
     return paths
 
 
+SPIN_SRC = r"""
+#include <stdlib.h>
+#include <time.h>
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+__attribute__((noinline)) void ec_quiet_spin(double s)
+{
+	double end = now() + s;
+	while (now() < end)
+		;
+}
+int main(int argc, char **argv)
+{
+	ec_quiet_spin(argc > 1 ? atof(argv[1]) : 0.15);
+	return 0;
+}
+"""
+SPIN_PREFIX = "ec_quiet_spinner"  # past a comm's 15 bytes: a name by comm would be cut
+SPIN_COPIES = 8
+SPIN_SECONDS = 5
+SPIN_LONG = 1.5  # past proctab's QUIET_LEARN_AFTER_NS: learned all the same
+
+
+def build_spin():
+    src = os.path.join(TMP, "ec_spin.c")
+    with open(src, "w") as f:
+        f.write(SPIN_SRC)
+    obj = os.path.join(TMP, "ec_spin.o")
+    subprocess.run(["cc", "-O2", "-c", "-o", obj, src], check=True)
+    paths = []
+    for i in range(SPIN_COPIES):
+        p = os.path.join(TMP, "%s%d" % (SPIN_PREFIX, i))
+        subprocess.run(["cc", "-o", p, obj, "-Wl,--build-id=0x%040x" % (0x100 + i)], check=True)
+        paths.append(p)
+    return paths
+
+
+def spin_runs(paths, seconds, arg=None):
+    n = 0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        path = paths[n % len(paths)]
+        subprocess.run([path] + ([arg] if arg else []), check=True, timeout=30)
+        n += 1
+    return n
+
+
 def build_fork():
     src = os.path.join(TMP, "ec_fork.c")
     with open(src, "w") as f:
@@ -175,6 +231,21 @@ def run():
         STATE["quiet_folded"] = folded_since(d, t0)
         after = quiet_metrics(d)
         STATE["quiet"] = {k: after[k] - before[k] for k in QUIET_METRICS}
+        spin = build_spin()
+        for path in spin:  # learned once each, and quiet once they exit
+            subprocess.run([path, "0.01"], check=True, timeout=30)
+        time.sleep(1)
+        before = quiet_metrics(d)
+        t0 = time.time()
+        STATE["spin_runs"] = spin_runs(spin, SPIN_SECONDS)
+        STATE["spin_folded"] = folded_since(d, t0)
+        after = quiet_metrics(d)
+        STATE["spin"] = {k: after[k] - before[k] for k in QUIET_METRICS}
+        before = after
+        spin_runs(spin[:1], 0.1, str(SPIN_LONG))
+        time.sleep(0.5)
+        after = quiet_metrics(d)
+        STATE["spin_long"] = {k: after[k] - before[k] for k in QUIET_METRICS}
         fork = build_fork()
         # Its table built first too: a binary never seen ends its walks [truncated] while it
         # is built (test_unwind's startup checks), which is not this check's matter.
@@ -193,7 +264,8 @@ def run():
 QUIET_METRICS = ("autoprof_quiet_execs_total",
                  ("autoprof_quiet_processes_named_total", 'how="exit_maps"'),
                  ("autoprof_quiet_processes_named_total", 'how="learned"'),
-                 "autoprof_maps_reads_total")
+                 "autoprof_maps_reads_total",
+                 "autoprof_quiet_samples_described_total")
 
 
 def classify(folded="folded", prefix="ec_true"):
@@ -291,6 +363,47 @@ def test_quiet():
     assert names <= {"ec_q%d" % i for i in range(COPIES)} and len(names) >= COPIES // 2, names
 
 
+def test_quiet_spinners():
+    """Quiet programs sampled in their own code while they live: named by BPF's file frames,
+    whole, by their own (long) names, with no maps read; one alive past a second is learned."""
+    q = STATE["spin"]
+    # (By a prefix a comm keeps: a process named by its comm is caught below.)
+    kinds = classify("spin_folded", SPIN_PREFIX[:15])
+    counts = {k: total(v) for k, v in kinds.items()}
+    hot = {"whole": 0, "other": []}
+    for n, fr in kinds["complete"] + kinds["truncated"] + kinds["unnamed"] + kinds["other"]:
+        if "ec_quiet_spin" not in fr:
+            continue
+        spin_at = fr.index("ec_quiet_spin")
+        # (Below it, clock_gettime and the vDSO's: walked by BPF's table too.)
+        if fr[1:4] == ["_start", "__libc_start_main", "__libc_start_call_main"] and \
+                fr[spin_at - 1] == "main" and "[truncated]" not in fr:
+            hot["whole"] += n
+        else:
+            hot["other"].append((n, fr))
+    spun = hot["whole"] + total(hot["other"])
+    names = {fr[0] for rows in kinds.values() for _, fr in rows}
+    print("# quiet spinners: %d runs, %d quiet execs, %d maps reads, %d samples described "
+          "with nothing read; %d samples in ec_quiet_spin, %d whole; %s; names %s; past %.1f s: "
+          "%d learned" % (STATE["spin_runs"], q["autoprof_quiet_execs_total"],
+                          q["autoprof_maps_reads_total"],
+                          q["autoprof_quiet_samples_described_total"], spun, hot["whole"],
+                          ", ".join("%s %d" % kv for kv in counts.items()), sorted(names),
+                          SPIN_LONG,
+                          STATE["spin_long"][("autoprof_quiet_processes_named_total",
+                                              'how="learned"')]))
+    assert q["autoprof_quiet_execs_total"] >= 0.9 * STATE["spin_runs"], q
+    assert spun >= 50, "only %d samples in ec_quiet_spin" % spun
+    # Sampled while they live, yet not read: before, each was learned at its first samples.
+    assert q["autoprof_quiet_samples_described_total"] > 0, q
+    assert q["autoprof_maps_reads_total"] <= 0.2 * STATE["spin_runs"], q
+    assert hot["whole"] >= 0.95 * spun, "%d of %d whole; e.g. %s" % (
+        hot["whole"], spun, [";".join(fr[:8]) for _, fr in hot["other"][:3]])
+    assert names <= {"%s%d" % (SPIN_PREFIX, i) for i in range(SPIN_COPIES)}, names
+    assert STATE["spin_long"][("autoprof_quiet_processes_named_total", 'how="learned"')] >= 1, \
+        STATE["spin_long"]
+
+
 def test_forked_children():
     spin = whole = unnamed = every = 0
     bad = []
@@ -331,5 +444,6 @@ check("churn_exec_marked", checked(err, test_exec_marked))
 check("churn_exiting_marked", checked(err, test_exiting_marked))
 check("churn_exec_never_cut", checked(err, test_no_exec_cut))
 check("quiet_execs_trustworthy", checked(err, test_quiet))
+check("quiet_spinners_named_unread", checked(err, test_quiet_spinners))
 check("fork_children_whole_and_named", checked(err, test_forked_children))
 sys.exit(exit_status())

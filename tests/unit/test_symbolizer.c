@@ -618,6 +618,71 @@ TEST(quiet_exec_named_by_its_exit_maps)
 	env__fini(&e);
 }
 
+/*
+ * A quiet process's samples that BPF described whole (files and offsets) leave it unlearned,
+ * named by its executable's dso, not its comm; one still sampled past a second is learned. One
+ * that mapped a file never read makes its executable loud again.
+ */
+TEST(quiet_samples_described_read_nothing)
+{
+	const char *path = fixture("waiter");
+	struct proc_exe_id exe = { .comm = "waite" }, said;
+	struct proctab_stats s0, s1;
+	struct exit_maps x = { 0 };
+	struct stat sb;
+	struct env e;
+	struct proc *p;
+	uint64_t t;
+	pid_t p1;
+
+	CHECK_EQ(env__init(&e), 0);
+	CHECK_EQ(stat(path, &sb), 0);
+	exe.ino = sb.st_ino;
+	exe.dev = (uint32_t)kernel_dev(major(sb.st_dev), minor(sb.st_dev));
+	p1 = child__start(path);
+	CHECK(p1 > 0);
+	CHECK(load_base(p1, path, NULL));
+	CHECK_EQ(maps__for_each(p1, true, add_exit_map, &x), 0);
+	/* Its dso made by a process of it learned before. */
+	proctab__exec(e.pt, (uint32_t)p1, &exe, false, now_ns());
+
+	t = now_ns();
+	p = proctab__exec(e.pt, (uint32_t)p1, &exe, true, t);
+	CHECK(p && proc__unlearned(p));
+	CHECK_STR(proc__exe(p), "waiter");
+	CHECK_STR(proc__exe_path(p), path);
+	proctab__stats(e.pt, &s0);
+	p = proctab__get_sample(e.pt, (uint32_t)p1, 0, true, t + 1000);
+	CHECK(p && proc__unlearned(p));
+	proctab__stats(e.pt, &s1);
+	CHECK_EQ(s1.maps_reads, s0.maps_reads);
+	CHECK_EQ(s1.quiet_described, s0.quiet_described + 1);
+	/* Frames that came as addresses need its maps. */
+	p = proctab__get_sample(e.pt, (uint32_t)p1, 0, false, t + 2000);
+	CHECK(p && !proc__unlearned(p));
+	proctab__stats(e.pt, &s1);
+	CHECK_EQ(s1.maps_reads, s0.maps_reads + 1);
+	/* Alive past a second: learned, described or not. */
+	p = proctab__exec(e.pt, (uint32_t)p1, &exe, true, t);
+	p = proctab__get_sample(e.pt, (uint32_t)p1, 0, true, t + 2000000000ULL);
+	CHECK(p && !proc__unlearned(p));
+
+	/* Never learned, every file it mapped known: nothing to say. A file never read (LD_PRELOAD,
+	 * a dlopen): not quiet any more. */
+	proctab__exec(e.pt, (uint32_t)p1, &exe, true, t);
+	CHECK_EQ(proctab__exit_maps(e.pt, (uint32_t)p1, x.m, x.n, false, &said), -1);
+	proctab__exec(e.pt, (uint32_t)p1, &exe, true, t);
+	CHECK(x.n < 16);
+	x.m[x.n] = (struct proc_exit_map){ 0x7f0000000000ULL, 0x7f0000001000ULL, 0, 0x7fffffff,
+					   exe.dev };
+	CHECK_EQ(proctab__exit_maps(e.pt, (uint32_t)p1, x.m, x.n + 1, false, &said), 0);
+	CHECK_EQ(said.ino, exe.ino);
+	proctab__exec(e.pt, (uint32_t)p1, &exe, true, t);
+	CHECK_EQ(proctab__exit_maps(e.pt, (uint32_t)p1, x.m, x.n, true, &said), 0);
+	child__kill(p1);
+	env__fini(&e);
+}
+
 TEST(copy_of_a_binary_opened_once)
 {
 	const char *path = fixture("waiter");
@@ -911,6 +976,7 @@ int main(void)
 	tmp_waiter__remove();
 	RUN(two_processes_of_one_binary_share_a_dso);
 	RUN(quiet_exec_named_by_its_exit_maps);
+	RUN(quiet_samples_described_read_nothing);
 	RUN(copy_of_a_binary_opened_once);
 	RUN(kernel_frame_names_schedule);
 	RUN(unmapped_address_is_unknown);
