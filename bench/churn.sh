@@ -53,10 +53,20 @@ run_one() {
 	[ "$prof" = perf ] || wait_flushed "$port"
 
 	local c0 c1
+	thread_ns $pid >"$tmp/threads0"
 	c0=$(cpu_ns $pid)
 	"$LOOP" "$DURATION" "${progs[@]}" >"$tmp/loop.out"
 	sleep 0.5 # what the last execs left in its queues
 	c1=$(cpu_ns $pid)
+	thread_ns $pid >"$tmp/threads1"
+	if [ -n "${SHOW_THREADS:-}" ]; then
+		# Which of its threads the CPU went to (a thread started meanwhile counts from 0).
+		awk -v execs="$(awk '$1 == "execs" {print $2}' "$tmp/loop.out")" \
+			'NR == FNR {t0[$1] = $3; v0[$1] = $4; next}
+			 {printf "  %-16s %-8s %8.1f us/exec %6d switches\n", $2, $1,
+				 ($3 - t0[$1]) / 1000 / execs, $4 - v0[$1]}' \
+			"$tmp/threads0" "$tmp/threads1" >&2
+	fi
 	if [ "$prof" != perf ] && [ -n "${SHOW_METRICS:-}" ]; then
 		curl -sf "http://127.0.0.1:$port/metrics" | grep -E "$SHOW_METRICS" >&2 || true
 	fi

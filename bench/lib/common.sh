@@ -38,6 +38,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 # CPU nanoseconds of every thread of a process (schedstat: tick-accurate stat is too coarse).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+# One line per thread of pid: tid, name, CPU ns, voluntary context switches.
+thread_ns() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo "${t##*/} $(tr -d ' ' <"$t/comm") $(cut -d' ' -f1 "$t/schedstat")" \
+			"$(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status")"
+	done 2>/dev/null
+}
 
 # BPF run-time stats on while a holder process lives (BPF_ENABLE_STATS, BPF_STATS_RUN_TIME),
 # without touching kernel.bpf_stats_enabled; the holder is in pids[], so it ends at exit.
