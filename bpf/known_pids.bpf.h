@@ -34,4 +34,17 @@ static __always_inline bool known_pids__young(__u32 pid)
 	return true;
 }
 
+/*
+ * A sample of pid that needed no wake-up (a quiet process walked whole by BPF's own table): its
+ * exit reports its mappings all the same (bpf/proc.bpf.c), for what is left in the rings. The
+ * entry counts no sample: its first samples that want one still wake user space.
+ */
+static __always_inline void known_pids__sampled(__u32 pid)
+{
+	__u32 none = 0;
+
+	if (!bpf_map_lookup_elem(&known_pids, &pid))
+		bpf_map_update_elem(&known_pids, &pid, &none, BPF_NOEXIST);
+}
+
 #endif

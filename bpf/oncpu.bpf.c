@@ -136,6 +136,9 @@ static __always_inline long table_user_stack(struct bpf_perf_event_data *ctx,
 	if (!unwind_tables || !user_regs(ctx, task, &ip, &sp, &bp))
 		return -1;
 	n = unwind__user_stack(e->pid, ip, sp, bp, true, stack, &out);
+	/* Walked by BPF's own table: what it leaves in the ring is named at its exit. */
+	if (out.no_proc)
+		known_pids__sampled(e->pid);
 	if (out.gone) {
 		e->flags |= ONCPU_F_USER_EXEC;
 		*proc_flags = UNWIND_PROC_NO_TRACECTX;

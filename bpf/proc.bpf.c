@@ -97,7 +97,10 @@ struct {
 	__type(value, __u8);
 } quiet_exes SEC(".maps");
 
-/* Processes that exec'd while autoprof ran, until they exit: theirs report their mappings. */
+/* Processes that exec'd while autoprof ran, until they exit: theirs report their mappings.
+ * The value says how it exec'd. */
+#define EXEC_LOUD  1
+#define EXEC_QUIET 2
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -239,7 +242,7 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 	if (type == PROC_EV_EXEC) {
 		struct inode *inode = BPF_CORE_READ(p, mm, exe_file, f_inode);
 		struct unwind_inode key = { .dev = e->exe_dev, .ino = e->exe_ino };
-		__u8 one = 1;
+		__u8 how = EXEC_LOUD;
 
 		/* The count first: a move after it, before the key, is one after it too. */
 		e->cgroup_moves = *(volatile __u64 *)&cgroup_moves;
@@ -253,9 +256,10 @@ static __always_inline int emit(__u32 type, struct task_struct *p)
 		 * its walks; one gone first is named by its exit's mappings. */
 		if (bpf_map_lookup_elem(&quiet_exes, &key)) {
 			e->flags |= PROC_EV_QUIET;
+			how = EXEC_QUIET;
 			count(PROC_CNT_QUIET_EXECS);
 		}
-		bpf_map_update_elem(&exec_pids, &e->pid, &one, BPF_ANY);
+		bpf_map_update_elem(&exec_pids, &e->pid, &how, BPF_ANY);
 	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	/* Exec must reach user space at once: the process may live only milliseconds; unless
@@ -277,10 +281,21 @@ static __always_inline void emit_maps(struct task_struct *p, __u32 pid)
 {
 	struct vm_area_struct *vma;
 	struct proc_maps_ev *e;
+	__u8 *how = bpf_map_lookup_elem(&exec_pids, &pid);
+	bool unsaid;
 	__u32 n = 0;
 
-	if (!bpf_map_lookup_elem(&exec_pids, &pid))
+	if (!how)
 		return;
+	/*
+	 * A quiet process never sampled (known_pids: the samplers mark each they send) left
+	 * nothing in the rings to name, and if user space has a table of each file it mapped
+	 * (so it has read them all) and it published no trace context, nothing to take its
+	 * executable out of the quiet set either: its mappings go unsaid. Most of exec churn's
+	 * processes are such, and their reports were a third of what an exec cost user space.
+	 */
+	unsaid = unwind_tables && *how == EXEC_QUIET && !bpf_map_lookup_elem(&known_pids, &pid) &&
+		 !bpf_map_lookup_elem(&tracectx_offsets, &pid);
 	bpf_map_delete_elem(&exec_pids, &pid);
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
@@ -293,14 +308,18 @@ static __always_inline void emit_maps(struct task_struct *p, __u32 pid)
 	/* Read before emit() drops it: user space's view of it is gone with the exit. */
 	e->flags = bpf_map_lookup_elem(&tracectx_offsets, &pid) ? PROC_MAPS_TRACECTX : 0;
 	bpf_for_each(task_vma, vma, p, 0) {
+		struct unwind_mapping m;
 		struct inode *inode;
 
 		if (!(vma->vm_flags & UNWIND_VM_EXEC) || !vma->vm_file)
 			continue;
 		if (n >= PROC_EXIT_MAPS) {
 			e->flags |= PROC_MAPS_TRUNCATED;
+			unsaid = false;
 			break;
 		}
+		if (unsaid && !unwind__vma_mapping(vma, &m))
+			unsaid = false;
 		inode = vma->vm_file->f_inode;
 		e->maps[n].start = vma->vm_start;
 		e->maps[n].end = vma->vm_end;
@@ -309,6 +328,11 @@ static __always_inline void emit_maps(struct task_struct *p, __u32 pid)
 		e->maps[n].dev = inode->i_sb->s_dev;
 		e->maps[n].pad = 0;
 		n++;
+	}
+	if (unsaid) {
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		count(PROC_CNT_EXIT_MAPS_UNSAID);
+		return;
 	}
 	e->nr = n;
 	count(PROC_CNT_EXIT_MAPS);

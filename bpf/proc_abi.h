@@ -99,6 +99,7 @@ enum proc_counter {
 	PROC_CNT_QUIET_EXECS,  /* execs of quiet executables (no wake-up) */
 	PROC_CNT_EXIT_MAPS,    /* exits that reported their mappings */
 	PROC_CNT_START_TABLES, /* exec tables published again at __libc_start_main */
+	PROC_CNT_EXIT_MAPS_UNSAID, /* quiet exits never sampled: nothing to name, not reported */
 	PROC_CNT__MAX,
 };
 

@@ -291,6 +291,10 @@ static const struct metrics_row proc_rows[] = {
 		       "Exits of processes exec'd since start that reported their executable "
 		       "mappings"),
 	METRICS_SAMPLE(struct proc_view, p.exit_maps),
+	METRICS_FAMILY("autoprof_process_exit_mappings_unsaid", METRIC_COUNTER,
+		       "Exits of quiet processes never sampled, every file they mapped known: "
+		       "their mappings not reported (nothing left to name)"),
+	METRICS_SAMPLE(struct proc_view, p.exit_maps_unsaid),
 	METRICS_FAMILY("autoprof_maps_reads", METRIC_COUNTER,
 		       "Reads of /proc/PID/maps, by result (gone: the process exited first)"),
 	METRICS_SAMPLE(struct proc_view, maps_ok, "result", "ok"),

@@ -536,6 +536,7 @@ void proc_collector__stats(struct proc_collector *pc, struct proc_collector_stat
 	out->relearned = pc->relearned;
 	out->quiet_execs = c[PROC_CNT_QUIET_EXECS];
 	out->exit_maps = c[PROC_CNT_EXIT_MAPS];
+	out->exit_maps_unsaid = c[PROC_CNT_EXIT_MAPS_UNSAID];
 	out->start_tables = c[PROC_CNT_START_TABLES];
 	out->quiet_exes = pc->quiet_exes;
 	out->unquieted = pc->unquieted;

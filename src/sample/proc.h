@@ -21,6 +21,7 @@ struct proc_collector_stats {
 	unsigned long long dlopen_failed; /* ... whose dlsym could not be probed */
 	unsigned long long quiet_execs;	  /* execs of quiet executables (no wake-up, nothing read) */
 	unsigned long long exit_maps;	  /* exits that reported their mappings */
+	unsigned long long exit_maps_unsaid; /* quiet exits never sampled: nothing reported */
 	unsigned long long start_tables;  /* exec tables published again at __libc_start_main */
 	unsigned long long quiet_exes;	  /* quiet executables now */
 	unsigned long long unquieted;	  /* executables no longer quiet: a process needed more */

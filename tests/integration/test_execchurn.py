@@ -265,7 +265,8 @@ QUIET_METRICS = ("autoprof_quiet_execs_total",
                  ("autoprof_quiet_processes_named_total", 'how="exit_maps"'),
                  ("autoprof_quiet_processes_named_total", 'how="learned"'),
                  "autoprof_maps_reads_total",
-                 "autoprof_quiet_samples_described_total")
+                 "autoprof_quiet_samples_described_total",
+                 "autoprof_process_exit_mappings_unsaid_total")
 
 
 def classify(folded="folded", prefix="ec_true"):
@@ -339,16 +340,19 @@ def test_quiet():
     all_ = sum(counts.values())
     names = {fr[0] for rows in kinds.values() for _, fr in rows}
     print("# quiet churn: %d spawns, %d quiet execs, named learned %d and by exit maps %d, %d "
-          "maps reads; %d samples: %s; %d names" % (
+          "exits unsaid, %d maps reads; %d samples: %s; %d names" % (
               STATE["quiet_spawns"], q["autoprof_quiet_execs_total"],
               q[("autoprof_quiet_processes_named_total", 'how="learned"')],
               q[("autoprof_quiet_processes_named_total", 'how="exit_maps"')],
+              q["autoprof_process_exit_mappings_unsaid_total"],
               q["autoprof_maps_reads_total"], all_,
               ", ".join("%s %d" % kv for kv in counts.items()), len(names)))
     assert q["autoprof_quiet_execs_total"] >= 0.9 * STATE["quiet_spawns"], q
     # Samples of processes gone before the next drain: named by their exits' mappings.
     assert q[("autoprof_quiet_processes_named_total", 'how="exit_maps"')] > 0, q
     assert q["autoprof_maps_reads_total"] <= 0.5 * STATE["quiet_spawns"], q
+    # Most are never sampled: their exits say nothing (and their stacks above stay whole).
+    assert q["autoprof_process_exit_mappings_unsaid_total"] >= 0.5 * STATE["quiet_spawns"], q
     assert all_ >= MIN_SAMPLES, "only %d samples of the quiet churn" % all_
     bad = sorted(kinds["other"], key=lambda r: -r[0])[:3]
     assert not bad, "stacks that end in a frame that is not outermost, unmarked: %s" % [
