@@ -43,6 +43,9 @@ struct proc {
 	bool gone;
 	char exe[128];
 	char *exe_path;	       /* as the process sees it */
+	/* A quiet exec's executable, named by its dso's path until exe is set (set_exe): a
+	 * reference, not two strings to make at every exec of churn. */
+	struct dso *exe_dso;
 	char container_id[CONTAINER_ID_LEN + 1]; /* "" outside containers */
 	char service[128];     /* OpenTelemetry service.name in effect, or "" */
 	char service_env[128]; /* from its environment, read once per image */
@@ -149,6 +152,7 @@ static void proc__free(struct proc *p)
 {
 	proc__drop_maps(p);
 	dso__put(p->jit);
+	dso__put(p->exe_dso);
 	free(p->exe_path);
 	free(p);
 }
@@ -248,6 +252,8 @@ static void set_exe(struct proc *p, const char *path)
 	/* Read again for an exec not yet reported: the same image, nothing to change. */
 	if (p->exe[0] && p->exe_path && !strcmp(p->exe_path, path))
 		return;
+	dso__put(p->exe_dso);
+	p->exe_dso = NULL;
 	base = strrchr(path, '/');
 	snprintf(p->exe, sizeof(p->exe), "%.127s", base ? base + 1 : path);
 	free(p->exe_path);
@@ -420,6 +426,8 @@ static void inherit(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	memcpy(p->exe, parent->exe, sizeof(p->exe));
 	free(p->exe_path);
 	p->exe_path = parent->exe_path ? strdup(parent->exe_path) : NULL;
+	dso__put(p->exe_dso);
+	p->exe_dso = parent->exe_dso ? dso__get(parent->exe_dso) : NULL;
 	memcpy(p->container_id, parent->container_id, sizeof(p->container_id));
 	memcpy(p->service, parent->service, sizeof(p->service));
 	pt->stats.maps_inherited++;
@@ -533,6 +541,8 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_e
 		p->exe[0] = '\0';
 		free(p->exe_path);
 		p->exe_path = NULL;
+		dso__put(p->exe_dso);
+		p->exe_dso = NULL;
 		proc__drop_maps(p);
 		dso__put(p->jit);
 		p->jit = NULL;
@@ -556,14 +566,10 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_e
 			/* Learned when its samples need it, or named by its exit's mappings. Its
 			 * name is its executable's, whose dso it is (what made it quiet), else
 			 * its comm. */
-			struct dso *dso = symbolizer__dso_by_inode(pt->sym, exe->dev >> 20,
-								   exe->dev & 0xfffff, exe->ino);
-
-			if (dso)
-				set_exe(p, dso__path(dso));
-			else
+			p->exe_dso = symbolizer__dso_by_inode(pt->sym, exe->dev >> 20,
+							      exe->dev & 0xfffff, exe->ino);
+			if (!p->exe_dso)
 				snprintf(p->exe, sizeof(p->exe), "%.15s", exe->comm);
-			dso__put(dso);
 			container_ids__get(pt->containers, -1, exe->cgroup_key, exe->cgroup_moves,
 					   p->container_id);
 			p->maps_read_ns = now_ns;
@@ -645,7 +651,8 @@ static uint32_t add_exit_maps(struct proctab *pt, struct proc *p, const struct p
 			unknown++;
 			continue;
 		}
-		if (maps[j].ino == p->exe_id.ino && maps[j].dev == p->exe_id.dev)
+		if (maps[j].ino == p->exe_id.ino && maps[j].dev == p->exe_id.dev &&
+		    dso != p->exe_dso)
 			set_exe(p, dso__path(dso));
 		out[k++] = (struct proc_map){ maps[j].start, maps[j].end, maps[j].pgoff, dso,
 					      maps[j].dev, maps[j].ino };
@@ -810,7 +817,13 @@ struct proc *proctab__get_sample(struct proctab *pt, uint32_t pid, int kthread, 
 
 const char *proc__exe(const struct proc *p)
 {
-	return p->exe;
+	const char *path, *base;
+
+	if (p->exe[0] || !p->exe_dso)
+		return p->exe;
+	path = dso__path(p->exe_dso);
+	base = strrchr(path, '/');
+	return base ? base + 1 : path;
 }
 
 uint32_t proc__maps_generation(const struct proc *p)
@@ -831,7 +844,9 @@ const struct proc_map *proc__maps(const struct proc *p, uint32_t *n)
 
 const char *proc__exe_path(const struct proc *p)
 {
-	return p->exe_path ? p->exe_path : "";
+	if (p->exe_path)
+		return p->exe_path;
+	return p->exe_dso ? dso__path(p->exe_dso) : "";
 }
 
 const char *proc__container_id(const struct proc *p)
