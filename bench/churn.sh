@@ -10,6 +10,9 @@
 # so that they see the same machine; medians are printed, and the ratio of the first two.
 # autoprof runs with its default settings and is measured once its start-up tables are built;
 # each profiler sees the 100 binaries run for 2 s before it is measured (known binaries).
+# Each profiler's CPU with no exec at all is measured too, over IDLE seconds (default 4) just
+# before the loop: "above its idle" is the loop's CPU less that rate, per exec (at ~400 exec/s
+# on a slow 2-CPU VM a timer's wake-ups weigh on the plain figure).
 #   bench/churn.sh [DURATION] [RUNS]
 #   PROFILERS="build-before/autoprof build/autoprof" bench/churn.sh 15 3
 set -euo pipefail
@@ -17,6 +20,8 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 DURATION=${1:-15}
 RUNS=${2:-3}
+IDLE=${IDLE:-4}
+WARM=${WARM:-6}
 PROFILERS=${PROFILERS:-"$BUILD/autoprof perf"}
 LOOP=$BUILD/bench/spawn_loop
 make -s "$LOOP" >/dev/null
@@ -48,9 +53,20 @@ run_one() {
 	fi
 	pids+=($pid)
 	# Known binaries: each run before, and (autoprof) a history flush since, which loads the
-	# symbols of the frames they were sampled in: a new file's cost, not an exec's.
-	"$LOOP" 2 "${progs[@]}" >/dev/null
+	# symbols of the frames they were sampled in: a new file's cost, not an exec's. WARM
+	# seconds (default 6): in 2 s a third of the 100 files were not sampled yet, and their
+	# symbols loaded (a millisecond each) in the measured loop.
+	"$LOOP" "$WARM" "${progs[@]}" >/dev/null
 	[ "$prof" = perf ] || wait_flushed "$port"
+
+	# What it costs with no exec at all, over IDLE seconds just before: the per-exec figure
+	# below is its CPU over the loop less that rate over the loop's time, divided by the execs.
+	local i0 i1 t0 t1
+	i0=$(cpu_ns $pid)
+	t0=$(date +%s%N)
+	sleep "$IDLE"
+	i1=$(cpu_ns $pid)
+	t1=$(date +%s%N)
 
 	local c0 c1
 	thread_ns $pid >"$tmp/threads0"
@@ -74,16 +90,19 @@ run_one() {
 	wait "$pid" 2>/dev/null || true
 	rm -f "$tmp/perf.data"
 	echo "$(awk '$1 == "execs" {print $2}' "$tmp/loop.out")" \
-		"$(awk '$1 == "seconds" {print $2}' "$tmp/loop.out")" "$((c1 - c0))"
+		"$(awk '$1 == "seconds" {print $2}' "$tmp/loop.out")" "$((c1 - c0))" \
+		"$(echo "($i1 - $i0) / ($t1 - $t0)" | bc -l)"
 }
 
 : >"$tmp/results"
 for r in $(seq "$RUNS"); do
 	for p in $PROFILERS; do
-		read -r execs secs cpu < <(run_one "$p")
-		printf '%-28s run %d: %7.0f exec/s  %8.1f us CPU/exec\n' "$p" "$r" \
-			"$(echo "$execs / $secs" | bc -l)" "$(echo "$cpu / 1000 / $execs" | bc -l)"
-		echo "$p $execs $secs $cpu" >>"$tmp/results"
+		read -r execs secs cpu idle < <(run_one "$p")
+		printf '%-28s run %d: %7.0f exec/s  %8.1f us CPU/exec  %8.1f us above idle (%.3f %% of a CPU)\n' \
+			"$p" "$r" "$(echo "$execs / $secs" | bc -l)" "$(echo "$cpu / 1000 / $execs" | bc -l)" \
+			"$(echo "($cpu - $idle * $secs * 1000000000) / 1000 / $execs" | bc -l)" \
+			"$(echo "$idle * 100" | bc -l)"
+		echo "$p $execs $secs $cpu $idle" >>"$tmp/results"
 	done
 done
 
@@ -95,9 +114,11 @@ for p in sys.argv[2:]:
     mine = [r for r in rows if r[0] == p]
     rate = statistics.median(int(r[1]) / float(r[2]) for r in mine)
     us = statistics.median(int(r[3]) / 1000 / int(r[1]) for r in mine)
+    above = statistics.median((int(r[3]) - float(r[4]) * float(r[2]) * 1e9) / 1000 / int(r[1])
+                              for r in mine)
     meds.append(us)
     print("median %-28s %7.0f exec/s  %8.1f us CPU/exec  %5.1f %% of a CPU per 1,000 exec/s"
-          % (p, rate, us, us / 10))
+          "  (%.1f us above its idle)" % (p, rate, us, us / 10, above))
 if len(meds) > 1 and meds[1]:
     print("ratio %s / %s: %.1f" % (sys.argv[2], sys.argv[3], meds[0] / meds[1]))
 PY
