@@ -95,7 +95,7 @@ static bool read_id(int procfd, char *id)
 	return true;
 }
 
-void container_ids__get(struct container_ids *c, int procfd, uint64_t key, uint64_t moves, char *id)
+bool container_ids__get(struct container_ids *c, int procfd, uint64_t key, uint64_t moves, char *id)
 {
 	bool keep = c && key && c->moves && c->renames;
 	uint64_t renames = keep ? *c->renames : 0;
@@ -115,26 +115,27 @@ void container_ids__get(struct container_ids *c, int procfd, uint64_t key, uint6
 		if (s && s->key == key) {
 			memcpy(id, s->id, sizeof(s->id));
 			c->stats.cached++;
-			return;
+			return true;
 		}
 	}
 	if (procfd < 0) {
 		id[0] = '\0';
-		return;
+		return false;
 	}
 	ok = read_id(procfd, id);
 	if (!c)
-		return;
+		return ok;
 	c->stats.reads++;
 	if (!s || !ok)
-		return;
+		return ok;
 	/* Read after the file: a move or rename during the read counts as one before it. */
 	if (*c->moves != moves || *c->renames != renames) {
 		c->stats.unkept++;
-		return;
+		return ok;
 	}
 	s->key = key;
 	memcpy(s->id, id, sizeof(s->id));
+	return ok;
 }
 
 void container_ids__stats(const struct container_ids *c, struct container_stats *out)

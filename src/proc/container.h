@@ -2,6 +2,7 @@
 #ifndef AUTOPROF_PROC_CONTAINER_H
 #define AUTOPROF_PROC_CONTAINER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -29,9 +30,10 @@ void container_ids__watch(struct container_ids *c, const volatile uint64_t *move
 /*
  * The container ID of the process whose /proc/PID directory is procfd, into id
  * (CONTAINER_ID_LEN + 1 bytes; "" when it is in none, or its file cannot be read). key and
- * moves: its exec's (struct proc_ev); key 0 when not known, which reads the file.
+ * moves: its exec's (struct proc_ev); key 0 when not known, which reads the file. procfd -1:
+ * the cache alone. Returns whether id is known (cached, or read): false leaves it "".
  */
-void container_ids__get(struct container_ids *c, int procfd, uint64_t key, uint64_t moves,
+bool container_ids__get(struct container_ids *c, int procfd, uint64_t key, uint64_t moves,
 			char *id);
 
 struct container_stats {

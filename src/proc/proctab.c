@@ -530,6 +530,25 @@ static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid,
 	return p;
 }
 
+/*
+ * The container ID of a quiet process its cgroups' key did not find cached (the first process
+ * in a container's cgroups): read at its exec's drain, since its samples may never have it
+ * learned, and cached by the key for the next processes in them. One gone by then is in none.
+ */
+static void read_container(struct proctab *pt, struct proc *p)
+{
+	char dir[32];
+	int procfd;
+
+	snprintf(dir, sizeof(dir), "/proc/%u", p->pid);
+	procfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0)
+		return;
+	container_ids__get(pt->containers, procfd, p->exe_id.cgroup_key, p->exe_id.cgroup_moves,
+			   p->container_id);
+	close(procfd);
+}
+
 struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_exe_id *exe,
 			   bool quiet, uint64_t now_ns)
 {
@@ -570,8 +589,9 @@ struct proc *proctab__exec(struct proctab *pt, uint32_t pid, const struct proc_e
 							      exe->dev & 0xfffff, exe->ino);
 			if (!p->exe_dso)
 				snprintf(p->exe, sizeof(p->exe), "%.15s", exe->comm);
-			container_ids__get(pt->containers, -1, exe->cgroup_key, exe->cgroup_moves,
-					   p->container_id);
+			if (!container_ids__get(pt->containers, -1, exe->cgroup_key,
+						exe->cgroup_moves, p->container_id))
+				read_container(pt, p);
 			p->maps_read_ns = now_ns;
 			pt->stats.quiet_execs++;
 		} else {
