@@ -184,17 +184,41 @@ def check_threads(d, pid):
         raise AssertionError("worker thread without worker under Thread.run")
 
 
+NAP_STATS = {}  # pid -> (time, schedstat) when the windows began
+
+
+def schedstat(pid):
+    """(wall ns, ns on a CPU, ns runnable waiting for one): the kernel's own count."""
+    with open("/proc/%d/schedstat" % pid) as f:
+        run, wait, _ = (int(x) for x in f.read().split())
+    return time.monotonic_ns(), run, wait
+
+
+def blocked_share(pid):
+    """The share of its time the kernel says pid spent neither running nor waiting to run
+    since NAP_STATS was taken: blocked, what off-CPU profiling records."""
+    w0, r0, q0 = NAP_STATS[pid]
+    w1, r1, q1 = schedstat(pid)
+    return max(0.0, 1.0 - ((r1 - r0) + (q1 - q0)) / float(w1 - w0))
+
+
 def check_offcpu(d, pid, label):
     """The sleeping thread's waits: most of its off-CPU time under py_nap under py_nap_loop under
     <module>, those named as Python locations (in py_naps.py, at the lines of their calls), with
     no evaluation-loop frame left between them."""
+    share = blocked_share(pid)
     path = "/debug/pprof/offcpu?format=folded&seconds=%d&pid=%d" % (WINDOW, pid)
     total, chain, evals = under_chain(folded_stacks(d, path), "<module>", "py_nap_loop", "py_nap")
-    print("%s: off-CPU %.2f s, under py_nap < py_nap_loop < <module> %.2f s, evaluation frames "
-          "left in %.2f s" % (label, total / 1e9, chain / 1e9, evals / 1e9))
-    # It sleeps nearly all the window; a loaded machine delays its wakeups, not its sleeps.
-    if total < 0.5 * WINDOW * 1e9:
-        raise AssertionError("%s: only %.2f s off-CPU in %d s" % (label, total / 1e9, WINDOW))
+    print("%s: off-CPU %.2f s (the kernel's schedstat: blocked %.0f %% of the time), under "
+          "py_nap < py_nap_loop < <module> %.2f s, evaluation frames left in %.2f s" % (
+              label, total / 1e9, 100 * share, chain / 1e9, evals / 1e9))
+    # It sleeps nearly all the window, less what it waits for a CPU once woken on a loaded
+    # machine (runnable is not off-CPU): the kernel's own count of that says how much. With
+    # 16 processes on 2 CPUs the profile holds 60-70 % of what the kernel counts blocked (at
+    # be4b4ec too): a loss not explained yet, bounded here rather than hidden.
+    if total < 0.5 * share * WINDOW * 1e9:
+        raise AssertionError("%s: only %.2f s off-CPU in %d s, blocked %.0f %% of it" % (
+            label, total / 1e9, WINDOW, 100 * share))
     if chain < 0.8 * total:
         raise AssertionError("%s: %.2f of %.2f s off-CPU under the Python chain" %
                              (label, chain / 1e9, total / 1e9))
@@ -380,6 +404,8 @@ def main():
         for p in procs.values():
             p.stdout.readline()
         started = time.time()
+        for label, _ in found:
+            NAP_STATS[procs["naps-" + label].pid] = schedstat(procs["naps-" + label].pid)
         for label, _ in found:
             check("python_memory_target_" + label.replace("-", "_").replace(".", ""),
                   start_memory_target, d, procs["mem-" + label], label)
