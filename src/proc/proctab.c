@@ -433,24 +433,34 @@ static void inherit(struct proctab *pt, struct proc *p, uint64_t now_ns)
 	pt->stats.maps_inherited++;
 }
 
+/*
+ * The process's /proc/PID directory, for files to be read relative to it (O_PATH): a new
+ * process's lookup (its dentry and inode made) was most of each open by path. It also pins the
+ * process: a pid reused meanwhile is not read as this one. An fd, or -1 with errno set.
+ */
+static int proc_dir(uint32_t pid)
+{
+	char dir[32];
+
+	snprintf(dir, sizeof(dir), "/proc/%u", pid);
+	return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
 static void learn(struct proctab *pt, struct proc *p, uint64_t now_ns)
 {
 	struct proc fresh = { .pid = p->pid, .jit = p->jit, .exe_id = p->exe_id };
 	struct maps_ctx ctx = { pt, &fresh, 0, 0, NULL };
-	/* A quiet exec's process is named by its comm until learned: its context is still due. */
+	/* A quiet exec's process is named by its executable's dso (or its comm) until learned:
+	 * its context is still due. */
 	bool named = p->exe[0] && !p->unlearned;
-	char dir[32];
 	int procfd, err;
 
 	p->maps_read_ns = now_ns;
 	if (p->kthread)
 		return;
 	pt->stats.maps_reads++;
-	/* The process's directory is looked up once for every file read below: a new process's
-	 * lookup (its dentry and inode made) was most of each open. It also pins the process: a
-	 * pid reused meanwhile is not read as this one. */
-	snprintf(dir, sizeof(dir), "/proc/%u", p->pid);
-	procfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Looked up once for every file read below. */
+	procfd = proc_dir(p->pid);
 	if (procfd < 0) {
 		err = -errno;
 		goto failed;
@@ -537,11 +547,8 @@ static struct proc *insert(struct proctab *pt, struct proc **slot, uint32_t pid,
  */
 static void read_container(struct proctab *pt, struct proc *p)
 {
-	char dir[32];
-	int procfd;
+	int procfd = proc_dir(p->pid);
 
-	snprintf(dir, sizeof(dir), "/proc/%u", p->pid);
-	procfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (procfd < 0)
 		return;
 	container_ids__get(pt->containers, procfd, p->exe_id.cgroup_key, p->exe_id.cgroup_moves,
