@@ -66,17 +66,21 @@ def build():
     return paths
 
 
-FORK_SRC = r"""
+# The C programs' clock: CLOCK_MONOTONIC, in seconds.
+NOW_C = r"""
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
+"""
+
+FORK_SRC = NOW_C + r"""
+#include <sys/wait.h>
+#include <unistd.h>
 __attribute__((noinline)) void ec_child_spin(double s)
 {
 	double end = now() + s;
@@ -107,31 +111,25 @@ FORK_SECONDS = 5
 FORK_COMPLETE = 0.95
 
 
-def build_distinct():
-    """COPIES binaries of one program, each linked with its own build ID: distinct files to
+def build_distinct(source="int main(void) { return 0; }\n", name="ec_q", copies=COPIES,
+                   first_id=1):
+    """copies binaries of one program, each linked with its own build ID: distinct files to
     the symbolizer (copies of one file share its dso, and are never quiet)."""
-    src = os.path.join(TMP, "ec_q.c")
+    src = os.path.join(TMP, name + ".c")
     with open(src, "w") as f:
-        f.write("int main(void) { return 0; }\n")
-    obj = os.path.join(TMP, "ec_q.o")
+        f.write(source)
+    obj = os.path.join(TMP, name + ".o")
     subprocess.run(["cc", "-O2", "-c", "-o", obj, src], check=True)
     paths = []
-    for i in range(COPIES):
-        p = os.path.join(TMP, "ec_q%d" % i)
-        subprocess.run(["cc", "-o", p, obj, "-Wl,--build-id=0x%040x" % (i + 1)], check=True)
+    for i in range(copies):
+        p = os.path.join(TMP, "%s%d" % (name, i))
+        subprocess.run(["cc", "-o", p, obj, "-Wl,--build-id=0x%040x" % (first_id + i)],
+                       check=True)
         paths.append(p)
     return paths
 
 
-SPIN_SRC = r"""
-#include <stdlib.h>
-#include <time.h>
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+SPIN_SRC = NOW_C + r"""
 __attribute__((noinline)) void ec_quiet_spin(double s)
 {
 	double end = now() + s;
@@ -148,20 +146,6 @@ SPIN_PREFIX = "ec_quiet_spinner"  # past a comm's 15 bytes: a name by comm would
 SPIN_COPIES = 8
 SPIN_SECONDS = 5
 SPIN_LONG = 1.5  # past proctab's QUIET_LEARN_AFTER_NS: learned all the same
-
-
-def build_spin():
-    src = os.path.join(TMP, "ec_spin.c")
-    with open(src, "w") as f:
-        f.write(SPIN_SRC)
-    obj = os.path.join(TMP, "ec_spin.o")
-    subprocess.run(["cc", "-O2", "-c", "-o", obj, src], check=True)
-    paths = []
-    for i in range(SPIN_COPIES):
-        p = os.path.join(TMP, "%s%d" % (SPIN_PREFIX, i))
-        subprocess.run(["cc", "-o", p, obj, "-Wl,--build-id=0x%040x" % (0x100 + i)], check=True)
-        paths.append(p)
-    return paths
 
 
 def spin_runs(paths, seconds, arg=None):
@@ -231,7 +215,7 @@ def run():
         STATE["quiet_folded"] = folded_since(d, t0)
         after = quiet_metrics(d)
         STATE["quiet"] = {k: after[k] - before[k] for k in QUIET_METRICS}
-        spin = build_spin()
+        spin = build_distinct(SPIN_SRC, SPIN_PREFIX, SPIN_COPIES, 0x100)
         for path in spin:  # learned once each, and quiet once they exit
             subprocess.run([path, "0.01"], check=True, timeout=30)
         time.sleep(1)

@@ -552,6 +552,21 @@ static bool claim_all(void *ctx, uint32_t pid)
 	return true;
 }
 
+/* path's identity as BPF reports it at exec (struct proc_exe_id), with its comm; ino 0 when
+ * path cannot be looked at. */
+static struct proc_exe_id exe_id_of(const char *path, const char *comm)
+{
+	struct proc_exe_id exe = { 0 };
+	struct stat sb;
+
+	if (!stat(path, &sb)) {
+		exe.ino = sb.st_ino;
+		exe.dev = (uint32_t)kernel_dev(major(sb.st_dev), minor(sb.st_dev));
+	}
+	snprintf(exe.comm, sizeof(exe.comm), "%s", comm);
+	return exe;
+}
+
 /*
  * A quiet executable: once a learned process of it exits with nothing claimed, its next
  * process is taken without a read at exec, named by its comm, and, gone before any sample
@@ -560,10 +575,9 @@ static bool claim_all(void *ctx, uint32_t pid)
 TEST(quiet_exec_named_by_its_exit_maps)
 {
 	const char *path = fixture("waiter");
-	struct proc_exe_id exe = { .comm = "waiter" }, said;
+	struct proc_exe_id exe = exe_id_of(path, "waiter"), said;
 	struct proctab_stats st;
 	struct exit_maps x1 = { 0 }, x2 = { 0 };
-	struct stat sb;
 	struct env e;
 	struct frame f;
 	struct proc *p;
@@ -572,9 +586,7 @@ TEST(quiet_exec_named_by_its_exit_maps)
 	uint32_t n;
 
 	CHECK_EQ(env__init(&e), 0);
-	CHECK_EQ(stat(path, &sb), 0);
-	exe.ino = sb.st_ino;
-	exe.dev = (uint32_t)kernel_dev(major(sb.st_dev), minor(sb.st_dev));
+	CHECK(exe.ino);
 	p1 = child__start(path);
 	p2 = child__start(path);
 	CHECK(p1 > 0 && p2 > 0);
@@ -626,19 +638,16 @@ TEST(quiet_exec_named_by_its_exit_maps)
 TEST(quiet_samples_described_read_nothing)
 {
 	const char *path = fixture("waiter");
-	struct proc_exe_id exe = { .comm = "waite" }, said;
+	struct proc_exe_id exe = exe_id_of(path, "waite"), said;
 	struct proctab_stats s0, s1;
 	struct exit_maps x = { 0 };
-	struct stat sb;
 	struct env e;
 	struct proc *p;
 	uint64_t t;
 	pid_t p1;
 
 	CHECK_EQ(env__init(&e), 0);
-	CHECK_EQ(stat(path, &sb), 0);
-	exe.ino = sb.st_ino;
-	exe.dev = (uint32_t)kernel_dev(major(sb.st_dev), minor(sb.st_dev));
+	CHECK(exe.ino);
 	p1 = child__start(path);
 	CHECK(p1 > 0);
 	CHECK(load_base(p1, path, NULL));
